@@ -1,0 +1,177 @@
+//! AsStrided — Huawei Ascend ATB `AsStridedOperation` (seed 001; `semantics.md` §5).
+//!
+//! ```text
+//! out[i_0, …, i_k] = flat(input)[offset[0] + Σ_j i_j · stride[j]]     out.shape = size
+//! ```
+//! `flat` is the row-major flattening of the input; strides and offset count elements.
+//! Constraints (seed 001 "规格约束", ATB `ParamCheck`):
+//! - `size`: 1 to 8 entries, each > 0 (`invalid_size`);
+//! - `stride`: as many entries as `size`, each ≥ 0 (`invalid_stride`); 0 broadcasts;
+//! - `offset`: exactly one entry, ≥ 0 (`invalid_offset`);
+//! - the last element read, `offset + Σ (size_j - 1)·stride_j`, must be inside the input
+//!   (`out_of_bounds`, ATB "over max length").
+//!
+//! Data types: float16 and int64 only, as ATB lists them (`atb_ops_info.ini`); every other
+//! dtype is rejected with `unsupported_dtype`, as ATB rejects float32. The suite encodes the
+//! vendor's contract rather than extending it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::DType;
+use crate::error::{fail, ErrorKind, OpError};
+use crate::layout::{gather_tensor, AxisGather};
+use crate::tensor::{checked_volume, Tensor};
+
+/// Input positions.
+pub const INPUTS: [&str; 1] = ["input"];
+
+/// The dtypes ATB accepts.
+pub const DTYPES: [DType; 2] = [DType::Float16, DType::Int64];
+
+/// ATB's `MAX_DIM`.
+pub const MAX_RANK: usize = 8;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attrs {
+    /// The output shape.
+    pub size: Vec<i64>,
+    /// Element step of each output axis in the flattened input.
+    pub stride: Vec<i64>,
+    /// Exactly one entry: the flat index of the first element read.
+    pub offset: Vec<i64>,
+}
+
+/// Checks the attributes against the input and builds the index map.
+pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
+    if !DTYPES.contains(&input.dtype) {
+        return fail(
+            ErrorKind::UnsupportedDtype,
+            format!("AsStrided accepts float16 and int64, not {}", input.dtype),
+        );
+    }
+    let Attrs {
+        size,
+        stride,
+        offset,
+    } = attrs;
+    if size.is_empty() || size.len() > MAX_RANK {
+        return fail(
+            ErrorKind::InvalidSize,
+            format!("size {size:?} must have 1 to {MAX_RANK} entries"),
+        );
+    }
+    if let Some(bad) = size.iter().find(|&&s| s <= 0) {
+        return fail(
+            ErrorKind::InvalidSize,
+            format!("size {size:?} has entry {bad}, entries must be > 0"),
+        );
+    }
+    if stride.len() != size.len() {
+        return fail(
+            ErrorKind::InvalidStride,
+            format!(
+                "stride {stride:?} has {} entries, size has {}",
+                stride.len(),
+                size.len()
+            ),
+        );
+    }
+    if let Some(bad) = stride.iter().find(|&&s| s < 0) {
+        return fail(
+            ErrorKind::InvalidStride,
+            format!("stride {stride:?} has entry {bad}, entries must be >= 0"),
+        );
+    }
+    let &[offset] = offset.as_slice() else {
+        return fail(
+            ErrorKind::InvalidOffset,
+            format!("offset {offset:?} must have exactly one entry"),
+        );
+    };
+    if offset < 0 {
+        return fail(
+            ErrorKind::InvalidOffset,
+            format!("offset {offset} must be >= 0"),
+        );
+    }
+    // i128 cannot overflow here: at most 8 products of two i64 values plus one i64.
+    let last: i128 = offset as i128
+        + size
+            .iter()
+            .zip(stride)
+            .map(|(&s, &t)| (s as i128 - 1) * t as i128)
+            .sum::<i128>();
+    let elements = input.len() as i128;
+    if last >= elements {
+        return fail(
+            ErrorKind::OutOfBounds,
+            format!("the view reads flat index {last}, the input has {elements} elements"),
+        );
+    }
+    let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
+    checked_volume(&shape)?;
+    let strides: Vec<usize> = stride.iter().map(|&s| s as usize).collect();
+    Ok(AxisGather::strided(&shape, &strides, offset as usize))
+}
+
+pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+    Ok(gather_tensor(input, &plan(attrs, input)?, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed_input() -> Tensor {
+        Tensor::from_bits(DType::Int64, vec![3, 3], (1..=9).collect())
+    }
+
+    fn attrs(size: &[i64], stride: &[i64], offset: &[i64]) -> Attrs {
+        Attrs {
+            size: size.to_vec(),
+            stride: stride.to_vec(),
+            offset: offset.to_vec(),
+        }
+    }
+
+    #[test]
+    fn seed_examples() {
+        // Seed 001: size [2,2], stride [2,3]: offset 0 -> [[1,4],[3,6]]; offset 2 -> [[3,6],[5,8]].
+        let out = run(&attrs(&[2, 2], &[2, 3], &[0]), &seed_input()).unwrap();
+        assert_eq!(
+            (0..4).map(|i| out.bits(i)).collect::<Vec<_>>(),
+            vec![1, 4, 3, 6]
+        );
+        let out = run(&attrs(&[2, 2], &[2, 3], &[2]), &seed_input()).unwrap();
+        assert_eq!(
+            (0..4).map(|i| out.bits(i)).collect::<Vec<_>>(),
+            vec![3, 6, 5, 8]
+        );
+    }
+
+    #[test]
+    fn bounds_are_checked_on_the_last_element() {
+        // Last read = 2 + 1*2 + 1*3 = 7 < 9: valid; offset 4 reads index 9: out of bounds.
+        assert!(plan(&attrs(&[2, 2], &[2, 3], &[2]), &seed_input()).is_ok());
+        let err = plan(&attrs(&[2, 2], &[2, 3], &[4]), &seed_input()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::OutOfBounds);
+    }
+
+    #[test]
+    fn parameter_rules() {
+        let kind = |a: Attrs| plan(&a, &seed_input()).unwrap_err().kind;
+        assert_eq!(kind(attrs(&[], &[], &[0])), ErrorKind::InvalidSize);
+        assert_eq!(kind(attrs(&[1; 9], &[0; 9], &[0])), ErrorKind::InvalidSize);
+        assert_eq!(kind(attrs(&[0], &[1], &[0])), ErrorKind::InvalidSize);
+        assert_eq!(kind(attrs(&[2], &[1, 1], &[0])), ErrorKind::InvalidStride);
+        assert_eq!(kind(attrs(&[2], &[-1], &[0])), ErrorKind::InvalidStride);
+        assert_eq!(kind(attrs(&[2], &[1], &[0, 0])), ErrorKind::InvalidOffset);
+        assert_eq!(kind(attrs(&[2], &[1], &[-1])), ErrorKind::InvalidOffset);
+        let float = Tensor::from_bits(DType::Float32, vec![1], vec![0]);
+        assert_eq!(
+            plan(&attrs(&[1], &[1], &[0]), &float).unwrap_err().kind,
+            ErrorKind::UnsupportedDtype
+        );
+    }
+}

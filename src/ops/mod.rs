@@ -1,0 +1,140 @@
+//! The operators, one module each.
+//!
+//! | op | module | documented by |
+//! |---|---|---|
+//! | `shuffle` | [`shuffle`] | TensorRT `IShuffleLayer` (seed 000) |
+//! | `slice` | [`slice`] | TensorRT `ISliceLayer` (seed 004) |
+//! | `as_strided` | [`as_strided`] | Ascend ATB `AsStridedOperation` (seed 001) |
+//!
+//! Each module has its attributes, a validating `plan` that returns a typed error before any
+//! output is allocated, and `run`. This module only names them and routes an [`Invocation`].
+
+pub mod as_strided;
+pub mod shuffle;
+pub mod slice;
+
+use std::fmt;
+
+use crate::error::{ErrorKind, OpError};
+use crate::tensor::Tensor;
+
+/// An operator name, as spec folders and the wire protocol spell it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Shuffle,
+    Slice,
+    AsStrided,
+}
+
+impl Op {
+    pub const ALL: [Op; 3] = [Op::Shuffle, Op::Slice, Op::AsStrided];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Shuffle => "shuffle",
+            Op::Slice => "slice",
+            Op::AsStrided => "as_strided",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Input names in position order.
+    pub fn inputs(self) -> &'static [&'static str] {
+        match self {
+            Op::Shuffle => &shuffle::INPUTS,
+            Op::Slice => &slice::INPUTS,
+            Op::AsStrided => &as_strided::INPUTS,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An op's attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attrs {
+    Shuffle(shuffle::Attrs),
+    Slice(slice::Attrs),
+    AsStrided(as_strided::Attrs),
+}
+
+impl Attrs {
+    pub fn op(&self) -> Op {
+        match self {
+            Attrs::Shuffle(_) => Op::Shuffle,
+            Attrs::Slice(_) => Op::Slice,
+            Attrs::AsStrided(_) => Op::AsStrided,
+        }
+    }
+
+    /// Names of attributes that the case also gives as inputs: a case must give each value one
+    /// way only.
+    pub fn given_twice(&self, inputs: &[Option<Tensor>]) -> Vec<&'static str> {
+        let present = |position: usize| inputs.get(position).is_some_and(Option::is_some);
+        match self {
+            Attrs::Shuffle(a) => [(a.reshape_dims.is_some(), 1, "reshape_dims")]
+                .into_iter()
+                .filter(|&(attr, position, _)| attr && present(position))
+                .map(|(_, _, name)| name)
+                .collect(),
+            Attrs::Slice(a) => [
+                (a.start.is_some(), 1, "start"),
+                (a.size.is_some(), 2, "size"),
+                (a.stride.is_some(), 3, "stride"),
+                (a.axes.is_some(), 5, "axes"),
+            ]
+            .into_iter()
+            .filter(|&(attr, position, _)| attr && present(position))
+            .map(|(_, _, name)| name)
+            .collect(),
+            Attrs::AsStrided(_) => Vec::new(),
+        }
+    }
+}
+
+/// One call of an op: attributes and positional inputs (`None` = absent optional input).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    pub attrs: Attrs,
+    pub inputs: Vec<Option<Tensor>>,
+}
+
+impl Invocation {
+    pub fn op(&self) -> Op {
+        self.attrs.op()
+    }
+
+    fn input(&self, position: usize) -> Option<&Tensor> {
+        self.inputs.get(position).and_then(Option::as_ref)
+    }
+}
+
+/// Runs the reference implementation of an invocation.
+pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+    let input = invocation
+        .input(0)
+        .ok_or_else(|| OpError::new(ErrorKind::InvalidInput, "input 0 is required"))?;
+    let output = match &invocation.attrs {
+        Attrs::Shuffle(attrs) => shuffle::run(attrs, input, invocation.input(1))?,
+        Attrs::Slice(attrs) => slice::run(
+            attrs,
+            input,
+            slice::Inputs {
+                start: invocation.input(1),
+                size: invocation.input(2),
+                stride: invocation.input(3),
+                fill: invocation.input(4),
+                axes: invocation.input(5),
+            },
+        )?,
+        Attrs::AsStrided(attrs) => as_strided::run(attrs, input)?,
+    };
+    Ok(vec![output])
+}

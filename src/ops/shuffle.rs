@@ -1,0 +1,299 @@
+//! Shuffle — TensorRT `IShuffleLayer` (seed 000; `semantics.md` §1).
+//!
+//! ```text
+//! t1  = transpose(input, first_transpose)      out.shape[i] = in.shape[perm[i]]   (§1.2)
+//! t2  = reshape(t1, reshape_dims)              skipped when no reshape dims       (§1.3)
+//!         0  → t1.shape[i] if zero_is_placeholder, else a zero-length dim
+//!        -1  → input volume / product of the other dims (at most one)
+//! out = transpose(t2, second_transpose)
+//! ```
+//! Reshape dims may instead come from input 1, a 1-D int32/int64 tensor (§1.4), with the same
+//! meaning of 0 and -1.
+//!
+//! Errors: a transpose that is not a permutation of `0..rank` (`invalid_permutation`, [inferred]
+//! §1.2); a dim < -1, two -1s, or a 0 placeholder at a position ≥ the input rank
+//! (`invalid_reshape`, §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
+//! -1 next to dims whose product is 0 (`indeterminate_wildcard`, §1.3 "indeterminate").
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{fail, ErrorKind, OpError};
+use crate::layout::{gather_tensor, AxisGather};
+use crate::tensor::{checked_volume, Tensor};
+
+/// Input positions.
+pub const INPUTS: [&str; 2] = ["input", "reshape_dims"];
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attrs {
+    /// Permutation applied first; absent = identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_transpose: Option<Vec<i64>>,
+    /// Dims after the reshape; absent = no reshape stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reshape_dims: Option<Vec<i64>>,
+    /// Permutation applied last; absent = identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_transpose: Option<Vec<i64>>,
+    /// Whether a 0 in the reshape dims copies the input dim (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_is_placeholder: Option<bool>,
+}
+
+/// The validated shapes of each stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub first: Vec<usize>,
+    pub reshaped: Vec<usize>,
+    pub second: Vec<usize>,
+}
+
+/// Checks the attributes against the input shape and works out every stage's shape.
+pub fn plan(
+    attrs: &Attrs,
+    input_shape: &[usize],
+    reshape_input: Option<&Tensor>,
+) -> Result<Plan, OpError> {
+    let first = permutation(
+        attrs.first_transpose.as_deref(),
+        input_shape.len(),
+        "first_transpose",
+    )?;
+    let transposed: Vec<usize> = first.iter().map(|&axis| input_shape[axis]).collect();
+    let dims = match reshape_input {
+        Some(tensor) => Some(shape_tensor_values(tensor)?),
+        None => attrs.reshape_dims.clone(),
+    };
+    let reshaped = match dims {
+        Some(dims) => resolve_reshape(
+            &dims,
+            &transposed,
+            attrs.zero_is_placeholder.unwrap_or(true),
+        )?,
+        None => transposed,
+    };
+    let second = permutation(
+        attrs.second_transpose.as_deref(),
+        reshaped.len(),
+        "second_transpose",
+    )?;
+    Ok(Plan {
+        first,
+        reshaped,
+        second,
+    })
+}
+
+pub fn run(
+    attrs: &Attrs,
+    input: &Tensor,
+    reshape_input: Option<&Tensor>,
+) -> Result<Tensor, OpError> {
+    let plan = plan(attrs, &input.shape, reshape_input)?;
+    let transposed = gather_tensor(input, &AxisGather::transpose(&input.shape, &plan.first), 0);
+    // A reshape of a row-major tensor keeps its buffer.
+    let reshaped = Tensor {
+        shape: plan.reshaped.clone(),
+        ..transposed
+    };
+    Ok(gather_tensor(
+        &reshaped,
+        &AxisGather::transpose(&plan.reshaped, &plan.second),
+        0,
+    ))
+}
+
+/// The reshape dims carried by input 1 (§1.4: a 1-D Int32 or Int64 tensor).
+fn shape_tensor_values(tensor: &Tensor) -> Result<Vec<i64>, OpError> {
+    match tensor.int_values() {
+        Some(values) if tensor.rank() == 1 => Ok(values),
+        _ => fail(
+            ErrorKind::InvalidInput,
+            format!(
+                "reshape_dims input must be a 1-D int32 or int64 tensor, got {} of shape {:?}",
+                tensor.dtype, tensor.shape
+            ),
+        ),
+    }
+}
+
+/// Validates `perm` (absent = identity) as a permutation of `0..rank`.
+fn permutation(perm: Option<&[i64]>, rank: usize, field: &str) -> Result<Vec<usize>, OpError> {
+    let Some(perm) = perm else {
+        return Ok((0..rank).collect());
+    };
+    if perm.len() != rank {
+        return fail(
+            ErrorKind::InvalidPermutation,
+            format!(
+                "{field} {perm:?} has {} entries for a rank-{rank} tensor",
+                perm.len()
+            ),
+        );
+    }
+    let mut seen = vec![false; rank];
+    for &axis in perm {
+        if axis < 0 || axis as usize >= rank || seen[axis as usize] {
+            return fail(
+                ErrorKind::InvalidPermutation,
+                format!("{field} {perm:?} is not a permutation of 0..{rank}"),
+            );
+        }
+        seen[axis as usize] = true;
+    }
+    Ok(perm.iter().map(|&axis| axis as usize).collect())
+}
+
+/// Resolves 0 and -1 in reshape dims against the shape the reshape stage receives (§1.3).
+fn resolve_reshape(
+    dims: &[i64],
+    input: &[usize],
+    zero_is_placeholder: bool,
+) -> Result<Vec<usize>, OpError> {
+    if let Some(&bad) = dims.iter().find(|&&d| d < -1) {
+        return fail(
+            ErrorKind::InvalidReshape,
+            format!("reshape dim {bad} in {dims:?} is below -1"),
+        );
+    }
+    if dims.iter().filter(|&&d| d == -1).count() > 1 {
+        return fail(
+            ErrorKind::InvalidReshape,
+            format!("reshape dims {dims:?} have more than one -1"),
+        );
+    }
+    let mut resolved = Vec::with_capacity(dims.len());
+    for (position, &dim) in dims.iter().enumerate() {
+        resolved.push(match dim {
+            0 if zero_is_placeholder => *input.get(position).ok_or_else(|| {
+                OpError::new(
+                    ErrorKind::InvalidReshape,
+                    format!(
+                        "reshape dim 0 at position {position} copies an input dim, but the input {input:?} has rank {}",
+                        input.len()
+                    ),
+                )
+            })?,
+            -1 => 0, // solved below
+            _ => dim as usize,
+        });
+    }
+    let volume = checked_volume(input)?;
+    let known: Vec<usize> = dims
+        .iter()
+        .zip(&resolved)
+        .filter(|(&dim, _)| dim != -1)
+        .map(|(_, &value)| value)
+        .collect();
+    // A product that overflows cannot equal the (budgeted) input volume.
+    let known_volume = known
+        .iter()
+        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim))
+        .unwrap_or(usize::MAX);
+    match dims.iter().position(|&d| d == -1) {
+        Some(wildcard) => {
+            if known_volume == 0 {
+                return fail(
+                    ErrorKind::IndeterminateWildcard,
+                    format!("-1 in reshape dims {dims:?} is indeterminate: the other dims multiply to 0"),
+                );
+            }
+            if volume % known_volume != 0 {
+                return fail(
+                    ErrorKind::VolumeMismatch,
+                    format!("-1 in reshape dims {dims:?} cannot be solved: {volume} elements are not a multiple of {known_volume}"),
+                );
+            }
+            resolved[wildcard] = volume / known_volume;
+        }
+        None if known_volume != volume => {
+            return fail(
+                ErrorKind::VolumeMismatch,
+                format!(
+                    "reshape dims {dims:?} resolve to {resolved:?} with {known_volume} elements, the input {input:?} has {volume}"
+                ),
+            );
+        }
+        None => {}
+    }
+    Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(first: Option<Vec<i64>>, dims: Option<Vec<i64>>) -> Attrs {
+        Attrs {
+            first_transpose: first,
+            reshape_dims: dims,
+            ..Attrs::default()
+        }
+    }
+
+    #[test]
+    fn seed_example_shapes() {
+        // Seed 000 example 1: (3,4) -> transpose [1,0] -> (4,3) -> reshape [2,6].
+        let first = plan(&attrs(Some(vec![1, 0]), Some(vec![2, 6])), &[3, 4], None).unwrap();
+        assert_eq!(first.reshaped, vec![2, 6]);
+        // Seed 000 example 2: (2,3,4) -> [1,0,2] -> (3,2,4) -> [2,-1,3] -> (2,4,3).
+        let second = plan(
+            &attrs(Some(vec![1, 0, 2]), Some(vec![2, -1, 3])),
+            &[2, 3, 4],
+            None,
+        )
+        .unwrap();
+        assert_eq!(second.second, vec![0, 1, 2]);
+        assert_eq!(second.reshaped, vec![2, 4, 3]);
+    }
+
+    #[test]
+    fn transpose_moves_elements() {
+        let input = Tensor::from_bits(crate::DType::Int32, vec![2, 3], (0..6).collect());
+        let out = run(&attrs(Some(vec![1, 0]), None), &input, None).unwrap();
+        assert_eq!(out.shape, vec![3, 2]);
+        assert_eq!(
+            (0..6).map(|i| out.bits(i)).collect::<Vec<_>>(),
+            vec![0, 3, 1, 4, 2, 5]
+        );
+    }
+
+    #[test]
+    fn zero_and_wildcard_rules() {
+        // Cookbook case_zero: (1,3,4,5) with (0,0,-1) -> (1,3,20).
+        assert_eq!(
+            resolve_reshape(&[0, 0, -1], &[1, 3, 4, 5], true).unwrap(),
+            vec![1, 3, 20]
+        );
+        assert_eq!(
+            resolve_reshape(&[1, 3, 4, 0], &[0], false).unwrap(),
+            vec![1, 3, 4, 0]
+        );
+        let kind = |dims: &[i64], input: &[usize], zip| {
+            resolve_reshape(dims, input, zip).unwrap_err().kind
+        };
+        assert_eq!(kind(&[-1, -1], &[4], true), ErrorKind::InvalidReshape);
+        assert_eq!(kind(&[-2, 2], &[4], true), ErrorKind::InvalidReshape);
+        assert_eq!(kind(&[0, 0], &[4], true), ErrorKind::InvalidReshape);
+        assert_eq!(kind(&[3], &[4], true), ErrorKind::VolumeMismatch);
+        assert_eq!(kind(&[3, -1], &[4], true), ErrorKind::VolumeMismatch);
+        assert_eq!(
+            kind(&[0, -1], &[4], false),
+            ErrorKind::IndeterminateWildcard
+        );
+        // Input volume 0 with non-zero other dims: -1 resolves to 0 ([inferred]).
+        assert_eq!(
+            resolve_reshape(&[2, -1], &[0, 3], true).unwrap(),
+            vec![2, 0]
+        );
+    }
+
+    #[test]
+    fn bad_permutations() {
+        for perm in [vec![0, 0], vec![0, 2], vec![0], vec![-1, 0]] {
+            let err = plan(&attrs(Some(perm), None), &[2, 2], None).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::InvalidPermutation);
+        }
+    }
+}

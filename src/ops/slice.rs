@@ -1,0 +1,346 @@
+//! Slice — TensorRT `ISliceLayer` (seed 004; `semantics.md` §2).
+//!
+//! For output coordinate `y` on an axis of input extent `d`: `x = y·stride + start` (§2.1), then
+//!
+//! | mode | source coordinate `z` |
+//! |---|---|
+//! | `strict_bounds` | `x` if `0 ≤ x < d`, else error `out_of_bounds` |
+//! | `wrap` | `mod(x, d)`, the non-negative modulo |
+//! | `clamp` | `0` if `x < 0`, `d-1` if `x ≥ d`, else `x` |
+//! | `fill` | `x` if `0 ≤ x < d`, else the whole element is the fill value (default 0) |
+//! | `reflect` | `c = mod(|x|, 2d-2)`; `2d-2-c` if `c ≥ d`, else `c`; `d = 1` → 0 (§2.2) |
+//!
+//! Negative start is an ordinary coordinate below 0, not counted from the end. An axis of
+//! output size 0 uses no coordinate and so cannot be out of bounds (§2.2, §2.7). `d = 0` with a
+//! non-zero size is `empty_dimension` for clamp and reflect (NvInfer.h) and for wrap
+//! ([inferred]); fill gives all fill values ([inferred]). Axes not listed in `axes` are copied
+//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
+
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::DType;
+use crate::error::{fail, ErrorKind, OpError};
+use crate::layout::{gather_tensor, AxisGather};
+use crate::tensor::{checked_volume, row_major_strides, Tensor};
+
+/// Input positions (TensorRT input indices 0-5).
+pub const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    StrictBounds,
+    Wrap,
+    Clamp,
+    Fill,
+    Reflect,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attrs {
+    /// First coordinate per sliced axis (or input 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Vec<i64>>,
+    /// Output extent per sliced axis (or input 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Vec<i64>>,
+    /// Step per sliced axis (or input 3); absent = all ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride: Option<Vec<i64>>,
+    /// How out-of-bounds coordinates are handled; default `strict_bounds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// Which axes start/size/stride refer to (or input 5); absent = every axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<Vec<i64>>,
+}
+
+/// The optional tensor inputs, by role.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    pub start: Option<&'a Tensor>,
+    pub size: Option<&'a Tensor>,
+    pub stride: Option<&'a Tensor>,
+    pub fill: Option<&'a Tensor>,
+    pub axes: Option<&'a Tensor>,
+}
+
+/// Checks everything and builds the index map and the fill value's bits.
+pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather, u64), OpError> {
+    let mode = attrs.mode.unwrap_or_default();
+    let dtype = input.dtype;
+    if matches!(mode, Mode::Clamp | Mode::Fill | Mode::Reflect)
+        && matches!(dtype, DType::Int64 | DType::BFloat16)
+    {
+        return fail(
+            ErrorKind::UnsupportedDtype,
+            format!("{mode:?} mode does not support {dtype} (clamp, fill and reflect exclude int64 and bfloat16)"),
+        );
+    }
+    let fill_bits = fill_value(mode, dtype, inputs.fill)?;
+    let start = values("start", attrs.start.as_deref(), inputs.start)?;
+    let size = values("size", attrs.size.as_deref(), inputs.size)?;
+    let stride = values("stride", attrs.stride.as_deref(), inputs.stride)?;
+    let axes = values("axes", attrs.axes.as_deref(), inputs.axes)?;
+    let (Some(start), Some(size)) = (start, size) else {
+        return fail(
+            ErrorKind::InvalidInput,
+            "start and size are required, as attributes or inputs",
+        );
+    };
+    let rank = input.rank();
+    let axes = normalize_axes(axes, rank)?;
+    let stride = stride.unwrap_or_else(|| vec![1; axes.len()]);
+    for (name, list) in [("start", &start), ("size", &size), ("stride", &stride)] {
+        if list.len() != axes.len() {
+            return fail(
+                ErrorKind::RankMismatch,
+                format!(
+                    "{name} has {} entries, expected {} (one per sliced axis)",
+                    list.len(),
+                    axes.len()
+                ),
+            );
+        }
+    }
+    if let Some(&negative) = size.iter().find(|&&s| s < 0) {
+        return fail(
+            ErrorKind::InvalidSize,
+            format!("size {size:?} has a negative entry {negative}"),
+        );
+    }
+    // Unlisted axes are copied whole: start 0, size d, stride 1.
+    let mut per_axis: Vec<(i64, i64, i64)> =
+        input.shape.iter().map(|&d| (0, d as i64, 1)).collect();
+    for (k, &axis) in axes.iter().enumerate() {
+        per_axis[axis] = (start[k], size[k], stride[k]);
+    }
+    let out_shape: Vec<usize> = per_axis.iter().map(|&(_, size, _)| size as usize).collect();
+    checked_volume(&out_shape)?;
+    let strides = row_major_strides(&input.shape);
+    let mut tables = Vec::with_capacity(rank);
+    for (axis, &(start, size, stride)) in per_axis.iter().enumerate() {
+        let d = input.shape[axis] as i128;
+        let mut table = Vec::with_capacity(size as usize);
+        for y in 0..size as i128 {
+            let x = y * stride as i128 + start as i128;
+            let z = source_coordinate(mode, x, d, axis)?;
+            table.push(z.map(|z| z as usize * strides[axis]));
+        }
+        tables.push(table);
+    }
+    Ok((AxisGather { base: 0, tables }, fill_bits))
+}
+
+pub fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
+    let (plan, fill_bits) = plan(attrs, input, inputs)?;
+    Ok(gather_tensor(input, &plan, fill_bits))
+}
+
+/// The input coordinate `x` maps to on an axis of extent `d`; `None` = fill value.
+fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option<i128>, OpError> {
+    let inside = 0 <= x && x < d;
+    if d == 0 && mode != Mode::Fill && mode != Mode::StrictBounds {
+        return fail(
+            ErrorKind::EmptyDimension,
+            format!("axis {axis} has extent 0, so {mode:?} has no element to read for a non-empty output"),
+        );
+    }
+    Ok(match mode {
+        Mode::StrictBounds if inside => Some(x),
+        Mode::StrictBounds => {
+            return fail(
+                ErrorKind::OutOfBounds,
+                format!("coordinate {x} on axis {axis} is outside [0, {d})"),
+            )
+        }
+        Mode::Wrap => Some(x.rem_euclid(d)),
+        Mode::Clamp => Some(x.clamp(0, d - 1)),
+        Mode::Fill => inside.then_some(x),
+        Mode::Reflect if d == 1 => Some(0),
+        Mode::Reflect => {
+            let period = 2 * d - 2;
+            let c = x.abs() % period;
+            Some(if c >= d { period - c } else { c })
+        }
+    })
+}
+
+/// A start/size/stride/axes list from its attribute or its input (1-D int32/int64).
+fn values(
+    name: &str,
+    attr: Option<&[i64]>,
+    input: Option<&Tensor>,
+) -> Result<Option<Vec<i64>>, OpError> {
+    match input {
+        None => Ok(attr.map(<[i64]>::to_vec)),
+        Some(tensor) => match tensor.int_values() {
+            Some(values) if tensor.rank() == 1 => Ok(Some(values)),
+            _ => fail(
+                ErrorKind::InvalidInput,
+                format!(
+                    "{name} input must be a 1-D int32 or int64 tensor, got {} of shape {:?}",
+                    tensor.dtype, tensor.shape
+                ),
+            ),
+        },
+    }
+}
+
+/// Axes in `[-rank, rank-1]`, distinct, as non-negative indices; absent = every axis in order.
+fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpError> {
+    let Some(axes) = axes else {
+        return Ok((0..rank).collect());
+    };
+    let mut seen = vec![false; rank];
+    let mut normalized = Vec::with_capacity(axes.len());
+    for &axis in &axes {
+        let index = if axis < 0 { axis + rank as i64 } else { axis };
+        if index < 0 || index >= rank as i64 {
+            return fail(
+                ErrorKind::InvalidAxes,
+                format!(
+                    "axis {axis} in {axes:?} is outside [-{rank}, {}]",
+                    rank as i64 - 1
+                ),
+            );
+        }
+        if std::mem::replace(&mut seen[index as usize], true) {
+            return fail(
+                ErrorKind::InvalidAxes,
+                format!("axes {axes:?} name axis {index} twice"),
+            );
+        }
+        normalized.push(index as usize);
+    }
+    Ok(normalized)
+}
+
+/// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
+/// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
+/// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
+/// integer in range ([inferred]: the conversion rule is not documented).
+fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
+    let Some(fill) = fill else {
+        return Ok(0);
+    };
+    if mode != Mode::Fill {
+        return fail(
+            ErrorKind::FillNotAllowed,
+            format!("a fill value is only allowed in fill mode, not {mode:?}"),
+        );
+    }
+    if !(fill.shape.is_empty() || fill.shape == [1]) {
+        return fail(
+            ErrorKind::InvalidFill,
+            format!("fill value must be a scalar, got shape {:?}", fill.shape),
+        );
+    }
+    let bits = fill.bits(0);
+    if fill.dtype == dtype {
+        return Ok(bits);
+    }
+    const CONVERTIBLE: [DType; 4] = [DType::Float32, DType::Float16, DType::Int8, DType::Fp8];
+    let not_convertible = || {
+        OpError::new(
+            ErrorKind::InvalidFill,
+            format!(
+                "fill value of type {} cannot be converted to {dtype}",
+                fill.dtype
+            ),
+        )
+    };
+    if !(CONVERTIBLE.contains(&fill.dtype) && CONVERTIBLE.contains(&dtype)) {
+        return Err(not_convertible());
+    }
+    let value = match fill.dtype.float_format() {
+        Some(format) => format.decode(bits),
+        None => fill.dtype.bits_to_int(bits) as f64,
+    };
+    match dtype.float_format() {
+        Some(format) => format.encode(value).map_err(|_| not_convertible()),
+        None if value.fract() == 0.0 && (-128.0..=127.0).contains(&value) => {
+            Ok(dtype.int_to_bits(value as i128))
+        }
+        None => Err(not_convertible()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coordinates(mode: Mode, d: i128, xs: std::ops::RangeInclusive<i128>) -> Vec<Option<i128>> {
+        xs.map(|x| source_coordinate(mode, x, d, 0).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn reflect_mirrors_about_edge_centres() {
+        // d = 3: period 4; x = -4..=6 -> 0 1 2 1 0 1 2 1 0 1 2.
+        let z = coordinates(Mode::Reflect, 3, -4..=6);
+        let expected = [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2];
+        assert_eq!(z, expected.map(Some).to_vec());
+        assert_eq!(coordinates(Mode::Reflect, 1, -2..=2), vec![Some(0); 5]);
+    }
+
+    #[test]
+    fn wrap_clamp_fill() {
+        assert_eq!(
+            coordinates(Mode::Wrap, 3, -4..=-1),
+            [2, 0, 1, 2].map(Some).to_vec()
+        );
+        assert_eq!(
+            coordinates(Mode::Clamp, 3, -1..=3),
+            [0, 0, 1, 2, 2].map(Some).to_vec()
+        );
+        assert_eq!(
+            coordinates(Mode::Fill, 2, -1..=2),
+            vec![None, Some(0), Some(1), None]
+        );
+        assert_eq!(
+            source_coordinate(Mode::StrictBounds, 3, 3, 0)
+                .unwrap_err()
+                .kind,
+            ErrorKind::OutOfBounds
+        );
+        assert_eq!(
+            source_coordinate(Mode::Wrap, 0, 0, 0).unwrap_err().kind,
+            ErrorKind::EmptyDimension
+        );
+    }
+
+    #[test]
+    fn axes_example_from_the_header() {
+        // NvInfer.h: {{0,2,4},{1,3,5}}, start {1}, size {2}, stride {1}, axes {1} -> {{2,4},{3,5}}.
+        let input = Tensor::from_bits(DType::Int32, vec![2, 3], vec![0, 2, 4, 1, 3, 5]);
+        let attrs = Attrs {
+            start: Some(vec![1]),
+            size: Some(vec![2]),
+            stride: Some(vec![1]),
+            axes: Some(vec![1]),
+            mode: None,
+        };
+        let out = run(&attrs, &input, Inputs::default()).unwrap();
+        assert_eq!(out.shape, vec![2, 2]);
+        assert_eq!(
+            (0..4).map(|i| out.bits(i)).collect::<Vec<_>>(),
+            vec![2, 4, 3, 5]
+        );
+    }
+
+    #[test]
+    fn axes_must_be_distinct_and_in_range() {
+        assert_eq!(
+            normalize_axes(Some(vec![-1, 1]), 2).unwrap_err().kind,
+            ErrorKind::InvalidAxes
+        );
+        assert_eq!(
+            normalize_axes(Some(vec![2]), 2).unwrap_err().kind,
+            ErrorKind::InvalidAxes
+        );
+        assert_eq!(normalize_axes(Some(vec![-2]), 2).unwrap(), vec![0]);
+    }
+}

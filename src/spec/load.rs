@@ -1,0 +1,543 @@
+//! Reading spec folders into cases. Every call to the YAML crate is in this file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::value::{flatten, to_bits, DataNode};
+use super::{Case, Expectation, SpecError};
+use crate::dtype::DType;
+use crate::error::ErrorKind;
+use crate::ops::{Attrs, Invocation, Op};
+use crate::tensor::{checked_volume, Tensor};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    cases: Vec<CaseDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseDef {
+    name: String,
+    source: String,
+    #[serde(default)]
+    inferred: bool,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    dtypes: Vec<String>,
+    #[serde(default)]
+    attrs: Option<serde_yaml::Value>,
+    inputs: BTreeMap<String, TensorDef>,
+    #[serde(default)]
+    expected: Option<BTreeMap<String, TensorDef>>,
+    #[serde(default)]
+    error: Option<ErrorDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TensorDef {
+    #[serde(default)]
+    dtype: Option<String>,
+    shape: Vec<i64>,
+    data: DataNode,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ErrorDef {
+    kind: String,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// The cases and problems found in a set of spec folders.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub cases: Vec<Case>,
+    pub errors: Vec<SpecError>,
+}
+
+/// Loads every `<dir>/<op>/<file>.yaml`. With `only = Some((op, file))`, reads just that file
+/// (a runner that executes one named trial need not parse the rest).
+pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Loaded {
+    let mut loaded = Loaded::default();
+    for dir in dirs {
+        let entries = match sorted_entries(dir) {
+            Ok(entries) => entries,
+            Err(message) => {
+                loaded.errors.push(SpecError {
+                    path: dir.clone(),
+                    op: "<specs>".into(),
+                    file: dir.display().to_string(),
+                    case: None,
+                    field: None,
+                    message,
+                });
+                continue;
+            }
+        };
+        for op_dir in entries.into_iter().filter(|p| p.is_dir()) {
+            let op_name = file_name(&op_dir);
+            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
+                continue;
+            }
+            let Some(op) = Op::from_name(&op_name) else {
+                loaded.errors.push(SpecError {
+                    path: op_dir.clone(),
+                    op: op_name.clone(),
+                    file: "<folder>".into(),
+                    case: None,
+                    field: None,
+                    message: format!(
+                        "unknown op `{op_name}` (spec folders are named after ops: {})",
+                        Op::ALL.map(Op::name).join(", ")
+                    ),
+                });
+                continue;
+            };
+            let files = sorted_entries(&op_dir).unwrap_or_default();
+            for path in files.into_iter().filter(|p| is_yaml(p)) {
+                if only.is_some_and(|(_, file)| file != stem(&path)) {
+                    continue;
+                }
+                let (cases, errors) = load_file(op, &path);
+                loaded.cases.extend(cases);
+                loaded.errors.extend(errors);
+            }
+        }
+    }
+    reject_duplicate_trials(&mut loaded);
+    loaded
+}
+
+/// Two folders in `OPSPEC_SPECS` may not define the same trial.
+fn reject_duplicate_trials(loaded: &mut Loaded) {
+    let mut seen = BTreeMap::new();
+    let mut duplicates = Vec::new();
+    for (index, case) in loaded.cases.iter().enumerate() {
+        if let Some(first) = seen.insert(case.trial_name(), index) {
+            duplicates.push((first, index));
+        }
+    }
+    for &(first, second) in duplicates.iter().rev() {
+        let case = loaded.cases.remove(second);
+        loaded.errors.push(SpecError {
+            path: case.path.clone(),
+            op: case.op.name().into(),
+            file: case.file.clone(),
+            case: Some(format!("{}#duplicate", case.name)),
+            field: Some("name".into()),
+            message: format!(
+                "trial {} is also defined in {}",
+                case.trial_name(),
+                loaded.cases[first].path.display()
+            ),
+        });
+    }
+}
+
+/// Loads one spec file of `op`.
+pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
+    let file = stem(path);
+    let error = |case: Option<&str>, field: Option<String>, message: String| SpecError {
+        path: path.to_path_buf(),
+        op: op.name().into(),
+        file: file.clone(),
+        case: case.map(str::to_owned),
+        field,
+        message,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return (vec![], vec![error(None, None, format!("cannot read: {e}"))]),
+    };
+    let def: FileDef =
+        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
+            Ok(def) => def,
+            Err(e) => {
+                let field = e.path().to_string();
+                let case = case_name_at(&text, &field);
+                let message = e.into_inner().to_string();
+                return (vec![], vec![error(case.as_deref(), Some(field), message)]);
+            }
+        };
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    let mut names = BTreeSet::new();
+    for case in def.cases {
+        if !names.insert(case.name.clone()) {
+            errors.push(error(
+                Some(&case.name),
+                Some("name".into()),
+                "duplicate case name in this file".into(),
+            ));
+            continue;
+        }
+        let name = case.name.clone();
+        match build_cases(op, path, &file, case) {
+            Ok(built) => cases.extend(built),
+            Err((field, message)) => errors.push(error(Some(&name), Some(field), message)),
+        }
+    }
+    (cases, errors)
+}
+
+/// A problem in one case: the field and the message.
+type CaseProblem = (String, String);
+
+fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case>, CaseProblem> {
+    let problem = |field: &str, message: String| (field.to_owned(), message);
+    if def.name.is_empty()
+        || !def
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        return Err(problem(
+            "name",
+            "a case name uses only a-z, 0-9 and _".into(),
+        ));
+    }
+    if def.source.trim().is_empty() {
+        return Err(problem("source", "every case names its source".into()));
+    }
+    let attrs = parse_attrs(op, def.attrs)?;
+    let expect_error = match (&def.expected, def.error) {
+        (Some(_), Some(_)) => {
+            return Err(problem(
+                "error",
+                "give either `expected` or `error`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err(problem(
+                "expected",
+                "a case needs `expected` outputs or an `error`".into(),
+            ))
+        }
+        (None, Some(e)) => {
+            let kind = ErrorKind::from_name(&e.kind).ok_or_else(|| {
+                problem(
+                    "error.kind",
+                    format!(
+                        "unknown error kind `{}` (known: {})",
+                        e.kind,
+                        ErrorKind::ALL.map(ErrorKind::name).join(", ")
+                    ),
+                )
+            })?;
+            Some((kind, e.message))
+        }
+        (Some(_), None) => None,
+    };
+    for name in def.inputs.keys() {
+        if !op.inputs().contains(&name.as_str()) {
+            return Err(problem(
+                &format!("inputs.{name}"),
+                format!(
+                    "{op} has no input `{name}` (inputs: {})",
+                    op.inputs().join(", ")
+                ),
+            ));
+        }
+    }
+    if !def.inputs.contains_key("input") {
+        return Err(problem("inputs", "the `input` tensor is required".into()));
+    }
+    if let Some(expected) = &def.expected {
+        if let Some(name) = expected.keys().find(|name| *name != "output") {
+            return Err(problem(
+                &format!("expected.{name}"),
+                format!("{op} has one output, `output`"),
+            ));
+        }
+        if expected.is_empty() {
+            return Err(problem("expected", "`expected` names no output".into()));
+        }
+    }
+    let mut dtypes = Vec::new();
+    for (i, name) in def.dtypes.iter().enumerate() {
+        let dtype = DType::from_name(name)
+            .ok_or_else(|| problem(&format!("dtypes[{i}]"), unknown_dtype(name)))?;
+        if dtypes.contains(&Some(dtype)) {
+            return Err(problem(
+                &format!("dtypes[{i}]"),
+                format!("{name} is listed twice"),
+            ));
+        }
+        dtypes.push(Some(dtype));
+    }
+    if dtypes.is_empty() {
+        dtypes.push(None);
+    }
+    let mut cases = Vec::with_capacity(dtypes.len());
+    for dtype in dtypes {
+        let mut inputs = vec![None; op.inputs().len()];
+        for (position, name) in op.inputs().iter().enumerate() {
+            if let Some(tensor) = def.inputs.get(*name) {
+                inputs[position] = Some(build_tensor(tensor, dtype, &format!("inputs.{name}"))?);
+            }
+        }
+        if let Some(name) = attrs.given_twice(&inputs).first() {
+            return Err(problem(
+                &format!("attrs.{name}"),
+                format!("`{name}` is given both as an attribute and as an input; give it one way"),
+            ));
+        }
+        let expect = match (&def.expected, &expect_error) {
+            (Some(expected), _) => Expectation::Outputs(vec![build_tensor(
+                &expected["output"],
+                dtype,
+                "expected.output",
+            )?]),
+            (None, Some((kind, message))) => Expectation::Error {
+                kind: *kind,
+                message: message.clone(),
+            },
+            (None, None) => unreachable!("checked above"),
+        };
+        cases.push(Case {
+            op,
+            file: file.to_owned(),
+            path: path.to_path_buf(),
+            name: def.name.clone(),
+            dtype,
+            source: def.source.clone(),
+            inferred: def.inferred,
+            note: def.note.clone(),
+            invocation: Invocation {
+                attrs: attrs.clone(),
+                inputs,
+            },
+            expect,
+        });
+    }
+    Ok(cases)
+}
+
+fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, CaseProblem> {
+    fn typed<T: serde::de::DeserializeOwned>(value: serde_yaml::Value) -> Result<T, CaseProblem> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." {
+                "attrs".to_owned()
+            } else {
+                format!("attrs.{path}")
+            };
+            (field, e.into_inner().to_string())
+        })
+    }
+    let value = value.unwrap_or_else(|| serde_yaml::Value::Mapping(Default::default()));
+    Ok(match op {
+        Op::Shuffle => Attrs::Shuffle(typed(value)?),
+        Op::Slice => Attrs::Slice(typed(value)?),
+        Op::AsStrided => Attrs::AsStrided(typed(value)?),
+    })
+}
+
+fn build_tensor(
+    def: &TensorDef,
+    case_dtype: Option<DType>,
+    field: &str,
+) -> Result<Tensor, CaseProblem> {
+    let problem = |sub: &str, message: String| (format!("{field}.{sub}"), message);
+    let dtype = match (&def.dtype, case_dtype) {
+        (Some(name), _) => {
+            DType::from_name(name).ok_or_else(|| problem("dtype", unknown_dtype(name)))?
+        }
+        (None, Some(dtype)) => dtype,
+        (None, None) => {
+            return Err(problem(
+                "dtype",
+                "no dtype: give the tensor a `dtype` or the case a `dtypes` list".into(),
+            ))
+        }
+    };
+    let mut shape = Vec::with_capacity(def.shape.len());
+    for &dim in &def.shape {
+        shape.push(
+            usize::try_from(dim).map_err(|_| problem("shape", format!("dim {dim} is negative")))?,
+        );
+    }
+    checked_volume(&shape).map_err(|e| problem("shape", e.message))?;
+    let scalars = flatten(&def.data, &shape).map_err(|message| {
+        let (position, rest) = message.split_once(": ").unwrap_or(("data", &message));
+        problem(position, rest.to_owned())
+    })?;
+    let mut bits = Vec::with_capacity(scalars.len());
+    for (index, scalar) in scalars.into_iter().enumerate() {
+        let value = to_bits(scalar, dtype).map_err(|message| {
+            let position = Tensor::unravel(&shape, index)
+                .iter()
+                .map(|i| format!("[{i}]"))
+                .collect::<String>();
+            problem(&format!("data{position}"), message)
+        })?;
+        bits.push(value);
+    }
+    Ok(Tensor::from_bits(dtype, shape, bits))
+}
+
+fn unknown_dtype(name: &str) -> String {
+    format!(
+        "unknown dtype `{name}` (known: {})",
+        DType::ALL.map(DType::name).join(", ")
+    )
+}
+
+/// The name of the case a structural error points into (`cases[3]...`), if it can be read.
+fn case_name_at(text: &str, field: &str) -> Option<String> {
+    let index: usize = field
+        .strip_prefix("cases[")?
+        .split(']')
+        .next()?
+        .parse()
+        .ok()?;
+    let value: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+    Some(
+        value
+            .get("cases")?
+            .get(index)?
+            .get("name")?
+            .as_str()?
+            .to_owned(),
+    )
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read spec folder {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.is_file()
+        && matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        )
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_spec(dir: &Path, op: &str, file: &str, text: &str) -> PathBuf {
+        let folder = dir.join(op);
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join(format!("{file}.yaml"));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("opspec-load-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    const GOOD: &str = r#"
+cases:
+  - name: transpose
+    source: test
+    dtypes: [int8, float16]
+    attrs: {first_transpose: [1, 0]}
+    inputs:
+      input: {shape: [1, 2], data: [[1, 2]]}
+    expected:
+      output: {shape: [2, 1], data: [[1], [2]]}
+"#;
+
+    #[test]
+    fn a_case_expands_per_dtype() {
+        let dir = scratch("good");
+        write_spec(&dir, "shuffle", "basic", GOOD);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let names: Vec<_> = loaded.cases.iter().map(Case::trial_name).collect();
+        assert_eq!(
+            names,
+            [
+                "shuffle::basic::transpose::int8",
+                "shuffle::basic::transpose::float16"
+            ]
+        );
+        assert_eq!(
+            load_dirs(std::slice::from_ref(&dir), Some(("shuffle", "other")))
+                .cases
+                .len(),
+            0
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn single_error(text: &str) -> SpecError {
+        let dir = scratch("bad");
+        let path = write_spec(&dir, "shuffle", "bad", text);
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(cases.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        errors[0].clone()
+    }
+
+    #[test]
+    fn errors_name_file_case_and_field() {
+        let e = single_error(&GOOD.replace("first_transpose", "strat"));
+        assert_eq!(e.case.as_deref(), Some("transpose"));
+        assert_eq!(e.field.as_deref(), Some("attrs.strat"));
+        assert!(
+            e.to_string()
+                .contains("bad.yaml: case `transpose`: field `attrs.strat`"),
+            "{e}"
+        );
+
+        let e = single_error(&GOOD.replace("data: [[1, 2]]", "data: [[1, 300]]"));
+        assert_eq!(e.field.as_deref(), Some("inputs.input.data[0][1]"));
+        assert!(e.message.contains("int8"), "{e}");
+
+        let e = single_error(&GOOD.replace("data: [[1, 2]]", "data: [[1, 2, 3]]"));
+        assert_eq!(e.field.as_deref(), Some("inputs.input.data[0]"));
+
+        let e = single_error(&GOOD.replace("source: test", "source: test\n    colour: red"));
+        assert_eq!(e.case.as_deref(), Some("transpose"));
+        assert!(e.message.contains("unknown field `colour`"), "{e}");
+
+        let twice = GOOD.replace("cases:\n", "") + &GOOD.replace("cases:\n", "");
+        let dir = scratch("twice");
+        let path = write_spec(&dir, "shuffle", "twice", &format!("cases:\n{twice}"));
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert_eq!(cases.len(), 2);
+        assert!(errors[0].message.contains("duplicate case name"));
+    }
+
+    #[test]
+    fn unknown_op_folder_is_reported() {
+        let dir = scratch("unknown-op");
+        write_spec(&dir, "shufle", "basic", GOOD);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
+    }
+}

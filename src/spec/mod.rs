@@ -1,0 +1,98 @@
+//! Spec files: the declarative cases, and their loading into typed [`Case`]s.
+//!
+//! Layout: `<spec dir>/<op>/<file>.yaml`; the folder names the op. Each case becomes one trial
+//! per dtype it lists, named `<op>::<file>::<case>[::<dtype>]`. The format is documented in
+//! CONTRIBUTING.md. Every problem is reported as a [`SpecError`] naming the file, the case and
+//! the field; a structural problem voids its file, a value problem only its case.
+
+mod load;
+pub mod value;
+
+use std::fmt;
+use std::path::PathBuf;
+
+pub use load::{load_dirs, load_file, Loaded};
+
+use crate::dtype::DType;
+use crate::error::ErrorKind;
+use crate::ops::{Invocation, Op};
+use crate::tensor::Tensor;
+
+/// What a case expects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expectation {
+    /// These outputs, in position order.
+    Outputs(Vec<Tensor>),
+    /// A rejection of this kind, whose message contains `message` when given.
+    Error {
+        kind: ErrorKind,
+        message: Option<String>,
+    },
+}
+
+/// One trial: a case with its dtype chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    pub op: Op,
+    /// The file's stem, the middle part of the trial name.
+    pub file: String,
+    pub path: PathBuf,
+    pub name: String,
+    /// The entry of the case's `dtypes` this trial runs, if the case lists dtypes.
+    pub dtype: Option<DType>,
+    pub source: String,
+    /// The expected result rests on a point the reference marks [inferred].
+    pub inferred: bool,
+    pub note: Option<String>,
+    pub invocation: Invocation,
+    pub expect: Expectation,
+}
+
+impl Case {
+    pub fn trial_name(&self) -> String {
+        trial_name(self.op.name(), &self.file, &self.name, self.dtype)
+    }
+}
+
+/// `<op>::<file>::<case>[::<dtype>]`.
+pub fn trial_name(op: &str, file: &str, case: &str, dtype: Option<DType>) -> String {
+    match dtype {
+        Some(dtype) => format!("{op}::{file}::{case}::{dtype}"),
+        None => format!("{op}::{file}::{case}"),
+    }
+}
+
+/// A problem in a spec file, located as precisely as it can be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub path: PathBuf,
+    /// The op folder (may be an unknown op's name).
+    pub op: String,
+    pub file: String,
+    pub case: Option<String>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl SpecError {
+    /// The name of the failing trial that reports this problem.
+    pub fn trial_name(&self) -> String {
+        let case = self.case.as_deref().unwrap_or("<file>");
+        trial_name(&self.op, &self.file, case, None)
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(case) = &self.case {
+            write!(f, ": case `{case}`")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}

@@ -1,0 +1,263 @@
+//! Values as written in spec files, and their conversion to a dtype's bit patterns.
+//!
+//! The rules (CONTRIBUTING.md "How values are read"):
+//! - integer types take integers, or decimals with no fraction, inside the type's range;
+//! - bool takes `true`/`false` or `0`/`1`;
+//! - float types round a decimal once to nearest even, require an integer to be exact, read
+//!   `.nan`/`.inf`/`-.inf`, and take a quoted hex string as an exact bit pattern; a magnitude
+//!   past the largest finite value is an error, never ∞.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+
+use crate::dtype::DType;
+
+/// A scalar or a nested list, as YAML gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DataNode {
+    List(Vec<DataNode>),
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for DataNode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<DataNode, D::Error> {
+        struct NodeVisitor;
+        impl<'de> Visitor<'de> for NodeVisitor {
+            type Value = DataNode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, a boolean, a quoted bit pattern, or a list of them")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<DataNode, E> {
+                Ok(DataNode::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<DataNode, E> {
+                Ok(DataNode::Int(v as i128))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<DataNode, E> {
+                Ok(DataNode::Int(v as i128))
+            }
+            fn visit_i128<E>(self, v: i128) -> Result<DataNode, E> {
+                Ok(DataNode::Int(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<DataNode, E> {
+                i128::try_from(v)
+                    .map(DataNode::Int)
+                    .map_err(|_| E::custom(format!("{v} is too large")))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<DataNode, E> {
+                Ok(DataNode::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<DataNode, E> {
+                Ok(DataNode::Text(v.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DataNode, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(DataNode::List(items))
+            }
+        }
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+impl fmt::Display for DataNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataNode::List(items) => write!(f, "a list of {}", items.len()),
+            DataNode::Int(v) => write!(f, "{v}"),
+            DataNode::Float(v) => write!(f, "{v:?}"),
+            DataNode::Bool(v) => write!(f, "{v}"),
+            DataNode::Text(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// The scalars of `node` in row-major order, checking the nesting against `shape`.
+/// Errors name the position, e.g. `data[1]`.
+pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNode>, String> {
+    fn walk<'a>(
+        node: &'a DataNode,
+        shape: &[usize],
+        path: &mut String,
+        out: &mut Vec<&'a DataNode>,
+    ) -> Result<(), String> {
+        match (shape.split_first(), node) {
+            (None, DataNode::List(_)) => Err(format!(
+                "{path}: expected a scalar here (the shape has no more dims), found a list"
+            )),
+            (None, scalar) => {
+                out.push(scalar);
+                Ok(())
+            }
+            (Some((&dim, rest)), DataNode::List(items)) => {
+                if items.len() != dim {
+                    return Err(format!(
+                        "{path}: the shape says {dim} entries here, the data has {}",
+                        items.len()
+                    ));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, rest, path, out)?;
+                    path.truncate(len);
+                }
+                Ok(())
+            }
+            (Some((&dim, _)), scalar) => Err(format!(
+                "{path}: the shape says a list of {dim} here, found {scalar}"
+            )),
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, shape, &mut String::from("data"), &mut out)?;
+    Ok(out)
+}
+
+/// Converts one scalar to an element of `dtype`, as its bit pattern.
+pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
+    match dtype.float_format() {
+        Some(format) => {
+            let value = match node {
+                DataNode::Text(text) => return parse_bit_pattern(text, dtype),
+                DataNode::Int(v) => {
+                    let value = *v as f64;
+                    if value as i128 != *v || !format.is_exact(value) {
+                        return Err(format!(
+                            "integer {v} is not exact in {dtype}; write it as a decimal ({v}.0) to have it rounded, or quote it if it is a bit pattern"
+                        ));
+                    }
+                    value
+                }
+                DataNode::Float(v) => *v,
+                DataNode::Bool(_) | DataNode::List(_) => {
+                    return Err(format!("{node} is not a {dtype} value"))
+                }
+            };
+            format.encode(value).map_err(|_| {
+                format!("{value:?} is outside the range of {dtype} (a value the dtype cannot hold)")
+            })
+        }
+        None => {
+            let (low, high) = dtype.int_range().expect("non-float dtypes are integers");
+            let value = match node {
+                DataNode::Int(v) => *v,
+                DataNode::Bool(b) if dtype == DType::Bool => *b as i128,
+                DataNode::Float(v) if v.fract() == 0.0 && v.abs() < 1e38 => *v as i128,
+                _ => return Err(format!("{node} is not a {dtype} value")),
+            };
+            if value < low || value > high {
+                return Err(format!(
+                    "{value} is outside the range of {dtype} [{low}, {high}]"
+                ));
+            }
+            Ok(dtype.int_to_bits(value))
+        }
+    }
+}
+
+/// `"0x7e01"` → the bits, if they fit the type's width.
+fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
+    let format = dtype
+        .float_format()
+        .expect("only float types take bit patterns");
+    let hex = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .ok_or_else(|| {
+            format!("{text:?} is not a {dtype} value (a bit pattern is written \"0x7e01\")")
+        })?;
+    let bits = u64::from_str_radix(hex, 16)
+        .map_err(|_| format!("{text:?} is not a hexadecimal bit pattern"))?;
+    if bits >> format.total_bits() != 0 {
+        return Err(format!(
+            "bit pattern {text} has more than {} bits, the width of {dtype}",
+            format.total_bits()
+        ));
+    }
+    Ok(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(yaml: &str) -> DataNode {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn yaml_scalars_become_nodes() {
+        assert_eq!(node("3"), DataNode::Int(3));
+        assert_eq!(node("-0.0"), DataNode::Float(-0.0));
+        assert!(matches!(node(".nan"), DataNode::Float(v) if v.is_nan()));
+        assert_eq!(node("\"0x7e01\""), DataNode::Text("0x7e01".into()));
+        assert_eq!(
+            node("[true, 1]"),
+            DataNode::List(vec![DataNode::Bool(true), DataNode::Int(1)])
+        );
+    }
+
+    #[test]
+    fn shape_must_match_nesting() {
+        let data = node("[[1, 2], [3]]");
+        let err = flatten(&data, &[2, 2]).unwrap_err();
+        assert!(err.starts_with("data[1]:"), "{err}");
+        assert_eq!(flatten(&node("[[], []]"), &[2, 0]).unwrap().len(), 0);
+        assert_eq!(flatten(&node("5"), &[]).unwrap().len(), 1);
+        assert!(flatten(&node("[5]"), &[]).is_err());
+    }
+
+    #[test]
+    fn integers_are_range_checked() {
+        assert_eq!(to_bits(&DataNode::Int(-8), DType::Int4), Ok(0xf8));
+        assert!(to_bits(&DataNode::Int(8), DType::Int4).is_err());
+        assert!(to_bits(&DataNode::Int(300), DType::Int8).is_err());
+        assert!(to_bits(&DataNode::Int(-1), DType::UInt8).is_err());
+        assert_eq!(to_bits(&DataNode::Float(3.0), DType::Int32), Ok(3));
+        assert!(to_bits(&DataNode::Float(0.5), DType::Int32).is_err());
+        assert_eq!(to_bits(&DataNode::Bool(true), DType::Bool), Ok(1));
+        assert!(to_bits(&DataNode::Int(2), DType::Bool).is_err());
+    }
+
+    #[test]
+    fn floats_round_once_and_never_overflow_silently() {
+        assert_eq!(
+            to_bits(&DataNode::Float(0.1), DType::Float32),
+            Ok(0.1f32.to_bits() as u64)
+        );
+        assert!(to_bits(&DataNode::Float(1e40), DType::Float32).is_err());
+        assert!(to_bits(&DataNode::Float(1e6), DType::Fp8).is_err());
+        assert!(to_bits(&DataNode::Float(f64::INFINITY), DType::Fp8).is_err());
+        assert_eq!(
+            to_bits(&DataNode::Float(f64::INFINITY), DType::Float16),
+            Ok(0x7c00)
+        );
+        assert_eq!(to_bits(&DataNode::Float(-0.0), DType::BFloat16), Ok(0x8000));
+        assert!(to_bits(&DataNode::Int(16777217), DType::Float32).is_err());
+        assert_eq!(
+            to_bits(&DataNode::Float(16777217.0), DType::Float32),
+            Ok(0x4b80_0000)
+        );
+    }
+
+    #[test]
+    fn bit_patterns_are_exact() {
+        assert_eq!(
+            to_bits(&DataNode::Text("0x7e01".into()), DType::Float16),
+            Ok(0x7e01)
+        );
+        assert_eq!(
+            to_bits(&DataNode::Text("0xff".into()), DType::Fp8),
+            Ok(0xff)
+        );
+        assert!(to_bits(&DataNode::Text("0x100".into()), DType::Fp8).is_err());
+        assert!(to_bits(&DataNode::Text("nan".into()), DType::Float32).is_err());
+    }
+}

@@ -1,0 +1,217 @@
+//! Tensors: a dtype, a shape, and the elements' bit patterns in row-major order.
+//!
+//! Elements are held as raw bits in the narrowest word that fits the dtype, so that layout
+//! operators are generic over four widths and compare bit for bit (NaN payloads and -0.0
+//! included). Arithmetic operators decode through [`DType`].
+
+use crate::dtype::{DType, Word};
+use crate::error::{ErrorKind, OpError};
+
+/// Default largest element count of any tensor, input or output; `OPSPEC_MAX_ELEMENTS`
+/// overrides it. 2^28 elements is 1 GiB of float32: larger than any case here, small enough
+/// that a mistyped shape fails cleanly instead of exhausting memory.
+pub const DEFAULT_MAX_ELEMENTS: u64 = 1 << 28;
+
+/// The element budget in force.
+pub fn max_elements() -> u64 {
+    std::env::var("OPSPEC_MAX_ELEMENTS")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(DEFAULT_MAX_ELEMENTS)
+}
+
+/// The element count of `shape`, checked against overflow and the budget before anything is
+/// allocated.
+pub fn checked_volume(shape: &[usize]) -> Result<usize, OpError> {
+    let budget = max_elements();
+    let mut volume: u64 = 1;
+    for &dim in shape {
+        volume = volume.checked_mul(dim as u64).ok_or_else(|| {
+            OpError::new(
+                ErrorKind::TooLarge,
+                format!("the element count of shape {shape:?} overflows"),
+            )
+        })?;
+    }
+    if volume > budget {
+        return Err(OpError::new(
+            ErrorKind::TooLarge,
+            format!(
+                "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
+            ),
+        ));
+    }
+    Ok(volume as usize)
+}
+
+/// Row-major strides of `shape`, in elements.
+pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for axis in (0..shape.len().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * shape[axis + 1];
+    }
+    strides
+}
+
+/// Element bit patterns, one word per element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    W8(Vec<u8>),
+    W16(Vec<u16>),
+    W32(Vec<u32>),
+    W64(Vec<u64>),
+}
+
+/// Applies `$body` to the vector inside a [`Buffer`], whatever its width.
+#[macro_export]
+macro_rules! with_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            $crate::tensor::Buffer::W8($vec) => $body,
+            $crate::tensor::Buffer::W16($vec) => $body,
+            $crate::tensor::Buffer::W32($vec) => $body,
+            $crate::tensor::Buffer::W64($vec) => $body,
+        }
+    };
+}
+
+/// Like [`with_buffer!`], wrapping a resulting `Vec` of the same width back into a `Buffer`.
+#[macro_export]
+macro_rules! map_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            $crate::tensor::Buffer::W8($vec) => $crate::tensor::Buffer::W8($body),
+            $crate::tensor::Buffer::W16($vec) => $crate::tensor::Buffer::W16($body),
+            $crate::tensor::Buffer::W32($vec) => $crate::tensor::Buffer::W32($body),
+            $crate::tensor::Buffer::W64($vec) => $crate::tensor::Buffer::W64($body),
+        }
+    };
+}
+
+impl Buffer {
+    /// A buffer of `len` elements of `word` width, each holding `bits`.
+    pub fn filled(word: Word, len: usize, bits: u64) -> Buffer {
+        match word {
+            Word::W8 => Buffer::W8(vec![bits as u8; len]),
+            Word::W16 => Buffer::W16(vec![bits as u16; len]),
+            Word::W32 => Buffer::W32(vec![bits as u32; len]),
+            Word::W64 => Buffer::W64(vec![bits; len]),
+        }
+    }
+
+    /// Collects bit patterns into a buffer of `word` width (bits above the width are dropped).
+    pub fn from_bits(word: Word, bits: impl IntoIterator<Item = u64>) -> Buffer {
+        let bits = bits.into_iter();
+        match word {
+            Word::W8 => Buffer::W8(bits.map(|b| b as u8).collect()),
+            Word::W16 => Buffer::W16(bits.map(|b| b as u16).collect()),
+            Word::W32 => Buffer::W32(bits.map(|b| b as u32).collect()),
+            Word::W64 => Buffer::W64(bits.collect()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bit pattern of element `index`.
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every width but 64
+    pub fn bits(&self, index: usize) -> u64 {
+        with_buffer!(self, v => v[index] as u64)
+    }
+}
+
+/// A dense row-major tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub buffer: Buffer,
+}
+
+impl Tensor {
+    /// A tensor from bit patterns; the count must match the shape.
+    pub fn from_bits(dtype: DType, shape: Vec<usize>, bits: Vec<u64>) -> Tensor {
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            bits.len(),
+            "bit count does not match shape {shape:?}"
+        );
+        Tensor {
+            dtype,
+            shape,
+            buffer: Buffer::from_bits(dtype.word(), bits),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn bits(&self, index: usize) -> u64 {
+        self.buffer.bits(index)
+    }
+
+    /// The values of an integer tensor (shape-tensor inputs: reshape dims, start, size, ...).
+    pub fn int_values(&self) -> Option<Vec<i64>> {
+        matches!(self.dtype, DType::Int32 | DType::Int64).then(|| {
+            (0..self.len())
+                .map(|i| self.dtype.bits_to_int(self.bits(i)) as i64)
+                .collect()
+        })
+    }
+
+    /// The multi-index of flat position `flat` in this tensor's shape.
+    pub fn unravel(shape: &[usize], mut flat: usize) -> Vec<usize> {
+        let mut index = vec![0; shape.len()];
+        for axis in (0..shape.len()).rev() {
+            if shape[axis] > 0 {
+                index[axis] = flat % shape[axis];
+                flat /= shape[axis];
+            }
+        }
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_overflow_and_budget_are_errors() {
+        let err = checked_volume(&[1 << 40, 1 << 40]).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::TooLarge);
+        let err = checked_volume(&[1 << 20, 1 << 20]).unwrap_err();
+        assert!(err.message.contains("budget"), "{}", err.message);
+        assert_eq!(checked_volume(&[3, 0, 5]).unwrap(), 0);
+        assert_eq!(checked_volume(&[]).unwrap(), 1);
+    }
+
+    #[test]
+    fn strides_and_unravel_are_row_major() {
+        assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(Tensor::unravel(&[2, 3, 4], 23), vec![1, 2, 3]);
+        assert_eq!(Tensor::unravel(&[], 0), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn int_values_only_for_shape_tensor_types() {
+        let dims = Tensor::from_bits(DType::Int64, vec![2], vec![u64::MAX, 6]);
+        assert_eq!(dims.int_values(), Some(vec![-1, 6]));
+        let floats = Tensor::from_bits(DType::Float32, vec![1], vec![0]);
+        assert_eq!(floats.int_values(), None);
+    }
+}
