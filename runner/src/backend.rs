@@ -1,4 +1,4 @@
-//! Who runs a case: the built-in reference, or (see `process`) an external program.
+//! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
 use opspec::spec::Case;
 use opspec::{ops, ErrorKind, Tensor};
@@ -16,35 +16,45 @@ pub enum Outcome {
     Unsupported(String),
 }
 
-/// An implementation under test. Shared by every test thread.
+/// An implementation under test, shared by every test thread.
 pub trait Backend: Send + Sync {
-    fn name(&self) -> &str;
+    fn name(&self) -> String;
+
     /// Whether rejection messages are the reference's own (so spec message fragments apply).
     fn is_reference(&self) -> bool {
         false
     }
-    fn run(&self, case: &Case) -> Outcome;
+
+    /// `Err(reason)` when the backend declared that it does not support this case (its op,
+    /// dtype, or a restriction of its target); such a case is not sent.
+    fn supports(&self, _case: &Case) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
+    /// garbage): the case fails with that message.
+    fn run(&self, case: &Case) -> Result<Outcome, String>;
 }
 
 /// The interpreter in this repository.
 pub struct Reference;
 
 impl Backend for Reference {
-    fn name(&self) -> &str {
-        "reference"
+    fn name(&self) -> String {
+        "reference".into()
     }
 
     fn is_reference(&self) -> bool {
         true
     }
 
-    fn run(&self, case: &Case) -> Outcome {
-        match ops::evaluate(&case.invocation) {
+    fn run(&self, case: &Case) -> Result<Outcome, String> {
+        Ok(match ops::evaluate(&case.invocation) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),
                 message: e.message,
             },
-        }
+        })
     }
 }

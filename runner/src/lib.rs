@@ -1,45 +1,157 @@
 //! The conformance harness: every spec case becomes one libtest-mimic trial, run against the
-//! built-in reference or another backend.
+//! built-in reference or an external backend process.
 //!
 //! Configuration comes from the environment, so that it reaches `cargo test` and cargo nextest
-//! alike (neither forwards custom flags): `OPSPEC_SPECS=dir1:dir2` reads those spec folders
-//! instead of `specs/`.
+//! alike (neither forwards custom flags); the `runner` binary's flags set the same fields:
+//!
+//! | variable | flag | meaning |
+//! |---|---|---|
+//! | `OPSPEC_SPECS` | `--specs` | colon-separated spec folders (default: this repository's `specs/`) |
+//! | `OPSPEC_BACKEND` | `--backend` | command line of a backend process (default: the reference) |
+//! | `OPSPEC_TIMEOUT` | `--timeout` | seconds a backend may take for one case (default 10) |
+//! | `OPSPEC_EXPECTATIONS` | `--expectations` | known-failures file of the backend |
+//! | `OPSPEC_REPORT_JSON` | `--report-json` | write a JSON report there |
+//! | `OPSPEC_JUNIT` | `--junit` | write a JUnit XML report there |
+//! | `OPSPEC_BACKEND_LOG` | `--backend-log` | where the backend's stderr goes (default `target/opspec-backend.log`) |
 
 pub mod backend;
+pub mod expectations;
+pub mod process;
+pub mod protocol;
+pub mod report;
+pub mod serve;
 pub mod verdict;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
-use opspec::spec::{load_dirs, Loaded};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::Backend;
-use verdict::{judge, Verdict};
+use backend::{Backend, Reference};
+use expectations::Expectations;
+use process::ProcessBackend;
+use report::{Record, Status};
+use verdict::{describe_case, judge, Verdict};
 
-/// The spec folders to read: `OPSPEC_SPECS` (colon-separated) or this repository's `specs/`.
-pub fn spec_dirs() -> Vec<PathBuf> {
-    match std::env::var_os("OPSPEC_SPECS") {
-        Some(dirs) if !dirs.is_empty() => std::env::split_paths(&dirs).collect(),
-        _ => vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")],
+/// Everything a run is configured by.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub specs: Vec<PathBuf>,
+    pub backend: Option<String>,
+    pub timeout: Duration,
+    pub expectations: Option<PathBuf>,
+    pub report_json: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub backend_log: PathBuf,
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config, String> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let timeout = match std::env::var("OPSPEC_TIMEOUT") {
+            Ok(text) if !text.is_empty() => text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| format!("OPSPEC_TIMEOUT={text:?} is not a positive number of seconds"))?,
+            _ => Duration::from_secs(10),
+        };
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        Ok(Config {
+            specs: match var("OPSPEC_SPECS") {
+                Some(dirs) => std::env::split_paths(&dirs).collect(),
+                None => vec![workspace.join("specs")],
+            },
+            backend: var("OPSPEC_BACKEND").map(|v| v.to_string_lossy().into_owned()),
+            timeout,
+            expectations: var("OPSPEC_EXPECTATIONS").map(PathBuf::from),
+            report_json: var("OPSPEC_REPORT_JSON").map(PathBuf::from),
+            junit: var("OPSPEC_JUNIT").map(PathBuf::from),
+            backend_log: var("OPSPEC_BACKEND_LOG")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace.join("target").join("opspec-backend.log")),
+        })
     }
 }
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
 pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
-    let only = match (&args.filter, args.exact) {
+    load_dirs(dirs, single_file(args))
+}
+
+fn single_file(args: &Arguments) -> Option<(&str, &str)> {
+    match (&args.filter, args.exact) {
         (Some(name), true) => {
             let mut parts = name.split("::");
             parts.next().zip(parts.next())
         }
         _ => None,
-    };
-    load_dirs(dirs, only)
+    }
 }
 
-/// One trial per case, plus one failing trial per spec problem; sorted by name.
-pub fn trials(loaded: Loaded, backend: Arc<dyn Backend>) -> Vec<Trial> {
+/// Shared state of a run: the backend, its known failures, and the records of every trial.
+struct Run {
+    backend: Arc<dyn Backend>,
+    expectations: Expectations,
+    records: Mutex<Vec<Record>>,
+}
+
+impl Run {
+    fn trial(self: &Arc<Self>, case: Case) -> Trial {
+        let run = Arc::clone(self);
+        Trial::ignorable_test(case.trial_name(), move || run.execute(&case))
+    }
+
+    fn execute(&self, case: &Case) -> Result<Completion, Failed> {
+        let name = case.trial_name();
+        let started = Instant::now();
+        let verdict = match self.backend.supports(case) {
+            Err(reason) => Verdict::Unsupported(reason),
+            Ok(()) => match self.backend.run(case) {
+                Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
+                Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
+            },
+        };
+        let known = self.expectations.lookup(&name);
+        let (status, message, result) = match (verdict, known) {
+            (Verdict::Unsupported(reason), _) => {
+                (Status::Unsupported, reason.clone(), Ok(Completion::ignored_with(reason)))
+            }
+            (Verdict::Fail(report), Some(entry)) => {
+                let reason = format!("known failure: {}", entry.reason);
+                (Status::KnownFailure, format!("{reason}\n{report}"), Ok(Completion::ignored_with(reason)))
+            }
+            (Verdict::Fail(report), None) => (Status::Failed, report.clone(), Err(Failed::from(report))),
+            (Verdict::Pass, Some(entry)) => {
+                let message = format!(
+                    "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
+                    entry.line, entry.pattern, entry.reason
+                );
+                (Status::Failed, message.clone(), Err(Failed::from(message)))
+            }
+            (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
+        };
+        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(Record {
+            name,
+            op: case.op.name().to_owned(),
+            dtype: case.dtype.map(|d| d.name().to_owned()),
+            status,
+            message,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        result
+    }
+}
+
+/// Builds the trials: one per case, one failing trial per spec problem, and one per
+/// expectations entry that matches no case; sorted by name.
+fn trials(run: &Arc<Run>, loaded: Loaded, check_unmatched: bool) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
         .into_iter()
@@ -48,24 +160,99 @@ pub fn trials(loaded: Loaded, backend: Arc<dyn Backend>) -> Vec<Trial> {
             Trial::test(error.trial_name(), move || Err(Failed::from(message)))
         })
         .collect();
-    for case in loaded.cases {
-        let backend = Arc::clone(&backend);
-        let name = case.trial_name();
-        trials.push(Trial::ignorable_test(name, move || {
-            let outcome = backend.run(&case);
-            match judge(&case, outcome, backend.is_reference()) {
-                Verdict::Pass => Ok(Completion::Completed),
-                Verdict::Unsupported(reason) => Ok(Completion::ignored_with(reason)),
-                Verdict::Fail(report) => Err(Failed::from(report)),
-            }
-        }));
+    if check_unmatched {
+        let names: Vec<String> = loaded.cases.iter().map(Case::trial_name).collect();
+        for entry in run.expectations.unmatched(&names) {
+            let message = format!(
+                "stale expectation: line {} (`{}`) matches no case; remove it",
+                entry.line, entry.pattern
+            );
+            trials.push(Trial::test(format!("expectations::line_{}", entry.line), move || {
+                Err(Failed::from(message))
+            }));
+        }
     }
+    trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
 }
 
-/// Runs the suite with libtest's arguments against `backend`.
-pub fn run(args: Arguments, backend: Arc<dyn Backend>) -> Conclusion {
-    let loaded = load(&args, &spec_dirs());
-    libtest_mimic::run(&args, trials(loaded, backend))
+fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
+    Ok(match &config.backend {
+        None => Arc::new(Reference),
+        Some(command) => {
+            if let Some(parent) = config.backend_log.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            Arc::new(ProcessBackend::start(command, config.timeout, config.backend_log.clone())?)
+        }
+    })
+}
+
+/// Runs the suite: loads the specs, runs every selected case against the configured backend,
+/// prints libtest's report and the op × dtype table, and writes the requested report files.
+pub fn main_with(args: Arguments, config: Config) -> ExitCode {
+    match run(args, config) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
+    let expectations = match &config.expectations {
+        Some(path) => Expectations::load(path)?,
+        None => Expectations::default(),
+    };
+    let loaded = load(&args, &config.specs);
+    if args.list {
+        // Listing starts no backend.
+        let run = Arc::new(Run {
+            backend: Arc::new(Reference),
+            expectations,
+            records: Mutex::default(),
+        });
+        let trials = trials(&run, loaded, false);
+        return Ok(libtest_mimic::run(&args, trials).exit_code());
+    }
+    let backend = backend(&config)?;
+    let supported = loaded.cases.iter().filter(|c| backend.supports(c).is_ok()).count();
+    let check_unmatched = single_file(&args).is_none();
+    let run = Arc::new(Run {
+        backend: Arc::clone(&backend),
+        expectations,
+        records: Mutex::default(),
+    });
+    let case_count = loaded.cases.len();
+    let trials = trials(&run, loaded, check_unmatched);
+    let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    if selected == 0 {
+        return Err(match &args.filter {
+            Some(filter) => format!("the filter {filter:?} selects no case"),
+            None => "no case to run (are the spec folders empty?)".into(),
+        });
+    }
+    if case_count > 0 && supported == 0 {
+        return Err(format!(
+            "backend {} supports none of the {case_count} cases (check the ops and dtypes in its hello)",
+            backend.name()
+        ));
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    if records.len() > 1 {
+        println!("backend: {}\n{}", backend.name(), report::table(&records));
+    }
+    if let Some(path) = &config.report_json {
+        std::fs::write(path, report::json(&backend.name(), &records))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &config.junit {
+        std::fs::write(path, report::junit(&backend.name(), &records))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(conclusion.exit_code())
 }

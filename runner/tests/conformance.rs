@@ -1,10 +1,17 @@
-//! `cargo test` entry point: the conformance suite as one trial per case.
+//! `cargo test` entry point: the conformance suite as one trial per case, against the
+//! reference or the backend named by `OPSPEC_BACKEND`.
 
-use std::sync::Arc;
+use std::process::ExitCode;
 
 use libtest_mimic::Arguments;
-use opspec_runner::backend::Reference;
+use opspec_runner::{main_with, Config};
 
-fn main() -> std::process::ExitCode {
-    opspec_runner::run(Arguments::from_args(), Arc::new(Reference)).exit_code()
+fn main() -> ExitCode {
+    match Config::from_env() {
+        Ok(config) => main_with(Arguments::from_args(), config),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -57,8 +57,9 @@ impl fmt::Display for Op {
     }
 }
 
-/// An op's attributes.
-#[derive(Clone, Debug, PartialEq)]
+/// An op's attributes. Serializes as the op's own attribute object (the wire form).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum Attrs {
     Shuffle(shuffle::Attrs),
     Slice(slice::Attrs),
