@@ -195,7 +195,11 @@ pub fn to_le_bytes(tensor: &Tensor) -> Vec<u8> {
         return (0..tensor.len().div_ceil(2))
             .map(|byte| {
                 let low = nibble(2 * byte);
-                let high = if 2 * byte + 1 < tensor.len() { nibble(2 * byte + 1) } else { 0 };
+                let high = if 2 * byte + 1 < tensor.len() {
+                    nibble(2 * byte + 1)
+                } else {
+                    0
+                };
                 low | high << 4
             })
             .collect();
@@ -281,8 +285,8 @@ mod tests {
         // TensorRT Constant docs: [[0..7],[-1..-8],[7..0],[-7..0]] packs to
         // 10 32 54 76 ef cd ab 89 67 45 23 01 a9 cb ed 0f.
         let values: [i128; 32] = [
-            0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0, -7,
-            -6, -5, -4, -3, -2, -1, 0,
+            0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0, -7, -6,
+            -5, -4, -3, -2, -1, 0,
         ];
         let bits = values.iter().map(|&v| DType::Int4.int_to_bits(v)).collect();
         let tensor = Tensor::from_bits(DType::Int4, vec![4, 8], bits);
@@ -301,7 +305,10 @@ mod tests {
     fn bytes_round_trip_and_are_checked() {
         let t = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e01, 0x8000]);
         assert_eq!(to_le_bytes(&t), [0x01, 0x7e, 0x00, 0x80]);
-        assert_eq!(from_le_bytes(DType::Float16, vec![2], &to_le_bytes(&t)), Ok(t));
+        assert_eq!(
+            from_le_bytes(DType::Float16, vec![2], &to_le_bytes(&t)),
+            Ok(t)
+        );
         assert!(from_le_bytes(DType::Float16, vec![2], &[0; 3]).is_err());
         assert!(from_le_bytes(DType::Bool, vec![1], &[2]).is_err());
         let odd = Tensor::from_bits(DType::Int4, vec![3], vec![0xf9, 0x01, 0x07]);

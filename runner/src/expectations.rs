@@ -86,7 +86,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.entries.len(), 2);
-        assert_eq!(e.lookup("slice::a::b::float16").unwrap().reason, "off by one");
+        assert_eq!(
+            e.lookup("slice::a::b::float16").unwrap().reason,
+            "off by one"
+        );
         assert!(e.lookup("slice::a::b::float32").is_none());
         assert_eq!(e.lookup("shuffle::dtypes::x::int4").unwrap().line, 4);
         let trials = vec!["slice::a::b::float16".to_owned()];

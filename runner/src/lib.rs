@@ -58,7 +58,9 @@ impl Config {
                 .ok()
                 .filter(|s| *s > 0.0)
                 .map(Duration::from_secs_f64)
-                .ok_or_else(|| format!("OPSPEC_TIMEOUT={text:?} is not a positive number of seconds"))?,
+                .ok_or_else(|| {
+                    format!("OPSPEC_TIMEOUT={text:?} is not a positive number of seconds")
+                })?,
             _ => Duration::from_secs(10),
         };
         let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -120,14 +122,22 @@ impl Run {
         };
         let known = self.expectations.lookup(&name);
         let (status, message, result) = match (verdict, known) {
-            (Verdict::Unsupported(reason), _) => {
-                (Status::Unsupported, reason.clone(), Ok(Completion::ignored_with(reason)))
-            }
+            (Verdict::Unsupported(reason), _) => (
+                Status::Unsupported,
+                reason.clone(),
+                Ok(Completion::ignored_with(reason)),
+            ),
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
-                (Status::KnownFailure, format!("{reason}\n{report}"), Ok(Completion::ignored_with(reason)))
+                (
+                    Status::KnownFailure,
+                    format!("{reason}\n{report}"),
+                    Ok(Completion::ignored_with(reason)),
+                )
             }
-            (Verdict::Fail(report), None) => (Status::Failed, report.clone(), Err(Failed::from(report))),
+            (Verdict::Fail(report), None) => {
+                (Status::Failed, report.clone(), Err(Failed::from(report)))
+            }
             (Verdict::Pass, Some(entry)) => {
                 let message = format!(
                     "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
@@ -137,7 +147,7 @@ impl Run {
             }
             (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
         };
-        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(Record {
+        self.record(Record {
             name,
             op: case.op.name().to_owned(),
             dtype: case.dtype.map(|d| d.name().to_owned()),
@@ -147,6 +157,30 @@ impl Run {
         });
         result
     }
+
+    /// A trial that reports a problem found before running anything (a spec error, a stale
+    /// expectation), recorded like any other failure.
+    fn failing_trial(self: &Arc<Self>, name: String, op: String, message: String) -> Trial {
+        let run = Arc::clone(self);
+        Trial::test(name.clone(), move || {
+            run.record(Record {
+                name,
+                op,
+                dtype: None,
+                status: Status::Failed,
+                message: message.clone(),
+                seconds: 0.0,
+            });
+            Err(Failed::from(message))
+        })
+    }
+
+    fn record(&self, record: Record) {
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
+    }
 }
 
 /// Builds the trials: one per case, one failing trial per spec problem, and one per
@@ -155,10 +189,7 @@ fn trials(run: &Arc<Run>, loaded: Loaded, check_unmatched: bool) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
         .into_iter()
-        .map(|error| {
-            let message = error.to_string();
-            Trial::test(error.trial_name(), move || Err(Failed::from(message)))
-        })
+        .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
     if check_unmatched {
         let names: Vec<String> = loaded.cases.iter().map(Case::trial_name).collect();
@@ -167,9 +198,8 @@ fn trials(run: &Arc<Run>, loaded: Loaded, check_unmatched: bool) -> Vec<Trial> {
                 "stale expectation: line {} (`{}`) matches no case; remove it",
                 entry.line, entry.pattern
             );
-            trials.push(Trial::test(format!("expectations::line_{}", entry.line), move || {
-                Err(Failed::from(message))
-            }));
+            let name = format!("expectations::line_{}", entry.line);
+            trials.push(run.failing_trial(name, "expectations".into(), message));
         }
     }
     trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
@@ -184,7 +214,11 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            Arc::new(ProcessBackend::start(command, config.timeout, config.backend_log.clone())?)
+            Arc::new(ProcessBackend::start(
+                command,
+                config.timeout,
+                config.backend_log.clone(),
+            )?)
         }
     })
 }
@@ -218,7 +252,11 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
     let backend = backend(&config)?;
-    let supported = loaded.cases.iter().filter(|c| backend.supports(c).is_ok()).count();
+    let supported = loaded
+        .cases
+        .iter()
+        .filter(|c| backend.supports(c).is_ok())
+        .count();
     let check_unmatched = single_file(&args).is_none();
     let run = Arc::new(Run {
         backend: Arc::clone(&backend),

@@ -3,7 +3,8 @@
 //! ```text
 //! runner [--backend CMD] [--specs DIRS] [--timeout SECS] [--expectations FILE]
 //!        [--report-json FILE] [--junit FILE] [--backend-log FILE] [libtest options]
-//! runner --serve        serve the reference interpreter over the backend protocol
+//! runner --serve [--target dla]
+//!                      serve the reference interpreter over the backend protocol
 //! ```
 //! Flags override the `OPSPEC_*` variables of the same meaning; everything else is libtest's
 //! (a name filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...).
@@ -21,9 +22,19 @@ fn main() -> ExitCode {
     if args.iter().any(|a| a == "--serve") {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
-        return match serve(stdin, stdout, "opspec-reference", |_, invocation| {
-            opspec::ops::evaluate(invocation)
-        }) {
+        // `--serve --target dla` declares a target, so its restricted cases are skipped.
+        let targets: Vec<String> = args
+            .windows(2)
+            .filter(|pair| pair[0] == "--target")
+            .map(|pair| pair[1].clone())
+            .collect();
+        return match serve(
+            stdin,
+            stdout,
+            "opspec-reference",
+            &targets,
+            |_, invocation| opspec::ops::evaluate(invocation),
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -60,7 +71,11 @@ fn main() -> ExitCode {
             "--specs" => config.specs = std::env::split_paths(&value).collect(),
             "--timeout" => match value.parse::<f64>() {
                 Ok(seconds) if seconds > 0.0 => config.timeout = Duration::from_secs_f64(seconds),
-                _ => return fail(&format!("--timeout {value:?} is not a positive number of seconds")),
+                _ => {
+                    return fail(&format!(
+                        "--timeout {value:?} is not a positive number of seconds"
+                    ))
+                }
             },
             "--expectations" => config.expectations = Some(PathBuf::from(value)),
             "--report-json" => config.report_json = Some(PathBuf::from(value)),

@@ -136,7 +136,11 @@ impl ProcessBackend {
         &self.capabilities
     }
 
-    fn handshake(command: &str, timeout: Duration, log: &PathBuf) -> Result<(Session, Capabilities), String> {
+    fn handshake(
+        command: &str,
+        timeout: Duration,
+        log: &PathBuf,
+    ) -> Result<(Session, Capabilities), String> {
         let mut session = Session::start(command, log)?;
         let reply = session
             .exchange(&hello_request(), timeout)
@@ -163,11 +167,15 @@ impl ProcessBackend {
             }
             Ok(Reply::Hello { protocol, .. }) => {
                 session.kill();
-                Err(format!("backend speaks protocol {protocol}, the runner {PROTOCOL_VERSION}"))
+                Err(format!(
+                    "backend speaks protocol {protocol}, the runner {PROTOCOL_VERSION}"
+                ))
             }
             _ => {
                 session.kill();
-                Err(format!("backend `{command}` answered the hello with {reply:?}"))
+                Err(format!(
+                    "backend `{command}` answered the hello with {reply:?}"
+                ))
             }
         }
     }
@@ -175,16 +183,30 @@ impl ProcessBackend {
     /// Turns a reply line into an outcome, or says why it is garbage. The flag says whether
     /// the stream is out of step (and the process must be restarted).
     fn interpret(id: &str, line: &str) -> Result<Outcome, (String, bool)> {
-        let reply: Reply = serde_json::from_str(line)
-            .map_err(|e| (format!("the backend's reply is not a valid message ({e}): {line:.200}"), true))?;
+        let reply: Reply = serde_json::from_str(line).map_err(|e| {
+            (
+                format!("the backend's reply is not a valid message ({e}): {line:.200}"),
+                true,
+            )
+        })?;
         if reply.id() != Some(id) {
-            return Err((format!("the backend answered {:?} to case {id:?}: {line:.200}", reply.id()), true));
+            return Err((
+                format!(
+                    "the backend answered {:?} to case {id:?}: {line:.200}",
+                    reply.id()
+                ),
+                true,
+            ));
         }
         Ok(match reply {
             Reply::Ok { outputs, .. } => {
                 let mut tensors = Vec::with_capacity(outputs.len());
                 for (position, output) in outputs.iter().enumerate() {
-                    tensors.push(output.decode().map_err(|e| (format!("output {position}: {e}"), false))?);
+                    tensors.push(
+                        output
+                            .decode()
+                            .map_err(|e| (format!("output {position}: {e}"), false))?,
+                    );
                 }
                 Outcome::Outputs(tensors)
             }
@@ -192,7 +214,10 @@ impl ProcessBackend {
                 kind: match kind {
                     None => None,
                     Some(name) => Some(ErrorKind::from_name(&name).ok_or_else(|| {
-                        (format!("the backend reported an unknown error kind {name:?}"), false)
+                        (
+                            format!("the backend reported an unknown error kind {name:?}"),
+                            false,
+                        )
                     })?),
                 },
                 message: message.unwrap_or_default(),
@@ -213,11 +238,21 @@ impl Backend for ProcessBackend {
     fn supports(&self, case: &Case) -> Result<(), String> {
         let op = case.op.name();
         if !self.capabilities.ops.contains(op) {
-            return Err(format!("{} does not implement {op}", self.capabilities.name));
+            return Err(format!(
+                "{} does not implement {op}",
+                self.capabilities.name
+            ));
+        }
+        let targets: Vec<&String> = self.capabilities.targets.iter().collect();
+        if let Some((target, reason)) = case.unsupported_reason(&targets) {
+            return Err(format!("restricted on {target}: {reason}"));
         }
         if let (Some(dtypes), Some(dtype)) = (self.capabilities.dtypes.get(op), case.dtype) {
             if !dtypes.contains(dtype.name()) {
-                return Err(format!("{} does not support {op} in {dtype}", self.capabilities.name));
+                return Err(format!(
+                    "{} does not support {op} in {dtype}",
+                    self.capabilities.name
+                ));
             }
         }
         Ok(())
@@ -226,7 +261,10 @@ impl Backend for ProcessBackend {
     fn run(&self, case: &Case) -> Result<Outcome, String> {
         let id = case.trial_name();
         let request = run_request(&id, &case.invocation);
-        let mut slot = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self
+            .session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if slot.is_none() {
             let (session, _) = Self::handshake(&self.command, self.timeout, &self.log)
                 .map_err(|e| format!("could not restart the backend: {e}"))?;
@@ -244,14 +282,23 @@ impl Backend for ProcessBackend {
         if let Some(session) = slot.take() {
             session.kill();
         }
-        Err(format!("{failure}; the backend was stopped and will be restarted (its stderr is in {})", self.log.display()))
+        Err(format!(
+            "{failure}; the backend was stopped and will be restarted (its stderr is in {})",
+            self.log.display()
+        ))
     }
 }
 
 impl Drop for ProcessBackend {
     fn drop(&mut self) {
-        let slot = self.session.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(Session { mut child, stdin, .. }) = slot.take() {
+        let slot = self
+            .session
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(Session {
+            mut child, stdin, ..
+        }) = slot.take()
+        {
             // Closing stdin is the protocol's "end"; a backend that ignores it is killed.
             drop(stdin);
             for _ in 0..100 {

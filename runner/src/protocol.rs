@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use opspec::ops::Invocation;
+use opspec::ops::scale::Coefficients;
+use opspec::ops::{Attrs, Invocation, Op};
 use opspec::tensor::{from_le_bytes, to_le_bytes};
 use opspec::{DType, Tensor};
 use serde::{Deserialize, Serialize};
@@ -107,9 +108,60 @@ pub fn run_request(id: &str, invocation: &Invocation) -> String {
     .to_string()
 }
 
-/// The case's attributes as the wire's JSON object.
+/// The case's attributes as the wire's JSON object. Scale's coefficient lists travel as
+/// float32 tensor objects so that every bit pattern survives JSON.
 pub fn attrs_json(invocation: &Invocation) -> Value {
-    serde_json::to_value(&invocation.attrs).expect("attributes always serialize")
+    let mut value = serde_json::to_value(&invocation.attrs).expect("attributes always serialize");
+    if let (Attrs::Scale(attrs), Some(object)) = (&invocation.attrs, value.as_object_mut()) {
+        for (name, list) in [
+            ("scale", &attrs.scale),
+            ("shift", &attrs.shift),
+            ("power", &attrs.power),
+        ] {
+            if object.contains_key(name) {
+                object.insert(name.into(), json!(WireTensor::encode(&list.to_tensor())));
+            }
+        }
+    }
+    value
+}
+
+/// The inverse of [`attrs_json`]: attributes of `op` from the wire.
+pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, String> {
+    let mut coefficients = Vec::new();
+    if op == Op::Scale {
+        if let Some(object) = value.as_object_mut() {
+            for name in ["scale", "shift", "power"] {
+                if let Some(wire) = object.remove(name) {
+                    let tensor = serde_json::from_value::<WireTensor>(wire)
+                        .map_err(|e| e.to_string())
+                        .and_then(|w| w.decode())
+                        .map_err(|e| format!("{name}: {e}"))?;
+                    let list = Coefficients::from_tensor(&tensor)
+                        .ok_or_else(|| format!("{name}: expected a float32 tensor of shape [n]"))?;
+                    coefficients.push((name, list));
+                }
+            }
+        }
+    }
+    let typed = |e: serde_json::Error| e.to_string();
+    let mut attrs = match op {
+        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value).map_err(typed)?),
+        Op::Slice => Attrs::Slice(serde_json::from_value(value).map_err(typed)?),
+        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value).map_err(typed)?),
+        Op::Scale => Attrs::Scale(serde_json::from_value(value).map_err(typed)?),
+        Op::Reformat => Attrs::Reformat(serde_json::from_value(value).map_err(typed)?),
+    };
+    if let Attrs::Scale(scale) = &mut attrs {
+        for (name, list) in coefficients {
+            match name {
+                "scale" => scale.scale = list,
+                "shift" => scale.shift = list,
+                _ => scale.power = list,
+            }
+        }
+    }
+    Ok(attrs)
 }
 
 #[cfg(test)]

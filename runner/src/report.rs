@@ -75,7 +75,11 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
         by_op.entry(&record.op).or_default().push(record);
     }
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let skipped = |rs: &[&Record]| rs.iter().filter(|r| matches!(r.status, Status::Unsupported | Status::KnownFailure)).count();
+    let skipped = |rs: &[&Record]| {
+        rs.iter()
+            .filter(|r| matches!(r.status, Status::Unsupported | Status::KnownFailure))
+            .count()
+    };
     let all: Vec<&Record> = records.iter().collect();
     let _ = writeln!(
         xml,
@@ -86,7 +90,10 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
         skipped(&all)
     );
     for (op, records) in by_op {
-        let failures = records.iter().filter(|r| r.status == Status::Failed).count();
+        let failures = records
+            .iter()
+            .filter(|r| r.status == Status::Failed)
+            .count();
         let _ = writeln!(
             xml,
             "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{}\">",
@@ -94,9 +101,13 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
             skipped(&records)
         );
         for r in records {
-            let (classname, name) = r.name.split_once("::").map_or(("", r.name.as_str()), |(_, rest)| {
-                rest.split_once("::").map_or(("", rest), |(file, case)| (file, case))
-            });
+            let (classname, name) =
+                r.name
+                    .split_once("::")
+                    .map_or(("", r.name.as_str()), |(_, rest)| {
+                        rest.split_once("::")
+                            .map_or(("", rest), |(file, case)| (file, case))
+                    });
             let _ = write!(
                 xml,
                 "    <testcase classname=\"{op}.{}\" name=\"{}\" time=\"{:.6}\"",
@@ -104,7 +115,11 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
                 xml_escape(name),
                 r.seconds
             );
-            let first_line = r.message.lines().find(|l| !l.starts_with("case:")).unwrap_or("");
+            let first_line = r
+                .message
+                .lines()
+                .find(|l| !l.starts_with("case:"))
+                .unwrap_or("");
             match r.status {
                 Status::Passed => xml.push_str("/>\n"),
                 Status::Failed => {
@@ -116,7 +131,11 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
                     );
                 }
                 Status::Unsupported | Status::KnownFailure => {
-                    let _ = writeln!(xml, "><skipped message=\"{}\"/></testcase>", xml_escape(&r.message));
+                    let _ = writeln!(
+                        xml,
+                        "><skipped message=\"{}\"/></testcase>",
+                        xml_escape(&r.message)
+                    );
                 }
             }
         }
@@ -192,19 +211,40 @@ mod tests {
         ];
         let table = table(&records);
         assert!(table.contains("slice"), "{table}");
-        assert!(table.lines().any(|l| l.starts_with("slice") && l.contains("1/1/0")), "{table}");
-        assert!(table.lines().any(|l| l.starts_with("shuffle") && l.contains("0/0/1")), "{table}");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("slice") && l.contains("1/1/0")),
+            "{table}"
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("shuffle") && l.contains("0/0/1")),
+            "{table}"
+        );
     }
 
     #[test]
     fn junit_escapes_and_marks_failures() {
         let records = [
-            record("slice::f::c::int8", Some("int8"), Status::Failed, "case: x\nexpected <1> & got 2"),
+            record(
+                "slice::f::c::int8",
+                Some("int8"),
+                Status::Failed,
+                "case: x\nexpected <1> & got 2",
+            ),
             record("slice::f::d", None, Status::Passed, ""),
         ];
         let xml = junit("numpy", &records);
-        assert!(xml.contains("<testcase classname=\"slice.f\" name=\"c::int8\""), "{xml}");
-        assert!(xml.contains("failure message=\"expected &lt;1&gt; &amp; got 2\""), "{xml}");
+        assert!(
+            xml.contains("<testcase classname=\"slice.f\" name=\"c::int8\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("failure message=\"expected &lt;1&gt; &amp; got 2\""),
+            "{xml}"
+        );
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
         let json = json("numpy", &records);
         assert!(json.contains("\"failed\": 1"), "{json}");

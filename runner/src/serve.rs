@@ -5,15 +5,18 @@
 
 use std::io::{BufRead, Write};
 
-use opspec::ops::{Attrs, Invocation, Op};
+use opspec::ops::{Invocation, Op};
 use opspec::{OpError, Tensor};
 use serde_json::{json, Value};
 
-use crate::protocol::{WireTensor, PROTOCOL_VERSION};
+use crate::protocol::{decode_attrs, WireTensor, PROTOCOL_VERSION};
 
 /// Decodes a `run` request into a trial id and an invocation.
 pub fn decode_run(request: &Value) -> Result<(String, Invocation), String> {
-    let id = request["id"].as_str().ok_or("run request without an id")?.to_owned();
+    let id = request["id"]
+        .as_str()
+        .ok_or("run request without an id")?
+        .to_owned();
     let op_name = request["op"].as_str().ok_or("run request without an op")?;
     let op = Op::from_name(op_name).ok_or_else(|| format!("unknown op {op_name:?}"))?;
     let attrs_value = request.get("attrs").cloned().unwrap_or_else(|| json!({}));
@@ -35,14 +38,6 @@ pub fn decode_run(request: &Value) -> Result<(String, Invocation), String> {
     Ok((id, Invocation { attrs, inputs }))
 }
 
-fn decode_attrs(op: Op, value: Value) -> Result<Attrs, serde_json::Error> {
-    Ok(match op {
-        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
-        Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
-        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
-    })
-}
-
 /// The reply line for one evaluated request.
 pub fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
     match result {
@@ -56,11 +51,13 @@ pub fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
     .to_string()
 }
 
-/// Serves requests until the input ends. `evaluate` computes one invocation.
+/// Serves requests until the input ends, as a backend called `name` for `targets` (e.g.
+/// `["dla"]`). `evaluate` computes one invocation.
 pub fn serve(
     input: impl BufRead,
     mut output: impl Write,
     name: &str,
+    targets: &[String],
     mut evaluate: impl FnMut(&str, &Invocation) -> Result<Vec<Tensor>, OpError>,
 ) -> std::io::Result<()> {
     for line in input.lines() {
@@ -74,6 +71,7 @@ pub fn serve(
                 "protocol": PROTOCOL_VERSION,
                 "name": name,
                 "ops": Op::ALL.map(Op::name),
+                "targets": targets,
             })
             .to_string(),
             Ok(request) if request["type"] == "run" => match decode_run(&request) {
@@ -86,8 +84,12 @@ pub fn serve(
                 })
                 .to_string(),
             },
-            Ok(other) => json!({"type": "error", "id": other["id"], "message": "unknown request type"}).to_string(),
-            Err(e) => json!({"type": "error", "id": null, "message": format!("bad JSON: {e}")}).to_string(),
+            Ok(other) => {
+                json!({"type": "error", "id": other["id"], "message": "unknown request type"})
+                    .to_string()
+            }
+            Err(e) => json!({"type": "error", "id": null, "message": format!("bad JSON: {e}")})
+                .to_string(),
         };
         writeln!(output, "{reply}")?;
         output.flush()?;

@@ -1,6 +1,13 @@
 //! Judging an outcome against a case's expectation, and the failure report a person reads.
+//!
+//! Outputs are compared as [`opspec::compare`] says: layout ops bit for bit, Scale within the
+//! case's tolerance or the default for its output dtype. A case marked
+//! `implementation_defined` holds the reference's reading of undocumented behaviour: the
+//! reference must match it, while another backend whose values differ (or that rejects the
+//! case) is reported as skipped with the difference as the reason, not as a failure. A wrong
+//! dtype or shape still fails.
 
-use opspec::compare::compare_exact;
+use opspec::compare::{compare, comparison_for, Comparison};
 use opspec::spec::{Case, Expectation};
 use opspec::Tensor;
 
@@ -14,44 +21,77 @@ pub enum Verdict {
     Unsupported(String),
 }
 
-/// Compares what the backend did with what the case expects. Message fragments are checked
-/// only for the reference: other implementations word their errors their own way.
-pub fn judge(case: &Case, outcome: Outcome, check_message: bool) -> Verdict {
-    let failure = match (&case.expect, outcome) {
+/// Compares what the backend did with what the case expects. `is_reference` says the backend
+/// is this repository's interpreter: message fragments are checked only for it (other
+/// implementations word their errors their own way), and only it is held to the expected
+/// values of an implementation-defined case.
+pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
+    // `true`: the difference is in values (or a rejection), which an implementation-defined
+    // case tolerates from other backends.
+    let (failure, in_values) = match (&case.expect, outcome) {
         (_, Outcome::Unsupported(reason)) => return Verdict::Unsupported(reason),
         (Expectation::Outputs(expected), Outcome::Outputs(actual)) => {
             if expected.len() != actual.len() {
-                format!("expected {} output(s), got {}", expected.len(), actual.len())
+                (
+                    format!("expected {} output(s), got {}", expected.len(), actual.len()),
+                    false,
+                )
             } else {
-                match expected.iter().zip(&actual).find_map(|(e, a)| compare_exact(e, a).err()) {
+                let mismatch = expected.iter().zip(&actual).find_map(|(e, a)| {
+                    let header = e.dtype != a.dtype || e.shape != a.shape;
+                    compare(e, a, comparison(case, e))
+                        .err()
+                        .map(|report| (report, !header))
+                });
+                match mismatch {
                     None => return Verdict::Pass,
-                    Some(report) => report,
+                    Some(found) => found,
                 }
             }
         }
-        (Expectation::Outputs(_), Outcome::Rejected { kind, message }) => format!(
-            "expected outputs, but the case was rejected: {}: {message}",
-            kind.map_or("(no kind)", |k| k.name())
+        (Expectation::Outputs(_), Outcome::Rejected { kind, message }) => (
+            format!(
+                "expected outputs, but the case was rejected: {}: {message}",
+                kind.map_or("(no kind)", |k| k.name())
+            ),
+            true,
         ),
-        (Expectation::Error { kind, .. }, Outcome::Outputs(actual)) => format!(
-            "expected error `{kind}`, but got outputs {}",
-            describe_tensors(&actual)
+        (Expectation::Error { kind, .. }, Outcome::Outputs(actual)) => (
+            format!(
+                "expected error `{kind}`, but got outputs {}",
+                describe_tensors(&actual)
+            ),
+            false,
         ),
         (Expectation::Error { kind, message }, Outcome::Rejected { kind: got, message: text }) => {
             match got {
                 Some(got) if got != *kind => {
-                    format!("expected error `{kind}`, got `{got}`: {text}")
+                    (format!("expected error `{kind}`, got `{got}`: {text}"), false)
                 }
                 _ => match message {
-                    Some(fragment) if check_message && !text.contains(fragment.as_str()) => format!(
-                        "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}"
+                    Some(fragment) if is_reference && !text.contains(fragment.as_str()) => (
+                        format!(
+                            "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}"
+                        ),
+                        false,
                     ),
                     _ => return Verdict::Pass,
                 },
             }
         }
     };
+    if case.implementation_defined && in_values && !is_reference {
+        let first = failure.lines().next().unwrap_or_default();
+        return Verdict::Unsupported(format!(
+            "implementation-defined: differs from the reference's reading ({first})"
+        ));
+    }
     Verdict::Fail(format!("{}\n{failure}", describe_case(case)))
+}
+
+/// How the case's output `expected` is compared.
+pub fn comparison(case: &Case, expected: &Tensor) -> Comparison {
+    comparison_for(&case.invocation.attrs, expected.dtype, case.tolerance)
 }
 
 /// The header of a failure report: which case, where from, with what.
@@ -68,14 +108,29 @@ pub fn describe_case(case: &Case) -> String {
         })
         .collect();
     let mut text = format!(
-        "case:   {} ({})\nsource: {}{}\ninputs: {}\nattrs:  {:?}",
+        "case:   {} ({})\nsource: {}{}{}\ninputs: {}\nattrs:  {:?}",
         case.trial_name(),
         case.path.display(),
         case.source,
         if case.inferred { " [inferred]" } else { "" },
+        if case.implementation_defined {
+            " [implementation-defined]"
+        } else {
+            ""
+        },
         inputs.join(", "),
         case.invocation.attrs,
     );
+    if let Expectation::Outputs(expected) = &case.expect {
+        if let Some(Comparison::Within(tolerance)) = expected.first().map(|e| comparison(case, e)) {
+            let origin = if case.tolerance.is_some() {
+                "the case's"
+            } else {
+                "default"
+            };
+            text.push_str(&format!("\ncompare: within {tolerance} ({origin})"));
+        }
+    }
     if let Some(note) = &case.note {
         text.push_str(&format!("\nnote:   {note}"));
     }
@@ -88,4 +143,150 @@ fn describe_tensors(tensors: &[Tensor]) -> String {
         .map(|t| format!("{} {:?}", t.dtype, t.shape))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    use opspec::spec::load_dirs;
+    use opspec::DType;
+
+    /// A scratch spec folder holding `scale/<file>.yaml`.
+    fn load_scale(name: &str, yaml: &str) -> Vec<Case> {
+        let dir =
+            std::env::temp_dir().join(format!("opspec-verdict-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("scale")).unwrap();
+        std::fs::write(dir.join("scale").join(format!("{name}.yaml")), yaml).unwrap();
+        let loaded = load_dirs(&[PathBuf::from(&dir)], None);
+        std::fs::remove_dir_all(Path::new(&dir)).unwrap();
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        loaded.cases
+    }
+
+    /// Seed 003 "Scale 4D" with the expected 9.0 written 1 ULP high (9.000001 = 0x41100001).
+    fn seed_case(tolerance: &str) -> String {
+        format!(
+            r#"
+cases:
+  - name: seed_uniform_off_by_one_ulp
+    source: "seed 003, example 'Scale 4D', first value moved up 1 ULP"
+    {tolerance}
+    attrs: {{mode: uniform, scale: [2], shift: [1], power: [2]}}
+    inputs:
+      input: {{dtype: float32, shape: [1, 1, 3, 3], data: [[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]]}}
+    expected:
+      output:
+        dtype: float32
+        shape: [1, 1, 3, 3]
+        data: [[[["0x41100001", 25, 49], [81, 121, 169], [225, 289, 361]]]]
+"#
+        )
+    }
+
+    fn reference_outcome(case: &Case) -> Outcome {
+        Outcome::Outputs(opspec::ops::evaluate(&case.invocation).unwrap())
+    }
+
+    #[test]
+    fn one_ulp_off_passes_under_one_ulp_and_fails_under_zero() {
+        let cases = load_scale("ulp1", &seed_case("tolerance: {ulp: 1}"));
+        let case = &cases[0];
+        assert_eq!(judge(case, reference_outcome(case), true), Verdict::Pass);
+
+        let cases = load_scale("ulp0", &seed_case("tolerance: {ulp: 0}"));
+        let case = &cases[0];
+        let Verdict::Fail(report) = judge(case, reference_outcome(case), true) else {
+            panic!("a 1-ULP difference must fail under {{ulp: 0}}");
+        };
+        assert!(
+            report.contains("1 of 9 elements are outside tolerance {ulp: 0}"),
+            "{report}"
+        );
+        assert!(
+            report.contains("worst ULP distance: 1 at [0, 0, 0, 0]"),
+            "{report}"
+        );
+        assert!(
+            report.contains("smallest tolerance that passes: {ulp: 1}"),
+            "{report}"
+        );
+        assert!(
+            report.contains("compare: within {ulp: 0} (the case's)"),
+            "{report}"
+        );
+
+        // Without an override, power 2 on float32 takes the default of 4 ULP.
+        let cases = load_scale("default", &seed_case(""));
+        assert_eq!(
+            judge(&cases[0], reference_outcome(&cases[0]), true),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn nan_and_infinity_rules_in_a_verdict() {
+        let cases = load_scale("nan", &seed_case("tolerance: {ulp: 0}"));
+        let case = &cases[0];
+        let mut output = opspec::ops::evaluate(&case.invocation).unwrap().remove(0);
+        // Put an infinity where 25 is expected: no tolerance passes.
+        let mut bits: Vec<u64> = (0..output.len()).map(|i| output.bits(i)).collect();
+        bits[0] = 0x4110_0001;
+        bits[1] = f32::INFINITY.to_bits() as u64;
+        output = Tensor::from_bits(DType::Float32, output.shape.clone(), bits);
+        let Verdict::Fail(report) = judge(case, Outcome::Outputs(vec![output]), true) else {
+            panic!("an infinity for a finite value must fail");
+        };
+        assert!(report.contains("no tolerance passes"), "{report}");
+        assert!(!report.contains("smallest tolerance"), "{report}");
+    }
+
+    #[test]
+    fn implementation_defined_cases_bind_only_the_reference() {
+        let yaml = r#"
+cases:
+  - name: negative_base_half_power
+    source: "semantics.md §3.5: IEEE pow, negative base with non-integer power is NaN"
+    implementation_defined: true
+    unsupported_on: {dla: "custom power values are not supported on DLA"}
+    attrs: {mode: uniform, power: [0.5]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 2], data: [[[[-4, 4]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 2], data: [[[[.nan, 2]]]]}
+"#;
+        let cases = load_scale("impl", yaml);
+        let case = &cases[0];
+        assert!(case.implementation_defined);
+        assert_eq!(
+            case.unsupported_reason(&["gpu", "dla"]),
+            Some(("dla", "custom power values are not supported on DLA"))
+        );
+        assert_eq!(case.unsupported_reason(&["gpu"]), None);
+        assert_eq!(judge(case, reference_outcome(case), true), Verdict::Pass);
+        // An engine that returns -2 for sqrt(-4) differs in values: skipped with the reason
+        // for other backends, a failure for the reference.
+        let other = Tensor::from_bits(
+            DType::Float32,
+            vec![1, 1, 1, 2],
+            vec![(-2f32).to_bits() as u64, 2f32.to_bits() as u64],
+        );
+        let verdict = judge(case, Outcome::Outputs(vec![other.clone()]), false);
+        assert!(
+            matches!(&verdict, Verdict::Unsupported(reason) if reason.starts_with("implementation-defined")),
+            "{verdict:?}"
+        );
+        assert!(matches!(
+            judge(case, Outcome::Outputs(vec![other]), true),
+            Verdict::Fail(_)
+        ));
+        // A wrong shape is still a failure.
+        let wrong = Tensor::from_bits(DType::Float32, vec![2], vec![0, 0]);
+        assert!(matches!(
+            judge(case, Outcome::Outputs(vec![wrong]), false),
+            Verdict::Fail(_)
+        ));
+    }
 }

@@ -5,11 +5,15 @@
 //! | `shuffle` | [`shuffle`] | TensorRT `IShuffleLayer` (seed 000) |
 //! | `slice` | [`slice`] | TensorRT `ISliceLayer` (seed 004) |
 //! | `as_strided` | [`as_strided`] | Ascend ATB `AsStridedOperation` (seed 001) |
+//! | `scale` | [`scale`] | TensorRT `IScaleLayer` (seed 003) |
+//! | `reformat` | [`reformat`] | TensorRT `TensorFormat` memory layouts (NvInferRuntime.h; not seed 002) |
 //!
 //! Each module has its attributes, a validating `plan` that returns a typed error before any
 //! output is allocated, and `run`. This module only names them and routes an [`Invocation`].
 
 pub mod as_strided;
+pub mod reformat;
+pub mod scale;
 pub mod shuffle;
 pub mod slice;
 
@@ -24,16 +28,26 @@ pub enum Op {
     Shuffle,
     Slice,
     AsStrided,
+    Scale,
+    Reformat,
 }
 
 impl Op {
-    pub const ALL: [Op; 3] = [Op::Shuffle, Op::Slice, Op::AsStrided];
+    pub const ALL: [Op; 5] = [
+        Op::Shuffle,
+        Op::Slice,
+        Op::AsStrided,
+        Op::Scale,
+        Op::Reformat,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Op::Shuffle => "shuffle",
             Op::Slice => "slice",
             Op::AsStrided => "as_strided",
+            Op::Scale => "scale",
+            Op::Reformat => "reformat",
         }
     }
 
@@ -47,6 +61,8 @@ impl Op {
             Op::Shuffle => &shuffle::INPUTS,
             Op::Slice => &slice::INPUTS,
             Op::AsStrided => &as_strided::INPUTS,
+            Op::Scale => &scale::INPUTS,
+            Op::Reformat => &reformat::INPUTS,
         }
     }
 }
@@ -64,6 +80,8 @@ pub enum Attrs {
     Shuffle(shuffle::Attrs),
     Slice(slice::Attrs),
     AsStrided(as_strided::Attrs),
+    Scale(scale::Attrs),
+    Reformat(reformat::Attrs),
 }
 
 impl Attrs {
@@ -72,6 +90,8 @@ impl Attrs {
             Attrs::Shuffle(_) => Op::Shuffle,
             Attrs::Slice(_) => Op::Slice,
             Attrs::AsStrided(_) => Op::AsStrided,
+            Attrs::Scale(_) => Op::Scale,
+            Attrs::Reformat(_) => Op::Reformat,
         }
     }
 
@@ -95,7 +115,7 @@ impl Attrs {
             .filter(|&(attr, position, _)| attr && present(position))
             .map(|(_, _, name)| name)
             .collect(),
-            Attrs::AsStrided(_) => Vec::new(),
+            Attrs::AsStrided(_) | Attrs::Scale(_) | Attrs::Reformat(_) => Vec::new(),
         }
     }
 }
@@ -136,6 +156,8 @@ pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
             },
         )?,
         Attrs::AsStrided(attrs) => as_strided::run(attrs, input)?,
+        Attrs::Scale(attrs) => scale::run(attrs, input)?,
+        Attrs::Reformat(attrs) => reformat::run(attrs, input)?,
     };
     Ok(vec![output])
 }

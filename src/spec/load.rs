@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::value::{flatten, to_bits, DataNode};
-use super::{Case, Expectation, SpecError};
+use super::{Case, Expectation, SpecError, TARGETS};
+use crate::compare::Tolerance;
 use crate::dtype::DType;
 use crate::error::ErrorKind;
 use crate::ops::{Attrs, Invocation, Op};
@@ -36,6 +37,55 @@ struct CaseDef {
     expected: Option<BTreeMap<String, TensorDef>>,
     #[serde(default)]
     error: Option<ErrorDef>,
+    #[serde(default)]
+    tolerance: Option<ToleranceDef>,
+    #[serde(default)]
+    unsupported_on: BTreeMap<String, String>,
+    #[serde(default)]
+    implementation_defined: bool,
+}
+
+/// `{ulp: N}` or `{abs: N}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToleranceDef {
+    #[serde(default)]
+    ulp: Option<f64>,
+    #[serde(default)]
+    abs: Option<f64>,
+}
+
+impl ToleranceDef {
+    /// N must be a whole number; it is read as a number so that a fraction gets a message
+    /// saying what the field means rather than a type error.
+    fn parse(&self) -> Result<Tolerance, CaseProblem> {
+        let whole = |name: &str, n: f64, meaning: &str| {
+            if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
+                Ok(n as u64)
+            } else {
+                Err((
+                    format!("tolerance.{name}"),
+                    format!("{n} is not a whole number >= 0: {meaning}"),
+                ))
+            }
+        };
+        match (self.ulp, self.abs) {
+            (Some(n), None) => Ok(Tolerance::Ulp(whole(
+                "ulp",
+                n,
+                "ulp counts representable float values between expected and actual",
+            )?)),
+            (None, Some(n)) => Ok(Tolerance::Abs(whole(
+                "abs",
+                n,
+                "abs is the integer difference allowed in an int8 output; float outputs take `ulp`",
+            )?)),
+            _ => Err((
+                "tolerance".into(),
+                "give exactly one of `ulp` (float outputs) or `abs` (int8 outputs)".into(),
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -260,6 +310,39 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
             return Err(problem("expected", "`expected` names no output".into()));
         }
     }
+    let tolerance = match &def.tolerance {
+        None => None,
+        Some(_) if op != Op::Scale => {
+            return Err(problem(
+                "tolerance",
+                format!(
+                    "{op} is a layout op and compares bit for bit; only scale takes a tolerance"
+                ),
+            ))
+        }
+        Some(_) if def.expected.is_none() => {
+            return Err(problem(
+                "tolerance",
+                "a tolerance applies to expected outputs; this case expects an error".into(),
+            ))
+        }
+        Some(tolerance) => Some(tolerance.parse()?),
+    };
+    for (target, reason) in &def.unsupported_on {
+        let field = format!("unsupported_on.{target}");
+        if !TARGETS.contains(&target.as_str()) {
+            return Err(problem(
+                &field,
+                format!("unknown target `{target}` (known: {})", TARGETS.join(", ")),
+            ));
+        }
+        if reason.trim().is_empty() {
+            return Err(problem(
+                &field,
+                "say why the case does not run there".into(),
+            ));
+        }
+    }
     let mut dtypes = Vec::new();
     for (i, name) in def.dtypes.iter().enumerate() {
         let dtype = DType::from_name(name)
@@ -301,6 +384,17 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
             },
             (None, None) => unreachable!("checked above"),
         };
+        if let (Some(tolerance), Expectation::Outputs(outputs)) = (tolerance, &expect) {
+            if let Some(output) = outputs.iter().find(|o| !tolerance.applies_to(o.dtype)) {
+                return Err(problem(
+                    "tolerance",
+                    format!(
+                        "tolerance {tolerance} does not apply to a {} output: use `ulp` for float outputs, `abs` for integer ones",
+                        output.dtype
+                    ),
+                ));
+            }
+        }
         cases.push(Case {
             op,
             file: file.to_owned(),
@@ -315,6 +409,9 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
                 inputs,
             },
             expect,
+            tolerance,
+            unsupported_on: def.unsupported_on.clone(),
+            implementation_defined: def.implementation_defined,
         });
     }
     Ok(cases)
@@ -337,6 +434,8 @@ fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, CasePr
         Op::Shuffle => Attrs::Shuffle(typed(value)?),
         Op::Slice => Attrs::Slice(typed(value)?),
         Op::AsStrided => Attrs::AsStrided(typed(value)?),
+        Op::Scale => Attrs::Scale(typed(value)?),
+        Op::Reformat => Attrs::Reformat(typed(value)?),
     })
 }
 
@@ -530,6 +629,77 @@ cases:
         std::fs::remove_dir_all(dir).unwrap();
         assert_eq!(cases.len(), 2);
         assert!(errors[0].message.contains("duplicate case name"));
+    }
+
+    const SCALE: &str = r#"
+cases:
+  - name: quantize
+    source: test
+    implementation_defined: true
+    unsupported_on: {dla: "custom power values are not supported on DLA"}
+    tolerance: {abs: 0}
+    attrs: {mode: uniform, scale: [2], power: [2], output_dtype: int8}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[1.5]]]]}
+    expected:
+      output: {dtype: int8, shape: [1, 1, 1, 1], data: [[[[9]]]]}
+"#;
+
+    fn scale_error(text: &str) -> SpecError {
+        let dir = scratch("scale-bad");
+        let path = write_spec(&dir, "scale", "bad", text);
+        let (cases, errors) = load_file(Op::Scale, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(cases.is_empty(), "{cases:?}");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        errors[0].clone()
+    }
+
+    #[test]
+    fn scale_case_fields() {
+        let dir = scratch("scale");
+        let path = write_spec(&dir, "scale", "quantize", SCALE);
+        let (cases, errors) = load_file(Op::Scale, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        let case = &cases[0];
+        assert_eq!(case.tolerance, Some(Tolerance::Abs(0)));
+        assert!(case.implementation_defined);
+        assert_eq!(
+            case.unsupported_on.get("dla").map(String::as_str),
+            Some("custom power values are not supported on DLA")
+        );
+
+        let e = scale_error(&SCALE.replace("{abs: 0}", "{ulp: 1}"));
+        assert_eq!(e.field.as_deref(), Some("tolerance"));
+        assert!(e.message.contains("int8 output"), "{e}");
+        let e = scale_error(&SCALE.replace("{abs: 0}", "{abs: 0, ulp: 1}"));
+        assert!(e.message.contains("exactly one"), "{e}");
+        let e = scale_error(&SCALE.replace("{abs: 0}", "{abs: 0.00001}"));
+        assert_eq!(e.field.as_deref(), Some("tolerance.abs"));
+        assert!(e.message.contains("float outputs take `ulp`"), "{e}");
+        let e = scale_error(&SCALE.replace("{abs: 0}", "{ulp: -1}"));
+        assert_eq!(e.field.as_deref(), Some("tolerance.ulp"));
+        let e = scale_error(&SCALE.replace("{abs: 0}", "{rel: 0.1}"));
+        assert!(e.message.contains("unknown field `rel`"), "{e}");
+        let e = scale_error(&SCALE.replace("{dla: ", "{gpu: "));
+        assert_eq!(e.field.as_deref(), Some("unsupported_on.gpu"));
+        let e =
+            scale_error(&SCALE.replace("\"custom power values are not supported on DLA\"", "\"\""));
+        assert_eq!(e.field.as_deref(), Some("unsupported_on.dla"));
+        let error_case = SCALE.replace(
+            "expected:\n      output: {dtype: int8, shape: [1, 1, 1, 1], data: [[[[9]]]]}",
+            "error: {kind: invalid_weights}",
+        );
+        assert!(scale_error(&error_case)
+            .message
+            .contains("expects an error"));
+        let e = scale_error(&SCALE.replace("scale: [2]", "scale: [2, 1e40]"));
+        assert_eq!(e.field.as_deref(), Some("attrs.scale[1]"));
+
+        let e =
+            single_error(&GOOD.replace("source: test", "source: test\n    tolerance: {ulp: 1}"));
+        assert!(e.message.contains("bit for bit"), "{e}");
     }
 
     #[test]

@@ -8,11 +8,13 @@
 mod load;
 pub mod value;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
 pub use load::{load_dirs, load_file, Loaded};
 
+use crate::compare::Tolerance;
 use crate::dtype::DType;
 use crate::error::ErrorKind;
 use crate::ops::{Invocation, Op};
@@ -46,13 +48,37 @@ pub struct Case {
     pub note: Option<String>,
     pub invocation: Invocation,
     pub expect: Expectation,
+    /// The case's own tolerance (`tolerance: {ulp: N}` / `{abs: N}`); Scale only. `None`
+    /// takes the default for the output dtype ([`crate::compare::default_tolerance`]).
+    pub tolerance: Option<Tolerance>,
+    /// Targets on which the case is known not to run, with the documented reason
+    /// (`unsupported_on: {dla: "custom power values are not supported on DLA"}`). A backend that
+    /// declares one of these targets gets the case skipped with the reason.
+    pub unsupported_on: BTreeMap<String, String>,
+    /// The expected result is the reference's reading of behaviour the vendor leaves
+    /// undocumented (e.g. a negative base with a non-integer power): another implementation may
+    /// legitimately differ.
+    pub implementation_defined: bool,
 }
 
 impl Case {
     pub fn trial_name(&self) -> String {
         trial_name(self.op.name(), &self.file, &self.name, self.dtype)
     }
+
+    /// The first of `targets` the case is restricted on, with the reason.
+    pub fn unsupported_reason<S: AsRef<str>>(&self, targets: &[S]) -> Option<(&str, &str)> {
+        targets.iter().find_map(|target| {
+            self.unsupported_on
+                .get_key_value(target.as_ref())
+                .map(|(target, reason)| (target.as_str(), reason.as_str()))
+        })
+    }
 }
+
+/// The targets a case may name in `unsupported_on` (a backend declares its own in the
+/// handshake, see docs/protocol.md).
+pub const TARGETS: [&str; 1] = ["dla"];
 
 /// `<op>::<file>::<case>[::<dtype>]`.
 pub fn trial_name(op: &str, file: &str, case: &str, dtype: Option<DType>) -> String {

@@ -1,0 +1,143 @@
+//! The runner survives a backend that crashes on one case, hangs on another and lies on a
+//! third: exactly those three fail, each with a clear reason, and every other case passes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// `target/<profile>/examples/faulty_backend`, built by `cargo test` with the tests.
+fn faulty_backend() -> PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    deps.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("faulty_backend")
+}
+
+fn runner() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_runner"))
+}
+
+#[test]
+fn crash_hang_and_lie_fail_exactly_those_cases() {
+    let listing = runner().arg("--list").output().unwrap();
+    let names: Vec<String> = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
+        .collect();
+    // One victim per op, each a case that expects outputs (so the lie is visible).
+    let pick = |prefix: &str| {
+        names
+            .iter()
+            .find(|n| n.starts_with(prefix) && n.contains("seed"))
+            .unwrap_or_else(|| panic!("no seed case under {prefix}"))
+            .clone()
+    };
+    let (crash, hang, lie) = (pick("shuffle::"), pick("slice::"), pick("as_strided::"));
+    let scratch = std::env::temp_dir().join(format!("opspec-faulty-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let report = scratch.join("report.json");
+    let command = format!(
+        "{} --crash {crash} --hang {hang} --lie {lie}",
+        faulty_backend().display()
+    );
+    let run = runner()
+        .args([
+            "--backend",
+            &command,
+            "--timeout",
+            "1",
+            "--test-threads",
+            "1",
+        ])
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--backend-log")
+        .arg(scratch.join("backend.log"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(!run.status.success(), "the run must fail:\n{stdout}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let failed: Vec<(&str, &str)> = json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "failed")
+        .map(|t| (t["name"].as_str().unwrap(), t["message"].as_str().unwrap()))
+        .collect();
+    let mut failed_names: Vec<&str> = failed.iter().map(|(n, _)| *n).collect();
+    failed_names.sort();
+    let mut expected = vec![crash.as_str(), hang.as_str(), lie.as_str()];
+    expected.sort();
+    assert_eq!(failed_names, expected, "{stdout}");
+    let message = |name: &str| failed.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert!(message(&crash).contains("exited"), "{}", message(&crash));
+    assert!(
+        message(&hang).contains("did not answer within 1 s"),
+        "{}",
+        message(&hang)
+    );
+    assert!(
+        message(&lie).contains("elements differ"),
+        "{}",
+        message(&lie)
+    );
+    assert_eq!(json["passed"].as_u64().unwrap() as usize, names.len() - 3);
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn a_filter_that_selects_nothing_is_an_error() {
+    let run = runner().arg("no_case_has_this_name").output().unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("selects no case"));
+}
+
+#[test]
+fn a_dla_backend_skips_the_cases_restricted_on_dla() {
+    let specs = opspec_runner::Config::from_env().unwrap().specs;
+    let loaded = opspec::spec::load_dirs(&specs, None);
+    let restricted: Vec<String> = loaded
+        .cases
+        .iter()
+        .filter(|case| case.unsupported_on.contains_key("dla"))
+        .map(|case| case.trial_name())
+        .collect();
+    assert!(!restricted.is_empty(), "no case is restricted on dla");
+    let scratch = std::env::temp_dir().join(format!("opspec-dla-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let report = scratch.join("report.json");
+    let backend = format!("{} --serve --target dla", env!("CARGO_BIN_EXE_runner"));
+    let run = runner()
+        .args(["--backend", &backend, "--report-json"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let mut skipped: Vec<String> = json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "unsupported")
+        .inspect(|t| {
+            assert!(t["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("restricted on dla: "))
+        })
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    skipped.sort();
+    let mut expected = restricted;
+    expected.sort();
+    assert_eq!(skipped, expected);
+    std::fs::remove_dir_all(scratch).unwrap();
+}

@@ -1,0 +1,777 @@
+//! Reformat — the memory images of TensorRT `TensorFormat` (NvInferRuntime.h 10.16,
+//! NvInferRuntimeBase.h 8.6; `semantics.md` §4).
+//!
+//! A tensor in `LINEAR` is the logical tensor. Any other format is a 1-D buffer holding the
+//! format's memory image, padding included. `reformat` packs a logical tensor into a buffer,
+//! unpacks a buffer (whose logical `shape` is an attribute) back, or does both in turn.
+//! Packing writes 0 into every padding slot (what TensorRT writes, [obs] cookbook DataFormat
+//! log); unpacking ignores padding ([inferred], §4 "Padding contents"). Bits move unchanged.
+//!
+//! With `C` the vector dim — the third-to-last axis, or the fourth-to-last for the `D…`
+//! formats — and the axes before it kept outermost in order (§4 general rule):
+//!
+//! | format | memory | dtypes | rank |
+//! |---|---|---|---|
+//! | `LINEAR` | `[N][C][H][W]` | all | any |
+//! | `CHW2` | `[N][⌈C/2⌉][H][W][2]` | float16, bfloat16 | ≥ 3 |
+//! | `HWC8` | `[N][H][W][⌈C/8⌉·8]` | float16, bfloat16 | ≥ 3 |
+//! | `CHW4` | `[N][⌈C/4⌉][H][W][4]` | int8, float16 | ≥ 3 |
+//! | `CHW16` | `[N][⌈C/16⌉][H][W][16]` | float16 | ≥ 3 |
+//! | `CHW32` | `[N][⌈C/32⌉][H][W][32]` | int8, float16, float32 | ≥ 3 |
+//! | `DHWC8` | `[N][D][H][W][⌈C/8⌉·8]` | float16, bfloat16 | ≥ 4 |
+//! | `CDHW32` | `[N][⌈C/32⌉][D][H][W][32]` | int8, float16 | ≥ 4 |
+//! | `HWC` | `[N][H][W][C]` | float32, uint8 | ≥ 3 |
+//! | `DLA_LINEAR` | `[N][C][H][roundUp(W, 64/e)]` | int8, float16 | = 4 |
+//! | `DLA_HWC4` | `[N][H][roundUp(W, K/C'/e)][C']` | int8, float16 | = 4 |
+//! | `HWC16` | `[N][H][W][⌈C/16⌉·16]` | int8, float16, fp8 | ≥ 3 |
+//! | `DHWC` | `[N][D][H][W][C]` | float32 | ≥ 4 |
+//!
+//! `e` is the element size in bytes (1 for int8, 2 for float16). DLA_LINEAR is planar NCHW with
+//! each W row padded to 64 bytes — not the channel-last layout of seed 002, which is wrong
+//! (§4, §8.1). DLA_HWC4 takes `C ∈ {1, 3, 4}` only (`invalid_channels`), stored as `C' = 1, 4,
+//! 4` lanes; a row is padded to `K = 64` bytes on Orin and `K = 32` on Xavier (the 8.6 text;
+//! attribute `dla`). The DLA formats describe 4-D tensors (rank ≠ 4 is `invalid_rank`).
+//!
+//! CHW4 accepts float16 as well as int8: the 10.16 header says int8 only, but the 8.6 header
+//! allows float16 and the 10.16 cookbook runs CHW4 in FP16 successfully on TensorRT 10.16 (§4
+//! [obs], §8.8), so a real engine accepts it. The DLA-only constraints of CHW4/CHW16/CHW32
+//! (C ≤ 4, dims ≤ 8192, strides in 64-byte units) are properties of a DLA engine, not of the
+//! memory image, and are not checked here.
+//!
+//! Errors: a dtype the format does not list (`unsupported_dtype`), a rank below the format's
+//! minimum (`invalid_rank`), a missing or negative `shape`, or a `shape` that differs from a
+//! LINEAR input's (`invalid_input`), a buffer that is not 1-D of the format's length for
+//! `shape` (`invalid_buffer`), a padded size past the element budget (`too_large`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::{DType, Word};
+use crate::error::{fail, ErrorKind, OpError};
+use crate::layout::{gather, gather_tensor, AxisGather};
+use crate::tensor::{checked_volume, row_major_strides, Tensor};
+
+/// Input positions.
+pub const INPUTS: [&str; 1] = ["input"];
+
+/// A `TensorFormat`, by the name the header gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Format {
+    #[serde(rename = "LINEAR")]
+    Linear,
+    #[serde(rename = "CHW2")]
+    Chw2,
+    #[serde(rename = "HWC8")]
+    Hwc8,
+    #[serde(rename = "CHW4")]
+    Chw4,
+    #[serde(rename = "CHW16")]
+    Chw16,
+    #[serde(rename = "CHW32")]
+    Chw32,
+    #[serde(rename = "DHWC8")]
+    Dhwc8,
+    #[serde(rename = "CDHW32")]
+    Cdhw32,
+    #[serde(rename = "HWC")]
+    Hwc,
+    #[serde(rename = "DLA_LINEAR")]
+    DlaLinear,
+    #[serde(rename = "DLA_HWC4")]
+    DlaHwc4,
+    #[serde(rename = "HWC16")]
+    Hwc16,
+    #[serde(rename = "DHWC")]
+    Dhwc,
+}
+
+/// Which DLA generation's DLA_HWC4 row rule applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dla {
+    /// Rows padded to 64 bytes.
+    #[default]
+    Orin,
+    /// Rows padded to 32 bytes (NvInferRuntimeBase.h 8.6).
+    Xavier,
+}
+
+/// How a format arranges memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Linear,
+    /// `[..][⌈C/V⌉][spatial…][V]`; the vector dim is `from_end`-th to last.
+    VectorMajor {
+        lanes: usize,
+        from_end: usize,
+    },
+    /// `[..][spatial…][⌈C/V⌉·V]`.
+    VectorMinor {
+        lanes: usize,
+        from_end: usize,
+    },
+    DlaLinear,
+    DlaHwc4,
+}
+
+impl Format {
+    pub const ALL: [Format; 13] = [
+        Format::Linear,
+        Format::Chw2,
+        Format::Hwc8,
+        Format::Chw4,
+        Format::Chw16,
+        Format::Chw32,
+        Format::Dhwc8,
+        Format::Cdhw32,
+        Format::Hwc,
+        Format::DlaLinear,
+        Format::DlaHwc4,
+        Format::Hwc16,
+        Format::Dhwc,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Linear => "LINEAR",
+            Format::Chw2 => "CHW2",
+            Format::Hwc8 => "HWC8",
+            Format::Chw4 => "CHW4",
+            Format::Chw16 => "CHW16",
+            Format::Chw32 => "CHW32",
+            Format::Dhwc8 => "DHWC8",
+            Format::Cdhw32 => "CDHW32",
+            Format::Hwc => "HWC",
+            Format::DlaLinear => "DLA_LINEAR",
+            Format::DlaHwc4 => "DLA_HWC4",
+            Format::Hwc16 => "HWC16",
+            Format::Dhwc => "DHWC",
+        }
+    }
+
+    fn kind(self) -> Kind {
+        use Kind::*;
+        match self {
+            Format::Linear => Linear,
+            Format::Chw2 => VectorMajor {
+                lanes: 2,
+                from_end: 3,
+            },
+            Format::Chw4 => VectorMajor {
+                lanes: 4,
+                from_end: 3,
+            },
+            Format::Chw16 => VectorMajor {
+                lanes: 16,
+                from_end: 3,
+            },
+            Format::Chw32 => VectorMajor {
+                lanes: 32,
+                from_end: 3,
+            },
+            Format::Cdhw32 => VectorMajor {
+                lanes: 32,
+                from_end: 4,
+            },
+            Format::Hwc8 => VectorMinor {
+                lanes: 8,
+                from_end: 3,
+            },
+            Format::Hwc16 => VectorMinor {
+                lanes: 16,
+                from_end: 3,
+            },
+            Format::Hwc => VectorMinor {
+                lanes: 1,
+                from_end: 3,
+            },
+            Format::Dhwc8 => VectorMinor {
+                lanes: 8,
+                from_end: 4,
+            },
+            Format::Dhwc => VectorMinor {
+                lanes: 1,
+                from_end: 4,
+            },
+            Format::DlaLinear => DlaLinear,
+            Format::DlaHwc4 => DlaHwc4,
+        }
+    }
+
+    /// The dtypes the format holds (§4 table; CHW4 also float16, see the module doc).
+    pub fn dtypes(self) -> &'static [DType] {
+        use DType::*;
+        match self {
+            Format::Linear => &DType::ALL,
+            Format::Chw2 | Format::Hwc8 | Format::Dhwc8 => &[Float16, BFloat16],
+            Format::Chw4 => &[Int8, Float16],
+            Format::Chw16 => &[Float16],
+            Format::Chw32 => &[Int8, Float16, Float32],
+            Format::Cdhw32 | Format::DlaLinear | Format::DlaHwc4 => &[Int8, Float16],
+            Format::Hwc => &[Float32, UInt8],
+            Format::Hwc16 => &[Int8, Float16, Fp8],
+            Format::Dhwc => &[Float32],
+        }
+    }
+
+    /// The smallest rank the format describes (the DLA formats need exactly 4).
+    pub fn min_rank(self) -> usize {
+        match self.kind() {
+            Kind::Linear => 0,
+            Kind::VectorMajor { from_end, .. } | Kind::VectorMinor { from_end, .. } => from_end,
+            Kind::DlaLinear | Kind::DlaHwc4 => 4,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attrs {
+    pub from: Format,
+    pub to: Format,
+    /// The logical shape; required when `from` is not LINEAR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<i64>>,
+    /// The DLA generation (DLA_HWC4 row rule); default Orin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dla: Option<Dla>,
+}
+
+/// A format's memory image of one logical shape.
+///
+/// `padded` is the logical shape with the vector dim rounded up to whole vectors (and DLA rows
+/// rounded up); `split` is `padded` with a vector-major dim split into (vectors, lanes); memory
+/// is `split` transposed by `order` (memory axis `i` is split axis `order[i]`), row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub logical: Vec<usize>,
+    pub padded: Vec<usize>,
+    pub split: Vec<usize>,
+    pub order: Vec<usize>,
+    /// The split vector-major axis: (logical axis, lanes).
+    vector: Option<(usize, usize)>,
+}
+
+impl Image {
+    /// Checks `dtype` and `shape` against `format` and lays the image out.
+    pub fn new(format: Format, dtype: DType, shape: &[usize], dla: Dla) -> Result<Image, OpError> {
+        check_dtype(format, dtype)?;
+        let rank = shape.len();
+        let kind = format.kind();
+        let exact_rank = matches!(kind, Kind::DlaLinear | Kind::DlaHwc4);
+        if rank < format.min_rank() || (exact_rank && rank != 4) {
+            return fail(
+                ErrorKind::InvalidRank,
+                format!(
+                    "{} needs rank {}{}, got shape {shape:?}",
+                    format.name(),
+                    if exact_rank { "" } else { ">= " },
+                    format.min_rank()
+                ),
+            );
+        }
+        let too_large = || {
+            OpError::new(
+                ErrorKind::TooLarge,
+                format!("the {} image of shape {shape:?} overflows", format.name()),
+            )
+        };
+        let round_up = |value: usize, multiple: usize| {
+            value
+                .div_ceil(multiple)
+                .checked_mul(multiple)
+                .ok_or_else(too_large)
+        };
+        let identity = |n: usize| (0..n).collect::<Vec<_>>();
+        let mut padded = shape.to_vec();
+        let (split, order, vector) = match kind {
+            Kind::Linear => (padded.clone(), identity(rank), None),
+            Kind::VectorMajor { lanes, from_end } => {
+                let c = rank - from_end;
+                padded[c] = round_up(shape[c], lanes)?;
+                let mut split = padded.clone();
+                split[c] = padded[c] / lanes;
+                split.insert(c + 1, lanes);
+                // [lead.., blocks, lanes, spatial..] -> [lead.., blocks, spatial.., lanes]
+                let mut order: Vec<usize> = (0..=c).collect();
+                order.extend(c + 2..rank + 1);
+                order.push(c + 1);
+                (split, order, Some((c, lanes)))
+            }
+            Kind::VectorMinor { lanes, from_end } => {
+                let c = rank - from_end;
+                padded[c] = round_up(shape[c], lanes)?;
+                let mut order: Vec<usize> = (0..c).collect();
+                order.extend(c + 1..rank);
+                order.push(c);
+                (padded.clone(), order, None)
+            }
+            Kind::DlaLinear => {
+                padded[3] = round_up(shape[3], 64 / element_bytes(dtype))?;
+                (padded.clone(), identity(4), None)
+            }
+            Kind::DlaHwc4 => {
+                let lanes = match shape[1] {
+                    1 => 1,
+                    3 | 4 => 4,
+                    c => {
+                        return fail(
+                            ErrorKind::InvalidChannels,
+                            format!(
+                                "DLA_HWC4 takes C in {{1, 3, 4}}, got C = {c} in shape {shape:?}"
+                            ),
+                        )
+                    }
+                };
+                let row_bytes = match dla {
+                    Dla::Orin => 64,
+                    Dla::Xavier => 32,
+                };
+                padded[1] = lanes;
+                padded[3] = round_up(shape[3], row_bytes / lanes / element_bytes(dtype))?;
+                (padded.clone(), vec![0, 2, 3, 1], None)
+            }
+        };
+        checked_volume(&padded)?;
+        Ok(Image {
+            logical: shape.to_vec(),
+            padded,
+            split,
+            order,
+            vector,
+        })
+    }
+
+    /// The buffer's element count.
+    pub fn len(&self) -> usize {
+        self.padded.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Logical tensor → buffer: pad with zeros to `padded`, then lay `split` out in `order`.
+    pub fn pack(&self, logical: &Tensor) -> Tensor {
+        let strides = row_major_strides(&self.logical);
+        let pad = AxisGather {
+            base: 0,
+            tables: self
+                .padded
+                .iter()
+                .zip(&self.logical)
+                .zip(&strides)
+                .map(|((&padded, &dim), &stride)| {
+                    (0..padded)
+                        .map(|y| (y < dim).then_some(y * stride))
+                        .collect()
+                })
+                .collect(),
+        };
+        let padded = gather(&logical.buffer, &pad, 0);
+        let memory = AxisGather::transpose(&self.split, &self.order);
+        Tensor {
+            dtype: logical.dtype,
+            shape: vec![self.len()],
+            buffer: gather(&padded, &memory, 0),
+        }
+    }
+
+    /// Buffer → logical tensor: each logical element reads its slot; padding is never read.
+    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+        let memory_shape: Vec<usize> = self.order.iter().map(|&axis| self.split[axis]).collect();
+        let memory_strides = row_major_strides(&memory_shape);
+        // The memory stride of each split axis.
+        let mut split_strides = vec![0; self.split.len()];
+        for (position, &axis) in self.order.iter().enumerate() {
+            split_strides[axis] = memory_strides[position];
+        }
+        let tables = self
+            .logical
+            .iter()
+            .enumerate()
+            .map(|(axis, &dim)| {
+                // Logical axes after a split one sit one further along in `split`.
+                let at = match self.vector {
+                    Some((c, _)) if axis > c => axis + 1,
+                    _ => axis,
+                };
+                (0..dim)
+                    .map(|y| {
+                        Some(match self.vector {
+                            Some((c, lanes)) if axis == c => {
+                                (y / lanes) * split_strides[c] + (y % lanes) * split_strides[c + 1]
+                            }
+                            _ => y * split_strides[at],
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        gather_tensor(buffer, &AxisGather { base: 0, tables }, 0)
+    }
+}
+
+/// `unsupported_dtype` unless `format` holds `dtype`.
+fn check_dtype(format: Format, dtype: DType) -> Result<(), OpError> {
+    if format.dtypes().contains(&dtype) {
+        return Ok(());
+    }
+    let names: Vec<&str> = format.dtypes().iter().map(|d| d.name()).collect();
+    fail(
+        ErrorKind::UnsupportedDtype,
+        format!("{} holds {}, not {dtype}", format.name(), names.join(", ")),
+    )
+}
+
+/// Bytes per element of a DLA dtype (int8 1, float16 2).
+fn element_bytes(dtype: DType) -> usize {
+    match dtype.word() {
+        Word::W8 => 1,
+        Word::W16 => 2,
+        Word::W32 => 4,
+        Word::W64 => 8,
+    }
+}
+
+/// The validated images of both sides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub from: Image,
+    pub to: Image,
+}
+
+/// Checks formats, dtypes, shape and buffer length.
+pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+    let dla = attrs.dla.unwrap_or_default();
+    check_dtype(attrs.from, input.dtype)?;
+    check_dtype(attrs.to, input.dtype)?;
+    let shape: Vec<usize> = match (&attrs.shape, attrs.from) {
+        (None, Format::Linear) => input.shape.clone(),
+        (None, from) => {
+            return fail(
+                ErrorKind::InvalidInput,
+                format!("reformat from {} needs the logical `shape`", from.name()),
+            )
+        }
+        (Some(shape), from) => {
+            let mut dims = Vec::with_capacity(shape.len());
+            for &dim in shape {
+                dims.push(usize::try_from(dim).map_err(|_| {
+                    OpError::new(
+                        ErrorKind::InvalidInput,
+                        format!("shape {shape:?} has a negative dim {dim}"),
+                    )
+                })?);
+            }
+            if from == Format::Linear && dims != input.shape {
+                return fail(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "shape {shape:?} differs from the LINEAR input's shape {:?}",
+                        input.shape
+                    ),
+                );
+            }
+            dims
+        }
+    };
+    checked_volume(&shape)?;
+    let from = Image::new(attrs.from, input.dtype, &shape, dla)?;
+    let to = Image::new(attrs.to, input.dtype, &shape, dla)?;
+    if attrs.from != Format::Linear && (input.rank() != 1 || input.len() != from.len()) {
+        return fail(
+            ErrorKind::InvalidBuffer,
+            format!(
+                "a {} buffer of shape {:?} is 1-D with {} elements, got shape {:?}",
+                attrs.from.name(),
+                shape,
+                from.len(),
+                input.shape
+            ),
+        );
+    }
+    Ok(Plan { from, to })
+}
+
+pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+    let plan = plan(attrs, input)?;
+    let logical = match attrs.from {
+        Format::Linear => input.clone(),
+        _ => plan.from.unpack(input),
+    };
+    Ok(match attrs.to {
+        Format::Linear => logical,
+        _ => plan.to.pack(&logical),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(dtype: DType, shape: &[usize], bits: &[u64]) -> Tensor {
+        Tensor::from_bits(dtype, shape.to_vec(), bits.to_vec())
+    }
+
+    fn bits(tensor: &Tensor) -> Vec<u64> {
+        (0..tensor.len()).map(|i| tensor.bits(i)).collect()
+    }
+
+    fn attrs(from: Format, to: Format, shape: Option<&[i64]>) -> Attrs {
+        Attrs {
+            from,
+            to,
+            shape: shape.map(<[i64]>::to_vec),
+            dla: None,
+        }
+    }
+
+    /// Packs 1..=volume (as bits) of `shape`, checks the buffer, and checks that unpacking
+    /// gives the logical tensor back.
+    fn pack_counting(format: Format, dtype: DType, shape: &[usize], dla: Dla) -> Vec<u64> {
+        let volume: usize = shape.iter().product();
+        let logical = tensor(dtype, shape, &(1..=volume as u64).collect::<Vec<_>>());
+        let mut a = attrs(Format::Linear, format, None);
+        a.dla = Some(dla);
+        let buffer = run(&a, &logical).unwrap();
+        assert_eq!(buffer.shape.len(), 1);
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let mut back = attrs(format, Format::Linear, Some(&dims));
+        back.dla = Some(dla);
+        assert_eq!(
+            run(&back, &buffer).unwrap(),
+            logical,
+            "{format:?} round trip"
+        );
+        bits(&buffer)
+    }
+
+    fn zeros(n: usize) -> Vec<u64> {
+        vec![0; n]
+    }
+
+    fn concat(parts: &[&[u64]]) -> Vec<u64> {
+        parts.concat()
+    }
+
+    #[test]
+    fn chw2_pairs_channels_and_pads_the_odd_one() {
+        // (1,3,1,2): c0 = 1 2, c1 = 3 4, c2 = 5 6. [N][2][H][W][2]: block 0 per w: (c0,c1);
+        // block 1 per w: (c2, pad) -- the cookbook's "13, 0, 14, 0" pattern.
+        let out = pack_counting(Format::Chw2, DType::Float16, &[1, 3, 1, 2], Dla::Orin);
+        assert_eq!(out, [1, 3, 2, 4, 5, 0, 6, 0]);
+    }
+
+    #[test]
+    fn hwc8_puts_channels_last_padded_to_8() {
+        // (1,3,1,2): per w, 8 lanes: c0 c1 c2 then 5 zeros.
+        let out = pack_counting(Format::Hwc8, DType::BFloat16, &[1, 3, 1, 2], Dla::Orin);
+        assert_eq!(out, concat(&[&[1, 3, 5], &zeros(5), &[2, 4, 6], &zeros(5)]));
+    }
+
+    #[test]
+    fn chw4_blocks_of_four_channels() {
+        // (1,5,2,1): c = 1 2 | 3 4 | 5 6 | 7 8 | 9 10 (h0 h1). [N][2][H][W][4]:
+        // block 0: h0 -> 1 3 5 7, h1 -> 2 4 6 8; block 1: h0 -> 9 0 0 0, h1 -> 10 0 0 0.
+        let out = pack_counting(Format::Chw4, DType::Int8, &[1, 5, 2, 1], Dla::Orin);
+        assert_eq!(out, [1, 3, 5, 7, 2, 4, 6, 8, 9, 0, 0, 0, 10, 0, 0, 0]);
+        let half = pack_counting(Format::Chw4, DType::Float16, &[1, 5, 2, 1], Dla::Orin);
+        assert_eq!(half, out);
+    }
+
+    #[test]
+    fn chw16_and_chw32_vectors() {
+        // CHW16 (1,2,1,1): one vector of 16 lanes: c0 c1, 14 zeros.
+        let out = pack_counting(Format::Chw16, DType::Float16, &[1, 2, 1, 1], Dla::Orin);
+        assert_eq!(out, concat(&[&[1, 2], &zeros(14)]));
+        // CHW32 (1,1,1,2): per w one vector: w0 -> 1 + 31 zeros, w1 -> 2 + 31 zeros.
+        let out = pack_counting(Format::Chw32, DType::Float32, &[1, 1, 1, 2], Dla::Orin);
+        assert_eq!(out, concat(&[&[1], &zeros(31), &[2], &zeros(31)]));
+        // Rank 3 (no batch), C = 33: block 0 holds c0..c31, block 1 holds c32 + 31 zeros.
+        let out = pack_counting(Format::Chw32, DType::Int8, &[33, 1, 1], Dla::Orin);
+        let first: Vec<u64> = (1..=32).collect();
+        assert_eq!(out, concat(&[&first, &[33], &zeros(31)]));
+    }
+
+    #[test]
+    fn dhwc8_and_cdhw32_use_the_fourth_to_last_axis() {
+        // DHWC8 (1,2,2,1,1): c0 = 1 2, c1 = 3 4 (over d). [N][D][H][W][8]: d0 -> 1 3 + 6 zeros.
+        let out = pack_counting(Format::Dhwc8, DType::Float16, &[1, 2, 2, 1, 1], Dla::Orin);
+        assert_eq!(out, concat(&[&[1, 3], &zeros(6), &[2, 4], &zeros(6)]));
+        // CDHW32 (1,1,2,1,1): [N][1][D][H][W][32]: d0 -> 1 + 31 zeros, d1 -> 2 + 31 zeros.
+        let out = pack_counting(Format::Cdhw32, DType::Int8, &[1, 1, 2, 1, 1], Dla::Orin);
+        assert_eq!(out, concat(&[&[1], &zeros(31), &[2], &zeros(31)]));
+    }
+
+    #[test]
+    fn hwc_hwc16_and_dhwc() {
+        // HWC (1,2,2,2): c0 = 1 2 3 4, c1 = 5 6 7 8 over (h,w). Channel-last, no padding.
+        let out = pack_counting(Format::Hwc, DType::Float32, &[1, 2, 2, 2], Dla::Orin);
+        assert_eq!(out, [1, 5, 2, 6, 3, 7, 4, 8]);
+        let out = pack_counting(Format::Hwc, DType::UInt8, &[2, 2, 2], Dla::Orin);
+        assert_eq!(out, [1, 5, 2, 6, 3, 7, 4, 8]);
+        // HWC16 (1,1,1,1) fp8: 1 then 15 zeros.
+        let out = pack_counting(Format::Hwc16, DType::Fp8, &[1, 1, 1, 1], Dla::Orin);
+        assert_eq!(out, concat(&[&[1], &zeros(15)]));
+        // DHWC (1,2,1,1,2): c0 = 1 2, c1 = 3 4 over w: per w (c0, c1) -> 1 3 2 4.
+        let out = pack_counting(Format::Dhwc, DType::Float32, &[1, 2, 1, 1, 2], Dla::Orin);
+        assert_eq!(out, [1, 3, 2, 4]);
+    }
+
+    #[test]
+    fn dla_linear_of_the_blog_tensor_is_planar_with_64_byte_rows() {
+        // Seed 002's (2,3,4,4) int8 arange(96), done right (§4): 2·3·4 rows of 64 bytes;
+        // (n,c,h,w) at ((n·3+c)·4+h)·64 + w; starts 0 1 2 3, 60 zeros, 4 5 6 7, ...
+        let logical = tensor(DType::Int8, &[2, 3, 4, 4], &(0..96).collect::<Vec<_>>());
+        let buffer = run(&attrs(Format::Linear, Format::DlaLinear, None), &logical).unwrap();
+        assert_eq!(buffer.shape, vec![1536]);
+        let out = bits(&buffer);
+        assert_eq!(
+            out[..68],
+            concat(&[&[0, 1, 2, 3], &zeros(60), &[4, 5, 6, 7]])
+        );
+        assert_eq!(out[((3 + 2) * 4 + 3) * 64 + 3], 95); // (1,2,3,3)
+        assert_eq!(out.iter().filter(|&&b| b != 0).count(), 95);
+        // float16: rows of 32 elements.
+        let out = pack_counting(Format::DlaLinear, DType::Float16, &[1, 1, 2, 3], Dla::Orin);
+        assert_eq!(
+            out,
+            concat(&[&[1, 2, 3], &zeros(29), &[4, 5, 6], &zeros(29)])
+        );
+    }
+
+    #[test]
+    fn dla_hwc4_rows_on_orin_and_xavier() {
+        // float16, C = 3 -> 4 lanes, W = 3: Orin rows roundUp(3, 64/4/2 = 8) = 8 pixels,
+        // Xavier roundUp(3, 32/4/2 = 4) = 4 pixels. c0 = 1 2 3, c1 = 4 5 6, c2 = 7 8 9.
+        let pixels: Vec<u64> = concat(&[&[1, 4, 7, 0], &[2, 5, 8, 0], &[3, 6, 9, 0]]);
+        let orin = pack_counting(Format::DlaHwc4, DType::Float16, &[1, 3, 1, 3], Dla::Orin);
+        assert_eq!(orin, concat(&[&pixels, &zeros(5 * 4)]));
+        let xavier = pack_counting(Format::DlaHwc4, DType::Float16, &[1, 3, 1, 3], Dla::Xavier);
+        assert_eq!(xavier, concat(&[&pixels, &zeros(4)]));
+        // int8, C = 4, W = 3: Orin 16 pixels a row, Xavier 8.
+        let row = |dla| pack_counting(Format::DlaHwc4, DType::Int8, &[1, 4, 1, 3], dla).len();
+        assert_eq!((row(Dla::Orin), row(Dla::Xavier)), (16 * 4, 8 * 4));
+        // float16, C = 1 (grayscale, 1 lane): Orin 32 pixels, Xavier 16; two rows (H = 2).
+        let gray = |dla| pack_counting(Format::DlaHwc4, DType::Float16, &[1, 1, 2, 3], dla);
+        assert_eq!(
+            gray(Dla::Orin),
+            concat(&[&[1, 2, 3], &zeros(29), &[4, 5, 6], &zeros(29)])
+        );
+        assert_eq!(gray(Dla::Xavier).len(), 2 * 16);
+    }
+
+    #[test]
+    fn unpack_ignores_padding_and_repack_zeroes_it() {
+        // CHW2 (1,3,1,1): buffer [c0, c1, c2, pad] with garbage in the pad slot.
+        let buffer = tensor(DType::Float16, &[4], &[0x3c00, 0x4000, 0x4200, 0x7e01]);
+        let logical = run(
+            &attrs(Format::Chw2, Format::Linear, Some(&[1, 3, 1, 1])),
+            &buffer,
+        )
+        .unwrap();
+        assert_eq!(bits(&logical), [0x3c00, 0x4000, 0x4200]);
+        let again = run(
+            &attrs(Format::Chw2, Format::Chw2, Some(&[1, 3, 1, 1])),
+            &buffer,
+        )
+        .unwrap();
+        assert_eq!(bits(&again), [0x3c00, 0x4000, 0x4200, 0]);
+        // Format to format: CHW2 -> HWC8 goes through the logical tensor.
+        let hwc8 = run(
+            &attrs(Format::Chw2, Format::Hwc8, Some(&[1, 3, 1, 1])),
+            &buffer,
+        )
+        .unwrap();
+        assert_eq!(bits(&hwc8), concat(&[&[0x3c00, 0x4000, 0x4200], &zeros(5)]));
+    }
+
+    #[test]
+    fn errors() {
+        let kind = |a: Attrs, input: &Tensor| run(&a, input).unwrap_err().kind;
+        let int8 = tensor(DType::Int8, &[1, 2, 1, 1], &[1, 2]);
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::Chw2, None), &int8),
+            ErrorKind::UnsupportedDtype
+        );
+        let int32 = tensor(DType::Int32, &[1, 4, 1, 1], &[1, 2, 3, 4]);
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::Chw4, None), &int32),
+            ErrorKind::UnsupportedDtype
+        );
+        let half2 = tensor(DType::Float16, &[2, 1], &[1, 2]);
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::Chw2, None), &half2),
+            ErrorKind::InvalidRank
+        );
+        let half3 = tensor(DType::Float16, &[2, 1, 1], &[1, 2]);
+        assert!(run(&attrs(Format::Linear, Format::Chw2, None), &half3).is_ok());
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::Dhwc8, None), &half3),
+            ErrorKind::InvalidRank
+        );
+        let half5 = tensor(DType::Float16, &[1, 1, 1, 1, 2], &[1, 2]);
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::DlaLinear, None), &half5),
+            ErrorKind::InvalidRank
+        );
+        assert_eq!(
+            kind(attrs(Format::Linear, Format::DlaHwc4, None), &int8),
+            ErrorKind::InvalidChannels
+        );
+        // Buffers: missing shape, wrong length, wrong rank.
+        let buffer = tensor(DType::Float16, &[4], &[0; 4]);
+        assert_eq!(
+            kind(attrs(Format::Chw2, Format::Linear, None), &buffer),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(
+                attrs(Format::Chw2, Format::Linear, Some(&[1, 3, 1, 2])),
+                &buffer
+            ),
+            ErrorKind::InvalidBuffer
+        );
+        let matrix = tensor(DType::Float16, &[2, 2], &[0; 4]);
+        assert_eq!(
+            kind(
+                attrs(Format::Chw2, Format::Linear, Some(&[1, 3, 1, 1])),
+                &matrix
+            ),
+            ErrorKind::InvalidBuffer
+        );
+        assert_eq!(
+            kind(
+                attrs(Format::Chw2, Format::Linear, Some(&[1, -3, 1, 1])),
+                &buffer
+            ),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(
+                attrs(Format::Linear, Format::Chw2, Some(&[1, 1, 2, 1])),
+                &half3
+            ),
+            ErrorKind::InvalidInput
+        );
+        // A padded size that overflows is too_large, not a panic.
+        let huge = [1, i64::MAX / 2, 1, 1];
+        assert_eq!(
+            kind(attrs(Format::Chw32, Format::Linear, Some(&huge)), &buffer),
+            ErrorKind::TooLarge
+        );
+    }
+
+    #[test]
+    fn format_names_round_trip_through_yaml() {
+        for format in Format::ALL {
+            let text = serde_yaml::to_string(&format).unwrap();
+            assert_eq!(text.trim(), format.name());
+            assert_eq!(serde_yaml::from_str::<Format>(&text).unwrap(), format);
+        }
+        let a: Attrs =
+            serde_yaml::from_str("{from: DLA_HWC4, to: LINEAR, shape: [1, 3, 1, 3], dla: xavier}")
+                .unwrap();
+        assert_eq!(a.dla, Some(Dla::Xavier));
+    }
+}

@@ -1,0 +1,646 @@
+//! Scale — TensorRT `IScaleLayer`, `add_scale` / `add_scale_nd` (seed 003; `semantics.md` §3).
+//!
+//! ```text
+//! out = (input · scale + shift) ^ power          per element (§3.1)
+//! ```
+//! Coefficients (§3.1, §3.2): `uniform` one for every element; `channel` one per index of the
+//! channel axis; `elementwise` one per coordinate `[a_axis, …, a_n]`, laid out row-major
+//! ([inferred], §3.2), so the leading (batch) axes before the channel axis are not indexed. An
+//! empty (or absent) list means scale 1, shift 0, power 1; each list independently has 0
+//! entries or exactly the mode's count — 1, `dim[axis]`, or `dim[axis] · … · dim[n]` —
+//! anything else is `invalid_weights` ([inferred], §3.2).
+//!
+//! Channel axis (§3.3): `channel_axis` as `add_scale_nd` takes it, or, when absent, the
+//! `add_scale` default, the third-to-last axis. It must lie in `[0, rank)`
+//! (`invalid_channel_axis`; no negative counting from the end), and exactly 2 or 3 axes must
+//! follow it ("Only 2D or 3D scale is supported"; `invalid_rank`). The input has rank ≥ 4
+//! (§3.4: the C++ header; the seed's "n ≥ 4" is off by one, §8.2; `invalid_rank`).
+//!
+//! Data types (§3.5, §6): input and output in {int8, float16, bfloat16, float32}; int32 ("not
+//! valid input tensors") and every other type are `unsupported_dtype`. `output_dtype` defaults
+//! to the input's; any of the four may be asked for ([inferred]: the header documents float32 →
+//! int8, the quantization use).
+//!
+//! How an element is computed (the reference's reading, stated so implementations can be
+//! compared with it under a tolerance, see [`crate::compare`]):
+//! 1. `x` is converted to float32 exactly (an int8 input is its integer value, float16 and
+//!    bfloat16 embed exactly); coefficients are float32 values.
+//! 2. `t = x · scale` rounded to float32, then `t + shift` rounded to float32: two roundings,
+//!    no fused multiply-add (an FMA is one ULP away at most, absent cancellation).
+//! 3. If `power ≠ 1`: `t = pow(t, power)` with IEEE `pow` special cases — a negative finite
+//!    base with a non-integer power gives NaN (§3.5; mark such cases `implementation_defined`).
+//!    It is evaluated in binary64 and rounded once to float32, which is the correctly rounded
+//!    `powf` result apart from rare double roundings (vendor `powf`s are not correctly rounded
+//!    either, §9; the default tolerance covers both).
+//! 4. Rounded to the output type: float32 as is; float16 / bfloat16 to nearest even, with
+//!    overflow to ±∞ (an arithmetic result, unlike a spec value, may overflow); int8 rounds
+//!    half to even and clamps to [-128, 127] (§3.5, [doc]), ±∞ clamp, and NaN becomes 0
+//!    ([inferred]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
+//!    CUDA). A NaN float result is the format's canonical NaN (payloads are not compared).
+
+use std::fmt;
+
+use serde::de::{Deserializer, Error as _};
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::DType;
+use crate::error::{fail, ErrorKind, OpError};
+use crate::float::FloatFormat;
+use crate::spec::value::{to_bits, DataNode};
+use crate::tensor::{checked_volume, Tensor};
+
+/// Input positions.
+pub const INPUTS: [&str; 1] = ["input"];
+
+/// The types Scale accepts, as input and as output (§3.5).
+pub const DTYPES: [DType; 4] = [DType::Int8, DType::Float16, DType::BFloat16, DType::Float32];
+
+/// The smallest input rank (§3.4).
+pub const MIN_RANK: usize = 4;
+
+/// `ScaleMode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Uniform,
+    Channel,
+    Elementwise,
+}
+
+/// A list of float32 coefficients, held as bit patterns so that NaN payloads and -0.0 survive
+/// from the spec file to the wire. In YAML it is a list of numbers read by the tensor value
+/// rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Coefficients(pub Vec<u32>);
+
+impl Coefficients {
+    pub fn from_values(values: &[f32]) -> Coefficients {
+        Coefficients(values.iter().map(|v| v.to_bits()).collect())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn value(&self, index: usize) -> f32 {
+        f32::from_bits(self.0[index])
+    }
+
+    /// The list as the protocol carries it: a float32 tensor of shape `[n]`.
+    pub fn to_tensor(&self) -> Tensor {
+        Tensor::from_bits(
+            DType::Float32,
+            vec![self.len()],
+            self.0.iter().map(|&b| b as u64).collect(),
+        )
+    }
+
+    /// The list from a float32 tensor of shape `[n]`.
+    pub fn from_tensor(tensor: &Tensor) -> Option<Coefficients> {
+        (tensor.dtype == DType::Float32 && tensor.rank() == 1)
+            .then(|| Coefficients((0..tensor.len()).map(|i| tensor.bits(i) as u32).collect()))
+    }
+}
+
+impl fmt::Debug for Coefficients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|&bits| DisplayAsDebug(DType::Float32.format_bits(bits as u64))),
+            )
+            .finish()
+    }
+}
+
+struct DisplayAsDebug(String);
+
+impl fmt::Debug for DisplayAsDebug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One coefficient, read from YAML by the float32 value rules.
+struct Coefficient(u32);
+
+impl<'de> Deserialize<'de> for Coefficient {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficient, D::Error> {
+        let node = DataNode::deserialize(deserializer)?;
+        to_bits(&node, DType::Float32)
+            .map(|bits| Coefficient(bits as u32))
+            .map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Coefficients {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficients, D::Error> {
+        let items = Vec::<Coefficient>::deserialize(deserializer)?;
+        Ok(Coefficients(items.into_iter().map(|c| c.0).collect()))
+    }
+}
+
+/// Finite values as numbers (exact: every float32 is a binary64), NaN and ±∞ as quoted bit
+/// patterns, which read back to the same bits.
+impl Serialize for Coefficients {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for &bits in &self.0 {
+            let value = f32::from_bits(bits);
+            if value.is_finite() {
+                seq.serialize_element(&value)?;
+            } else {
+                seq.serialize_element(&format!("0x{bits:08x}"))?;
+            }
+        }
+        seq.end()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attrs {
+    pub mode: Mode,
+    /// Empty or absent = 1.
+    #[serde(default, skip_serializing_if = "Coefficients::is_empty")]
+    pub scale: Coefficients,
+    /// Empty or absent = 0.
+    #[serde(default, skip_serializing_if = "Coefficients::is_empty")]
+    pub shift: Coefficients,
+    /// Empty or absent = 1.
+    #[serde(default, skip_serializing_if = "Coefficients::is_empty")]
+    pub power: Coefficients,
+    /// `add_scale_nd`'s channel axis; absent = `add_scale`'s third-to-last axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_axis: Option<i64>,
+    /// Absent = the input's dtype.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "dtype_name")]
+    pub output_dtype: Option<DType>,
+}
+
+impl Attrs {
+    /// Whether some power coefficient is not 1 (so `pow` is evaluated; NaN counts as not 1).
+    pub fn has_power(&self) -> bool {
+        self.power.0.iter().any(|&bits| f32::from_bits(bits) != 1.0)
+    }
+}
+
+/// `output_dtype` by its spec name.
+mod dtype_name {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::dtype::DType;
+
+    pub fn serialize<S: Serializer>(dtype: &Option<DType>, s: S) -> Result<S::Ok, S::Error> {
+        match dtype {
+            Some(dtype) => s.serialize_str(dtype.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DType>, D::Error> {
+        let name = String::deserialize(d)?;
+        DType::from_name(&name).map(Some).ok_or_else(|| {
+            D::Error::custom(format!(
+                "unknown dtype `{name}` (known: {})",
+                DType::ALL.map(DType::name).join(", ")
+            ))
+        })
+    }
+}
+
+/// How each element finds its coefficient: `index = (flat / inner) % count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub output_dtype: DType,
+    pub channel_axis: usize,
+    /// The mode's coefficient count.
+    pub count: usize,
+    /// Elements that share one coefficient in a row: 1 for elementwise, the volume after the
+    /// channel axis for channel; unused for uniform (`count` = 1).
+    pub inner: usize,
+}
+
+impl Plan {
+    fn coefficient_index(&self, flat: usize) -> usize {
+        if self.count <= 1 {
+            0
+        } else {
+            (flat / self.inner.max(1)) % self.count
+        }
+    }
+}
+
+/// Checks dtypes, rank, channel axis and coefficient counts.
+pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+    if !DTYPES.contains(&input.dtype) {
+        return fail(
+            ErrorKind::UnsupportedDtype,
+            format!(
+                "Scale accepts int8, float16, bfloat16 and float32, not {}",
+                input.dtype
+            ),
+        );
+    }
+    let output_dtype = attrs.output_dtype.unwrap_or(input.dtype);
+    if !DTYPES.contains(&output_dtype) {
+        return fail(
+            ErrorKind::UnsupportedDtype,
+            format!("Scale outputs int8, float16, bfloat16 or float32, not {output_dtype}"),
+        );
+    }
+    let rank = input.rank();
+    if rank < MIN_RANK {
+        return fail(
+            ErrorKind::InvalidRank,
+            format!(
+                "Scale needs an input of rank >= {MIN_RANK}, got shape {:?}",
+                input.shape
+            ),
+        );
+    }
+    let channel_axis = match attrs.channel_axis {
+        None => rank - 3,
+        Some(axis) if axis < 0 || axis >= rank as i64 => {
+            return fail(
+                ErrorKind::InvalidChannelAxis,
+                format!(
+                    "channel_axis {axis} is outside [0, {rank}) for shape {:?}",
+                    input.shape
+                ),
+            )
+        }
+        Some(axis) => axis as usize,
+    };
+    let spatial = rank - channel_axis - 1;
+    if !(2..=3).contains(&spatial) {
+        return fail(
+            ErrorKind::InvalidRank,
+            format!(
+                "channel_axis {channel_axis} leaves {spatial} dims after it in shape {:?}; only 2D or 3D scale is supported",
+                input.shape
+            ),
+        );
+    }
+    // Checked: with a leading dim of 0 the trailing dims alone could overflow.
+    let after = checked_volume(&input.shape[channel_axis + 1..])?;
+    let (count, inner) = match attrs.mode {
+        Mode::Uniform => (1, 1),
+        Mode::Channel => (input.shape[channel_axis], after),
+        Mode::Elementwise => (checked_volume(&input.shape[channel_axis..])?, 1),
+    };
+    for (name, list) in [
+        ("scale", &attrs.scale),
+        ("shift", &attrs.shift),
+        ("power", &attrs.power),
+    ] {
+        if !list.is_empty() && list.len() != count {
+            return fail(
+                ErrorKind::InvalidWeights,
+                format!(
+                    "{name} has {} coefficients; {:?} mode on shape {:?} with channel axis {channel_axis} takes 0 or {count}",
+                    list.len(),
+                    attrs.mode,
+                    input.shape
+                ),
+            );
+        }
+    }
+    Ok(Plan {
+        output_dtype,
+        channel_axis,
+        count,
+        inner,
+    })
+}
+
+pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+    let plan = plan(attrs, input)?;
+    let coefficient = |list: &Coefficients, default: f32, flat: usize| {
+        if list.is_empty() {
+            default
+        } else {
+            list.value(plan.coefficient_index(flat))
+        }
+    };
+    let bits = (0..input.len())
+        .map(|flat| {
+            let x = to_f32(input.dtype, input.bits(flat));
+            let t = element(
+                x,
+                coefficient(&attrs.scale, 1.0, flat),
+                coefficient(&attrs.shift, 0.0, flat),
+                coefficient(&attrs.power, 1.0, flat),
+            );
+            from_f32(t, plan.output_dtype)
+        })
+        .collect();
+    Ok(Tensor::from_bits(
+        plan.output_dtype,
+        input.shape.clone(),
+        bits,
+    ))
+}
+
+/// `(x · scale + shift) ^ power` in float32, steps 2 and 3 of the module doc.
+pub fn element(x: f32, scale: f32, shift: f32, power: f32) -> f32 {
+    let product = x * scale;
+    let t = product + shift;
+    if power == 1.0 {
+        t
+    } else {
+        (t as f64).powf(power as f64) as f32
+    }
+}
+
+/// An element of a Scale dtype as float32 (exact).
+fn to_f32(dtype: DType, bits: u64) -> f32 {
+    match dtype.float_format() {
+        Some(format) => format.decode(bits) as f32,
+        None => dtype.bits_to_int(bits) as f32,
+    }
+}
+
+/// Rounds a float32 result to the output dtype's bits (step 4 of the module doc).
+pub fn from_f32(value: f32, dtype: DType) -> u64 {
+    match dtype.float_format() {
+        Some(format) if value.is_nan() => format.canonical_nan(),
+        Some(format) => format.encode(value as f64).unwrap_or_else(|_| {
+            // Overflow: round-to-nearest sends it to ±∞ (every Scale float type has ∞).
+            let infinity = if value < 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
+            format
+                .encode(infinity)
+                .unwrap_or(FloatFormat::FLOAT32.canonical_nan())
+        }),
+        None if value.is_nan() => dtype.int_to_bits(0),
+        None => {
+            let (low, high) = dtype.int_range().unwrap_or((-128, 127));
+            let rounded = value.round_ties_even().clamp(low as f32, high as f32);
+            dtype.int_to_bits(rounded as i128)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
+        Attrs {
+            mode,
+            scale: Coefficients::from_values(scale),
+            shift: Coefficients::from_values(shift),
+            power: Coefficients::from_values(power),
+            channel_axis: None,
+            output_dtype: None,
+        }
+    }
+
+    fn f32_tensor(shape: &[usize], values: &[f32]) -> Tensor {
+        Tensor::from_bits(
+            DType::Float32,
+            shape.to_vec(),
+            values.iter().map(|v| v.to_bits() as u64).collect(),
+        )
+    }
+
+    fn f32_values(tensor: &Tensor) -> Vec<f32> {
+        assert_eq!(tensor.dtype, DType::Float32);
+        (0..tensor.len())
+            .map(|i| f32::from_bits(tensor.bits(i) as u32))
+            .collect()
+    }
+
+    fn one_to_nine() -> Vec<f32> {
+        (1..=9).map(|v| v as f32).collect()
+    }
+
+    #[test]
+    fn seed_uniform_4d() {
+        // Seed 003 "Scale 4D": x = 1..9, scale 2, shift 1, power 2 -> (2x+1)^2.
+        let input = f32_tensor(&[1, 1, 3, 3], &one_to_nine());
+        let out = run(&attrs(Mode::Uniform, &[2.0], &[1.0], &[2.0]), &input).unwrap();
+        assert_eq!(out.shape, vec![1, 1, 3, 3]);
+        assert_eq!(
+            f32_values(&out),
+            [9.0, 25.0, 49.0, 81.0, 121.0, 169.0, 225.0, 289.0, 361.0]
+        );
+    }
+
+    #[test]
+    fn seed_channel_5d_with_channel_axis_1() {
+        // Seed 003 "Scale 5D": shape (1,2,1,3,3), channel_axis 1, scale [1,2], shift [0,1],
+        // power [1,2]: channel 0 unchanged, channel 1 is (2x+1)^2.
+        let values: Vec<f32> = one_to_nine().repeat(2);
+        let input = f32_tensor(&[1, 2, 1, 3, 3], &values);
+        let mut a = attrs(Mode::Channel, &[1.0, 2.0], &[0.0, 1.0], &[1.0, 2.0]);
+        a.channel_axis = Some(1);
+        let out = run(&a, &input).unwrap();
+        let mut expected = one_to_nine();
+        expected.extend([9.0, 25.0, 49.0, 81.0, 121.0, 169.0, 225.0, 289.0, 361.0]);
+        assert_eq!(f32_values(&out), expected);
+        // Without channel_axis the add_scale default is the third-to-last axis (2, of size 1):
+        // two coefficients for a channel dim of 1 is an error.
+        a.channel_axis = None;
+        assert_eq!(
+            plan(&a, &input).unwrap_err().kind,
+            ErrorKind::InvalidWeights
+        );
+    }
+
+    #[test]
+    fn elementwise_indexes_from_the_channel_axis_row_major() {
+        // Shape (2,1,2,2), default axis 1: 4 coefficients over [c,h,w], repeated per batch.
+        let input = f32_tensor(&[2, 1, 2, 2], &[0.0; 8]);
+        let out = run(
+            &attrs(Mode::Elementwise, &[], &[1.0, 2.0, 3.0, 4.0], &[]),
+            &input,
+        )
+        .unwrap();
+        assert_eq!(f32_values(&out), [1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0, 4.0]);
+        // Channel mode on (1,2,1,2): coefficient per channel, shared by its 2 elements.
+        let input = f32_tensor(&[1, 2, 1, 2], &[1.0; 4]);
+        let out = run(&attrs(Mode::Channel, &[10.0, 20.0], &[], &[]), &input).unwrap();
+        assert_eq!(f32_values(&out), [10.0, 10.0, 20.0, 20.0]);
+    }
+
+    #[test]
+    fn int8_output_rounds_half_to_even_and_saturates() {
+        // float32 -> int8 quantization: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, -3.5 -> -4, 0.5 -> 0,
+        // 1000 -> 127, -1000 -> -128, -inf -> -128, NaN -> 0 ([inferred]).
+        let values = [
+            2.5,
+            3.5,
+            -2.5,
+            -3.5,
+            0.5,
+            1000.0,
+            -1000.0,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            126.6,
+            -128.4,
+            127.5,
+        ];
+        let input = f32_tensor(&[1, 1, 3, 4], &values);
+        let mut a = attrs(Mode::Uniform, &[], &[], &[]);
+        a.output_dtype = Some(DType::Int8);
+        let out = run(&a, &input).unwrap();
+        assert_eq!(out.dtype, DType::Int8);
+        let ints: Vec<i128> = (0..out.len())
+            .map(|i| DType::Int8.bits_to_int(out.bits(i)))
+            .collect();
+        assert_eq!(ints, [2, 4, -2, -4, 0, 127, -128, -128, 0, 127, -128, 127]);
+    }
+
+    #[test]
+    fn int8_input_is_its_integer_value() {
+        // int8 in, int8 out: x*2 + 0.5 = -255.5 -> clamps to -128; 3*2+0.5 = 6.5 -> 6.
+        let input = Tensor::from_bits(
+            DType::Int8,
+            vec![1, 1, 1, 2],
+            vec![DType::Int8.int_to_bits(-128), 3],
+        );
+        let out = run(&attrs(Mode::Uniform, &[2.0], &[0.5], &[]), &input).unwrap();
+        assert_eq!(DType::Int8.bits_to_int(out.bits(0)), -128);
+        assert_eq!(DType::Int8.bits_to_int(out.bits(1)), 6);
+    }
+
+    #[test]
+    fn half_outputs_round_to_nearest_even_and_overflow_to_infinity() {
+        // float16: 1 + 2^-11 is the midpoint between 1 and 1 + 2^-10: ties to even -> 1.0.
+        let input = Tensor::from_bits(DType::Float16, vec![1, 1, 1, 2], vec![0x3c00, 0x7bff]);
+        let out = run(
+            &attrs(Mode::Uniform, &[1.0], &[2f32.powi(-11)], &[]),
+            &input,
+        )
+        .unwrap();
+        assert_eq!(out.bits(0), 0x3c00);
+        // 65504 + 2^-11 rounds back to 65504 (not an overflow).
+        assert_eq!(out.bits(1), 0x7bff);
+        let out = run(&attrs(Mode::Uniform, &[2.0], &[], &[]), &input).unwrap();
+        assert_eq!(out.bits(1), 0x7c00, "131008 overflows float16 to +inf");
+        // bfloat16: 1 * 3 = 3 exactly (0x4040).
+        let input = Tensor::from_bits(DType::BFloat16, vec![1, 1, 1, 1], vec![0x3f80]);
+        let out = run(&attrs(Mode::Uniform, &[3.0], &[], &[]), &input).unwrap();
+        assert_eq!(out.bits(0), 0x4040);
+    }
+
+    #[test]
+    fn pow_follows_ieee_special_cases() {
+        // Negative base, non-integer power: NaN; integer power keeps the sign.
+        assert!(element(-8.0, 1.0, 0.0, 0.5).is_nan());
+        assert_eq!(element(-2.0, 1.0, 0.0, 3.0), -8.0);
+        assert_eq!(element(f32::NAN, 1.0, 0.0, 0.0), 1.0);
+        assert_eq!(element(4.0, 1.0, 0.0, 0.5), 2.0);
+        // NaN results are the canonical NaN of the output format.
+        assert_eq!(from_f32(f32::NAN, DType::Float16), 0x7e00);
+        assert_eq!(from_f32(-f32::NAN, DType::Float32), 0x7fc0_0000);
+    }
+
+    #[test]
+    fn rank_axis_and_count_rules() {
+        let kind = |a: &Attrs, shape: &[usize]| {
+            let volume = shape.iter().product::<usize>();
+            plan(a, &f32_tensor(shape, &vec![0.0; volume]))
+                .unwrap_err()
+                .kind
+        };
+        let uniform = attrs(Mode::Uniform, &[], &[], &[]);
+        assert_eq!(kind(&uniform, &[1, 2, 2]), ErrorKind::InvalidRank);
+        let mut a = uniform.clone();
+        for (axis, expected) in [
+            (-1, ErrorKind::InvalidChannelAxis),
+            (4, ErrorKind::InvalidChannelAxis),
+            (3, ErrorKind::InvalidRank), // 0 dims after it
+            (2, ErrorKind::InvalidRank), // 1 dim after it
+        ] {
+            a.channel_axis = Some(axis);
+            assert_eq!(kind(&a, &[1, 1, 1, 1]), expected, "axis {axis}");
+        }
+        a.channel_axis = Some(0); // 3 spatial dims: allowed (cookbook Add_scale_nd).
+        assert!(plan(&a, &f32_tensor(&[1, 1, 1, 1], &[0.0])).is_ok());
+        // Default axis on rank 6 leaves 2 after it; explicit 1 on rank 6 leaves 4.
+        a.channel_axis = Some(1);
+        assert_eq!(kind(&a, &[1; 6]), ErrorKind::InvalidRank);
+        // Counts: elementwise on (2,3,4,5), axis 1 -> 60; channel -> 3.
+        let shape = [2, 3, 4, 5];
+        let tensor = f32_tensor(&shape, &[0.0; 120]);
+        let mut e = attrs(Mode::Elementwise, &[1.0; 60], &[], &[0.5; 60]);
+        assert_eq!(plan(&e, &tensor).unwrap().count, 60);
+        e.shift = Coefficients::from_values(&[0.0; 3]);
+        assert_eq!(
+            plan(&e, &tensor).unwrap_err().kind,
+            ErrorKind::InvalidWeights
+        );
+        let c = attrs(Mode::Channel, &[1.0; 3], &[0.0; 4], &[]);
+        assert_eq!(
+            plan(&c, &tensor).unwrap_err().kind,
+            ErrorKind::InvalidWeights
+        );
+        let u = attrs(Mode::Uniform, &[1.0, 2.0], &[], &[]);
+        assert_eq!(
+            plan(&u, &tensor).unwrap_err().kind,
+            ErrorKind::InvalidWeights
+        );
+    }
+
+    #[test]
+    fn dtype_rules() {
+        let int32 = Tensor::from_bits(DType::Int32, vec![1, 1, 1, 1], vec![0]);
+        let uniform = attrs(Mode::Uniform, &[], &[], &[]);
+        assert_eq!(
+            plan(&uniform, &int32).unwrap_err().kind,
+            ErrorKind::UnsupportedDtype
+        );
+        let mut a = uniform.clone();
+        a.output_dtype = Some(DType::Int32);
+        let input = f32_tensor(&[1, 1, 1, 1], &[0.0]);
+        assert_eq!(
+            plan(&a, &input).unwrap_err().kind,
+            ErrorKind::UnsupportedDtype
+        );
+    }
+
+    #[test]
+    fn coefficients_keep_bits_through_yaml() {
+        let a: Attrs = serde_yaml::from_str(
+            "{mode: channel, scale: [0.1, .nan, \"0x7fc00001\", -0.0, 2], channel_axis: 1, output_dtype: int8}",
+        )
+        .unwrap();
+        assert_eq!(
+            a.scale.0,
+            [
+                0.1f32.to_bits(),
+                0x7fc0_0000,
+                0x7fc0_0001,
+                0x8000_0000,
+                0x4000_0000
+            ]
+        );
+        assert_eq!(a.output_dtype, Some(DType::Int8));
+        let text = serde_yaml::to_string(&a).unwrap();
+        let back: Attrs = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(back, a, "{text}");
+        assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, scale: [1e40]}").is_err());
+        assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, output_dtype: float64}").is_err());
+        assert_eq!(a.scale.to_tensor().shape, vec![5]);
+        assert_eq!(
+            Coefficients::from_tensor(&a.scale.to_tensor()),
+            Some(a.scale.clone())
+        );
+        assert!(!attrs(Mode::Uniform, &[2.0], &[], &[1.0]).has_power());
+        assert!(attrs(Mode::Uniform, &[], &[], &[1.0, 2.0]).has_power());
+    }
+}
