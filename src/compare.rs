@@ -407,7 +407,7 @@ mod tests {
         let report = compare_within(&expected, &actual, Tolerance::Ulp(0)).unwrap_err();
         assert!(report.contains("2 of 4"), "{report}");
         assert!(
-            report.contains("at [0]: expected 1.0, got 1.0000001192092896 (ULP distance 1)"),
+            report.contains("at [0]: expected 1.0, got 1.0000001 (ULP distance 1)"),
             "{report}"
         );
 

@@ -137,7 +137,9 @@ impl DType {
                 } else if value == 0.0 && value.is_sign_negative() {
                     format!("-0.0({hex})")
                 } else {
-                    format!("{value:?}")
+                    // Every value of these formats is a float32: print the shortest decimal
+                    // that reads back to it in float32, not binary64's longer one.
+                    format!("{:?}", value as f32)
                 }
             }
             None => match self {

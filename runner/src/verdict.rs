@@ -108,7 +108,7 @@ pub fn describe_case(case: &Case) -> String {
         })
         .collect();
     let mut text = format!(
-        "case:   {} ({})\nsource: {}{}{}\ninputs: {}\nattrs:  {:?}",
+        "case:   {} ({})\nsource: {}{}{}\ninputs: {}\nattrs:  {}",
         case.trial_name(),
         case.path.display(),
         case.source,
@@ -119,7 +119,7 @@ pub fn describe_case(case: &Case) -> String {
             ""
         },
         inputs.join(", "),
-        case.invocation.attrs,
+        crate::protocol::attrs_json(&case.invocation),
     );
     if let Expectation::Outputs(expected) = &case.expect {
         if let Some(Comparison::Within(tolerance)) = expected.first().map(|e| comparison(case, e)) {

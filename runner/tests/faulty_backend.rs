@@ -141,3 +141,79 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
     assert_eq!(skipped, expected);
     std::fs::remove_dir_all(scratch).unwrap();
 }
+
+#[test]
+fn expectations_excuse_known_failures_and_flag_stale_entries() {
+    let listing = runner().arg("--list").output().unwrap();
+    let names: Vec<String> = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
+        .collect();
+    let lie = names
+        .iter()
+        .find(|n| n.starts_with("slice::seed"))
+        .unwrap()
+        .clone();
+    let passing = names
+        .iter()
+        .find(|n| n.starts_with("shuffle::seed"))
+        .unwrap()
+        .clone();
+    let scratch = std::env::temp_dir().join(format!("opspec-expect-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let expectations = scratch.join("faulty.expect");
+    std::fs::write(
+        &expectations,
+        format!(
+            "# known failures of the faulty backend\n{lie}: it flips a bit\n{passing}: wrongly listed\nno::such::case*: matches nothing\n"
+        ),
+    )
+    .unwrap();
+    let report = scratch.join("report.json");
+    let command = format!("{} --lie {lie}", faulty_backend().display());
+    let run = runner()
+        .args(["--backend", &command, "--expectations"])
+        .arg(&expectations)
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--backend-log")
+        .arg(scratch.join("backend.log"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        !run.status.success(),
+        "stale entries must fail the run:\n{stdout}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let status = |name: &str| {
+        let trial = json["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap();
+        (
+            trial["status"].as_str().unwrap().to_owned(),
+            trial["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (known, reason) = status(&lie);
+    assert_eq!(known, "known_failure");
+    assert!(
+        reason.starts_with("known failure: it flips a bit"),
+        "{reason}"
+    );
+    let (stale, message) = status(&passing);
+    assert_eq!(stale, "failed");
+    assert!(
+        message.contains("stale expectation: this case now passes; remove line 3"),
+        "{message}"
+    );
+    let (unmatched, message) = status("expectations::line_4");
+    assert_eq!(unmatched, "failed");
+    assert!(message.contains("matches no case"), "{message}");
+    assert_eq!(json["failed"], 2, "{stdout}");
+    std::fs::remove_dir_all(scratch).unwrap();
+}

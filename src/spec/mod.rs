@@ -102,9 +102,13 @@ pub struct SpecError {
 
 impl SpecError {
     /// The name of the failing trial that reports this problem.
+    /// `<op>::<file>::<case>`, or `<op>::<file>` for a problem with the whole file (or
+    /// `<op>::<folder>` for an unknown op's folder).
     pub fn trial_name(&self) -> String {
-        let case = self.case.as_deref().unwrap_or("<file>");
-        trial_name(&self.op, &self.file, case, None)
+        match &self.case {
+            Some(case) => trial_name(&self.op, &self.file, case, None),
+            None => format!("{}::{}", self.op, self.file),
+        }
     }
 }
 
