@@ -19,14 +19,19 @@ fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_runner"))
 }
 
-#[test]
-fn crash_hang_and_lie_fail_exactly_those_cases() {
+/// Every trial name, as `runner --list` prints them.
+fn trial_names() -> Vec<String> {
     let listing = runner().arg("--list").output().unwrap();
-    let names: Vec<String> = String::from_utf8(listing.stdout)
+    String::from_utf8(listing.stdout)
         .unwrap()
         .lines()
         .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn crash_hang_and_lie_fail_exactly_those_cases() {
+    let names = trial_names();
     // One victim per op, each a case that expects outputs (so the lie is visible).
     let pick = |prefix: &str| {
         names
@@ -144,12 +149,7 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
 
 #[test]
 fn expectations_excuse_known_failures_and_flag_stale_entries() {
-    let listing = runner().arg("--list").output().unwrap();
-    let names: Vec<String> = String::from_utf8(listing.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
-        .collect();
+    let names = trial_names();
     let lie = names
         .iter()
         .find(|n| n.starts_with("slice::seed"))
