@@ -376,6 +376,8 @@ def op_as_strided(attrs, inputs):
     x = get_input(inputs, 0, "input")
     if x is None:
         raise OpError("invalid_input", "input 0 is required")
+    if x.dtype not in ("float16", "int64"):
+        raise OpError("unsupported_dtype", f"as_strided accepts float16 and int64, not {x.dtype}")
     size = int_list(attrs, "size", required=True)
     stride = int_list(attrs, "stride", required=True)
     offset = int_list(attrs, "offset", required=True)
@@ -389,8 +391,6 @@ def op_as_strided(attrs, inputs):
         raise OpError("invalid_stride", f"stride entries must be >= 0, got {stride}")
     if len(offset) != 1 or offset[0] < 0:
         raise OpError("invalid_offset", f"offset must be exactly one entry >= 0, got {offset}")
-    if x.dtype not in ("float16", "int64"):
-        raise OpError("unsupported_dtype", f"as_strided accepts float16 and int64, not {x.dtype}")
     flat = x.a.reshape(-1)
     numel = flat.size
     reach = offset[0] + sum((s - 1) * t for s, t in zip(size, stride))
@@ -483,7 +483,11 @@ def op_scale(attrs, inputs):
             # pow evaluated in binary64 and rounded once to float32: the correctly rounded powf
             # result except for rare double-rounding ties; IEEE special cases (negative base with
             # non-integer power -> NaN) as in C pow.
-            r = np.power(v.astype(np.float64), p.astype(np.float64)).astype(F32)
+            # The exponent is materialised at full shape: given a scalar (or stride-0) exponent
+            # numpy takes fast paths (0.5 -> sqrt) that break IEEE pow special cases, e.g.
+            # pow(-inf, 0.5) = +inf and pow(-0, 0.5) = +0.
+            pe = np.array(np.broadcast_to(p, v.shape), dtype=np.float64)
+            r = np.power(v.astype(np.float64), pe).astype(F32)
             v = np.where(p == 1, v, r).astype(F32)
         v = np.broadcast_to(v, shape)
         if out_dtype == "float32":
@@ -593,10 +597,14 @@ def unpack(buf, fmt, shape, dtype, dla):
     return padded_to_logical_view(p, fmt, shape)
 
 
-def check_format(fmt, dtype, shape):
-    kind, _, _, dtypes, min_rank = FORMATS[fmt]
+def check_dtype(fmt, dtype):
+    dtypes = FORMATS[fmt][3]
     if dtypes is not None and dtype not in dtypes:
         raise OpError("unsupported_dtype", f"format {fmt} does not accept {dtype}")
+
+
+def check_format(fmt, shape):
+    kind, _, _, _, min_rank = FORMATS[fmt]
     r = len(shape)
     if kind in ("dla_linear", "dla_hwc4"):
         if r != 4:
@@ -631,8 +639,10 @@ def op_reformat(attrs, inputs):
     if any(d < 0 for d in shape):
         raise OpError("invalid_input", f"negative dim in shape {shape}")
     dtype = x.dtype
-    check_format(src, dtype, shape)
-    check_format(dst, dtype, shape)
+    check_dtype(src, dtype)
+    check_dtype(dst, dtype)
+    check_format(src, shape)
+    check_format(dst, shape)
     check_budget(shape)
     if src == "LINEAR":
         logical = x.a
