@@ -94,25 +94,40 @@ impl fmt::Display for ErrorKind {
 }
 
 /// An operator's rejection of a case.
+///
+/// `clause` names the rule the case breaks, as the clause catalogue lists it
+/// (`specs/<op>.clauses.yaml`, `specs/common.clauses.yaml`); a case that expects the error names
+/// the same clause. The kind is the wire contract; the clause and the message are for people.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{kind}: {message}")]
+#[error("{kind}: {message} (clause {clause})")]
 pub struct OpError {
     pub kind: ErrorKind,
+    pub clause: &'static str,
     pub message: String,
 }
 
 impl OpError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> OpError {
+    pub fn new(kind: ErrorKind, clause: &'static str, message: impl Into<String>) -> OpError {
         OpError {
             kind,
+            clause,
             message: message.into(),
         }
+    }
+
+    /// The message with the clause it enforces, as the reference reports it.
+    pub fn detail(&self) -> String {
+        format!("{} (clause {})", self.message, self.clause)
     }
 }
 
 /// Shorthand for an `Err(OpError)`.
-pub fn fail<T>(kind: ErrorKind, message: impl Into<String>) -> Result<T, OpError> {
-    Err(OpError::new(kind, message))
+pub fn fail<T>(
+    kind: ErrorKind,
+    clause: &'static str,
+    message: impl Into<String>,
+) -> Result<T, OpError> {
+    Err(OpError::new(kind, clause, message))
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ pub mod compare;
 pub mod dtype;
 pub mod error;
 pub mod float;
+pub mod generate;
+pub mod golden;
 pub mod layout;
 pub mod ops;
 pub mod spec;

@@ -20,6 +20,9 @@ pub fn max_elements() -> u64 {
         .unwrap_or(DEFAULT_MAX_ELEMENTS)
 }
 
+/// The clause of the element budget (`specs/common.clauses.yaml`).
+pub const BUDGET_CLAUSE: &str = "common.budget.too-large";
+
 /// The element count of `shape`, checked against overflow and the budget before anything is
 /// allocated.
 pub fn checked_volume(shape: &[usize]) -> Result<usize, OpError> {
@@ -29,6 +32,7 @@ pub fn checked_volume(shape: &[usize]) -> Result<usize, OpError> {
         volume = volume.checked_mul(dim as u64).ok_or_else(|| {
             OpError::new(
                 ErrorKind::TooLarge,
+                BUDGET_CLAUSE,
                 format!("the element count of shape {shape:?} overflows"),
             )
         })?;
@@ -36,6 +40,7 @@ pub fn checked_volume(shape: &[usize]) -> Result<usize, OpError> {
     if volume > budget {
         return Err(OpError::new(
             ErrorKind::TooLarge,
+            BUDGET_CLAUSE,
             format!(
                 "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
             ),

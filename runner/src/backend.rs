@@ -53,7 +53,7 @@ impl Backend for Reference {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),
-                message: e.message,
+                message: e.detail(),
             },
         })
     }

@@ -13,9 +13,15 @@
 //! | `OPSPEC_REPORT_JSON` | `--report-json` | write a JSON report there |
 //! | `OPSPEC_JUNIT` | `--junit` | write a JUnit XML report there |
 //! | `OPSPEC_BACKEND_LOG` | `--backend-log` | where the backend's stderr goes (default `target/opspec-backend.log`) |
+//! | `OPSPEC_SWEEPS` | | colon-separated sweep folders of generated cases (default: `sweeps/`, none when `OPSPEC_SPECS` is set) |
+//! | `OPSPEC_GOLDEN` | | the golden folder of those sweeps (default: `golden/` beside the first sweep folder) |
+//! | `OPSPEC_BLESS` | | `1`: write missing, stale and unused goldens from the reference (refused when `CI` is set) |
 
 pub mod backend;
+pub mod coverage;
 pub mod expectations;
+pub mod fuzz;
+pub mod generated;
 pub mod process;
 pub mod protocol;
 pub mod report;
@@ -120,6 +126,17 @@ impl Run {
                 Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
             },
         };
+        self.conclude(name, case, verdict, started)
+    }
+
+    /// Applies the known failures to a verdict, records it, and gives the trial's result.
+    fn conclude(
+        &self,
+        name: String,
+        case: &Case,
+        verdict: Verdict,
+        started: Instant,
+    ) -> Result<Completion, Failed> {
         let known = self.expectations.lookup(&name);
         let (status, message, result) = match (verdict, known) {
             (Verdict::Unsupported(reason), _) => (
@@ -185,7 +202,12 @@ impl Run {
 
 /// Builds the trials: one per case, one failing trial per spec problem, and one per
 /// expectations entry that matches no case; sorted by name.
-fn trials(run: &Arc<Run>, loaded: Loaded, check_unmatched: bool) -> Vec<Trial> {
+fn trials(
+    run: &Arc<Run>,
+    loaded: Loaded,
+    check_unmatched: bool,
+    generated: Option<&generated::Generated>,
+) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
         .into_iter()
@@ -203,6 +225,9 @@ fn trials(run: &Arc<Run>, loaded: Loaded, check_unmatched: bool) -> Vec<Trial> {
         }
     }
     trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
+    if let Some(generated) = generated {
+        trials.extend(generated.trials(run));
+    }
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
 }
@@ -241,6 +266,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         None => Expectations::default(),
     };
     let loaded = load(&args, &config.specs);
+    let generated = generated::Generated::load(&args)?;
     if args.list {
         // Listing starts no backend.
         let run = Arc::new(Run {
@@ -248,7 +274,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             expectations,
             records: Mutex::default(),
         });
-        let trials = trials(&run, loaded, false);
+        let trials = trials(&run, loaded, false, generated.as_ref());
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
     let backend = backend(&config)?;
@@ -264,7 +290,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         records: Mutex::default(),
     });
     let case_count = loaded.cases.len();
-    let trials = trials(&run, loaded, check_unmatched);
+    let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(match &args.filter {
@@ -279,6 +305,9 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         ));
     }
     let conclusion = libtest_mimic::run(&args, trials);
+    if let Some(generated) = &generated {
+        generated.finish()?;
+    }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
     if records.len() > 1 {

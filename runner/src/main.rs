@@ -5,6 +5,8 @@
 //!        [--report-json FILE] [--junit FILE] [--backend-log FILE] [libtest options]
 //! runner --serve [--target dla]
 //!                      serve the reference interpreter over the backend protocol
+//! runner coverage [--specs DIRS] [--clauses]
+//!                      clauses and documented combinations no case reaches, and spec lint
 //! ```
 //! Flags override the `OPSPEC_*` variables of the same meaning; everything else is libtest's
 //! (a name filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...).
@@ -19,6 +21,9 @@ use opspec_runner::{main_with, Config};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "coverage") {
+        return opspec_runner::coverage::main(&args[2..]);
+    }
     if args.iter().any(|a| a == "--serve") {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();

@@ -215,7 +215,10 @@ impl ProcessBackend {
                     None => None,
                     Some(name) => Some(ErrorKind::from_name(&name).ok_or_else(|| {
                         (
-                            format!("the backend reported an unknown error kind {name:?}"),
+                            format!(
+                                "the backend reported an unknown error kind {name:?}: {}",
+                                message.as_deref().unwrap_or("")
+                            ),
                             false,
                         )
                     })?),

@@ -46,7 +46,7 @@ pub fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
             "id": id,
             "outputs": outputs.iter().map(WireTensor::encode).collect::<Vec<_>>(),
         }),
-        Err(e) => json!({"type": "error", "id": id, "kind": e.kind.name(), "message": e.message}),
+        Err(e) => json!({"type": "error", "id": id, "kind": e.kind.name(), "message": e.detail()}),
     }
     .to_string()
 }

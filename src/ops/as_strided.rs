@@ -15,6 +15,7 @@
 //! dtype is rejected with `unsupported_dtype`, as ATB rejects float32. The suite encodes the
 //! vendor's contract rather than extending it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
@@ -31,14 +32,17 @@ pub const DTYPES: [DType; 2] = [DType::Float16, DType::Int64];
 /// ATB's `MAX_DIM`.
 pub const MAX_RANK: usize = 8;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// AsStrided's attributes: `out[i] = flat(input)[offset + Σ i_j·stride_j]` (docs/protocol.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "AsStridedAttrs")]
 pub struct Attrs {
-    /// The output shape.
+    /// The output shape: 1 to 8 entries, each > 0.
     pub size: Vec<i64>,
-    /// Element step of each output axis in the flattened input.
+    /// Element step of each output axis in the flattened input: as many entries as `size`,
+    /// each >= 0 (0 repeats an element).
     pub stride: Vec<i64>,
-    /// Exactly one entry: the flat index of the first element read.
+    /// Exactly one entry, >= 0: the flat index of the first element read.
     pub offset: Vec<i64>,
 }
 
@@ -47,6 +51,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
+            "as_strided.dtype.float16-int64",
             format!("AsStrided accepts float16 and int64, not {}", input.dtype),
         );
     }
@@ -58,18 +63,21 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
     if size.is_empty() || size.len() > MAX_RANK {
         return fail(
             ErrorKind::InvalidSize,
+            "as_strided.size.count",
             format!("size {size:?} must have 1 to {MAX_RANK} entries"),
         );
     }
     if let Some(bad) = size.iter().find(|&&s| s <= 0) {
         return fail(
             ErrorKind::InvalidSize,
+            "as_strided.size.positive",
             format!("size {size:?} has entry {bad}, entries must be > 0"),
         );
     }
     if stride.len() != size.len() {
         return fail(
             ErrorKind::InvalidStride,
+            "as_strided.stride.count",
             format!(
                 "stride {stride:?} has {} entries, size has {}",
                 stride.len(),
@@ -80,18 +88,21 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
     if let Some(bad) = stride.iter().find(|&&s| s < 0) {
         return fail(
             ErrorKind::InvalidStride,
+            "as_strided.stride.non-negative",
             format!("stride {stride:?} has entry {bad}, entries must be >= 0"),
         );
     }
     let &[offset] = offset.as_slice() else {
         return fail(
             ErrorKind::InvalidOffset,
+            "as_strided.offset.count",
             format!("offset {offset:?} must have exactly one entry"),
         );
     };
     if offset < 0 {
         return fail(
             ErrorKind::InvalidOffset,
+            "as_strided.offset.non-negative",
             format!("offset {offset} must be >= 0"),
         );
     }
@@ -106,6 +117,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
     if last >= elements {
         return fail(
             ErrorKind::OutOfBounds,
+            "as_strided.bounds.reach",
             format!("the view reads flat index {last}, the input has {elements} elements"),
         );
     }

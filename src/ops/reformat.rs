@@ -43,6 +43,7 @@
 //! LINEAR input's (`invalid_input`), a buffer that is not 1-D of the format's length for
 //! `shape` (`invalid_buffer`), a padded size past the element budget (`too_large`).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Word};
@@ -54,38 +55,51 @@ use crate::tensor::{checked_volume, row_major_strides, Tensor};
 pub const INPUTS: [&str; 1] = ["input"];
 
 /// A `TensorFormat`, by the name the header gives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Format {
+    /// Row-major, no padding: the logical tensor (all dtypes).
     #[serde(rename = "LINEAR")]
     Linear,
+    /// `[N][⌈C/2⌉][H][W][2]`; float16, bfloat16; rank >= 3.
     #[serde(rename = "CHW2")]
     Chw2,
+    /// `[N][H][W][⌈C/8⌉·8]`; float16, bfloat16; rank >= 3.
     #[serde(rename = "HWC8")]
     Hwc8,
+    /// `[N][⌈C/4⌉][H][W][4]`; int8, float16; rank >= 3.
     #[serde(rename = "CHW4")]
     Chw4,
+    /// `[N][⌈C/16⌉][H][W][16]`; float16; rank >= 3.
     #[serde(rename = "CHW16")]
     Chw16,
+    /// `[N][⌈C/32⌉][H][W][32]`; int8, float16, float32; rank >= 3.
     #[serde(rename = "CHW32")]
     Chw32,
+    /// `[N][D][H][W][⌈C/8⌉·8]`; float16, bfloat16; rank >= 4.
     #[serde(rename = "DHWC8")]
     Dhwc8,
+    /// `[N][⌈C/32⌉][D][H][W][32]`; int8, float16; rank >= 4.
     #[serde(rename = "CDHW32")]
     Cdhw32,
+    /// `[N][H][W][C] (channel-last, unpadded)`; float32, uint8; rank >= 3.
     #[serde(rename = "HWC")]
     Hwc,
+    /// `[N][C][H][roundUp(W, 64/elemSize)] (planar, 64-byte rows)`; int8, float16; rank 4.
     #[serde(rename = "DLA_LINEAR")]
     DlaLinear,
+    /// `[N][H][roundUp(W, K/C'/elemSize)][C'], C in {1,3,4}, C' = 1,4,4, K = 64 Orin / 32 Xavier`; int8, float16; rank 4.
     #[serde(rename = "DLA_HWC4")]
     DlaHwc4,
+    /// `[N][H][W][⌈C/16⌉·16]`; int8, float16, fp8; rank >= 3.
     #[serde(rename = "HWC16")]
     Hwc16,
+    /// `[N][D][H][W][C] (channel-last, unpadded)`; float32; rank >= 4.
     #[serde(rename = "DHWC")]
     Dhwc,
 }
 
 /// Which DLA generation's DLA_HWC4 row rule applies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Dla {
     /// Rows padded to 64 bytes.
@@ -223,15 +237,19 @@ impl Format {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Reformat's attributes: LINEAR → X packs, X → LINEAR unpacks, X → Y does both (docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ReformatAttrs")]
 pub struct Attrs {
+    /// The input's format (LINEAR = the logical tensor, any other = its 1-D memory image).
     pub from: Format,
+    /// The output's format.
     pub to: Format,
     /// The logical shape; required when `from` is not LINEAR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Vec<i64>>,
-    /// The DLA generation (DLA_HWC4 row rule); default Orin.
+    /// The DLA generation (DLA_HWC4 row rule): `orin` (default, 64-byte rows) or `xavier` (32).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dla: Option<Dla>,
 }
@@ -261,6 +279,11 @@ impl Image {
         if rank < format.min_rank() || (exact_rank && rank != 4) {
             return fail(
                 ErrorKind::InvalidRank,
+                if exact_rank {
+                    "reformat.dla.rank-four"
+                } else {
+                    "reformat.rank.minimum"
+                },
                 format!(
                     "{} needs rank {}{}, got shape {shape:?}",
                     format.name(),
@@ -272,6 +295,7 @@ impl Image {
         let too_large = || {
             OpError::new(
                 ErrorKind::TooLarge,
+                crate::tensor::BUDGET_CLAUSE,
                 format!("the {} image of shape {shape:?} overflows", format.name()),
             )
         };
@@ -316,6 +340,7 @@ impl Image {
                     c => {
                         return fail(
                             ErrorKind::InvalidChannels,
+                            "reformat.dla-hwc4.channels",
                             format!(
                                 "DLA_HWC4 takes C in {{1, 3, 4}}, got C = {c} in shape {shape:?}"
                             ),
@@ -419,6 +444,7 @@ fn check_dtype(format: Format, dtype: DType) -> Result<(), OpError> {
     let names: Vec<&str> = format.dtypes().iter().map(|d| d.name()).collect();
     fail(
         ErrorKind::UnsupportedDtype,
+        "reformat.dtype.formats",
         format!("{} holds {}, not {dtype}", format.name(), names.join(", ")),
     )
 }
@@ -450,6 +476,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
         (None, from) => {
             return fail(
                 ErrorKind::InvalidInput,
+                "reformat.shape.required",
                 format!("reformat from {} needs the logical `shape`", from.name()),
             )
         }
@@ -459,6 +486,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
                 dims.push(usize::try_from(dim).map_err(|_| {
                     OpError::new(
                         ErrorKind::InvalidInput,
+                        "reformat.shape.non-negative",
                         format!("shape {shape:?} has a negative dim {dim}"),
                     )
                 })?);
@@ -466,6 +494,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
             if from == Format::Linear && dims != input.shape {
                 return fail(
                     ErrorKind::InvalidInput,
+                    "reformat.shape.matches-linear",
                     format!(
                         "shape {shape:?} differs from the LINEAR input's shape {:?}",
                         input.shape
@@ -481,6 +510,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if attrs.from != Format::Linear && (input.rank() != 1 || input.len() != from.len()) {
         return fail(
             ErrorKind::InvalidBuffer,
+            "reformat.buffer.length",
             format!(
                 "a {} buffer of shape {:?} is 1-D with {} elements, got shape {:?}",
                 attrs.from.name(),

@@ -40,6 +40,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::de::{Deserializer, Error as _};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
@@ -59,12 +60,15 @@ pub const DTYPES: [DType; 4] = [DType::Int8, DType::Float16, DType::BFloat16, DT
 /// The smallest input rank (§3.4).
 pub const MIN_RANK: usize = 4;
 
-/// `ScaleMode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `ScaleMode`: how many coefficients there are and which elements share one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// One coefficient for every element.
     Uniform,
+    /// One coefficient per index of the channel axis.
     Channel,
+    /// One coefficient per coordinate from the channel axis to the last, row-major.
     Elementwise,
 }
 
@@ -139,6 +143,26 @@ impl<'de> Deserialize<'de> for Coefficient {
     }
 }
 
+/// In a spec file: a list of float32 values by the tensor value rules.
+impl schemars::JsonSchema for Coefficients {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Coefficients".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "float32 values: numbers rounded once to float32, .nan, .inf, -.inf, -0.0, or quoted bit patterns such as \"0x7fc00001\"; empty or absent = the default",
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"type": "number"},
+                    {"type": "string", "pattern": "^0[xX][0-9a-fA-F]{1,8}$"}
+                ]
+            }
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Coefficients {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficients, D::Error> {
         let items = Vec::<Coefficient>::deserialize(deserializer)?;
@@ -163,9 +187,12 @@ impl Serialize for Coefficients {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Scale's attributes: `out = (input · scale + shift) ^ power` (docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ScaleAttrs")]
 pub struct Attrs {
+    /// `uniform`, `channel` or `elementwise` (required).
     pub mode: Mode,
     /// Empty or absent = 1.
     #[serde(default, skip_serializing_if = "Coefficients::is_empty")]
@@ -179,8 +206,10 @@ pub struct Attrs {
     /// `add_scale_nd`'s channel axis; absent = `add_scale`'s third-to-last axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel_axis: Option<i64>,
-    /// Absent = the input's dtype.
+    /// int8, float16, bfloat16 or float32; absent = the input's dtype (`int8` with a float32
+    /// input is TensorRT's INT8 quantization).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "dtype_name")]
+    #[schemars(schema_with = "crate::spec::schema::scale_dtype_schema")]
     pub output_dtype: Option<DType>,
 }
 
@@ -243,6 +272,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
+            "scale.dtype.input",
             format!(
                 "Scale accepts int8, float16, bfloat16 and float32, not {}",
                 input.dtype
@@ -253,6 +283,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if !DTYPES.contains(&output_dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
+            "scale.dtype.output",
             format!("Scale outputs int8, float16, bfloat16 or float32, not {output_dtype}"),
         );
     }
@@ -260,6 +291,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if rank < MIN_RANK {
         return fail(
             ErrorKind::InvalidRank,
+            "scale.rank.min-four",
             format!(
                 "Scale needs an input of rank >= {MIN_RANK}, got shape {:?}",
                 input.shape
@@ -271,6 +303,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
         Some(axis) if axis < 0 || axis >= rank as i64 => {
             return fail(
                 ErrorKind::InvalidChannelAxis,
+                "scale.channel-axis.range",
                 format!(
                     "channel_axis {axis} is outside [0, {rank}) for shape {:?}",
                     input.shape
@@ -283,6 +316,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if !(2..=3).contains(&spatial) {
         return fail(
             ErrorKind::InvalidRank,
+            "scale.channel-axis.spatial",
             format!(
                 "channel_axis {channel_axis} leaves {spatial} dims after it in shape {:?}; only 2D or 3D scale is supported",
                 input.shape
@@ -304,6 +338,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
         if !list.is_empty() && list.len() != count {
             return fail(
                 ErrorKind::InvalidWeights,
+                "scale.weights.count",
                 format!(
                     "{name} has {} coefficients; {:?} mode on shape {:?} with channel axis {channel_axis} takes 0 or {count}",
                     list.len(),

@@ -15,6 +15,7 @@
 //! (`invalid_reshape`, §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
 //! -1 next to dims whose product is 0 (`indeterminate_wildcard`, §1.3 "indeterminate").
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{fail, ErrorKind, OpError};
@@ -24,19 +25,23 @@ use crate::tensor::{checked_volume, Tensor};
 /// Input positions.
 pub const INPUTS: [&str; 2] = ["input", "reshape_dims"];
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Shuffle's attributes: first transpose, reshape, second transpose (docs/protocol.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ShuffleAttrs")]
 pub struct Attrs {
-    /// Permutation applied first; absent = identity.
+    /// Permutation applied first (output axis `i` takes input axis `perm[i]`); absent = identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_transpose: Option<Vec<i64>>,
-    /// Dims after the reshape; absent = no reshape stage.
+    /// Dims after the reshape; absent = no reshape stage. `0` copies the dim at the same
+    /// position (see `zero_is_placeholder`), `-1` is inferred (at most one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reshape_dims: Option<Vec<i64>>,
-    /// Permutation applied last; absent = identity.
+    /// Permutation applied last, over the reshape result's axes; absent = identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_transpose: Option<Vec<i64>>,
-    /// Whether a 0 in the reshape dims copies the input dim (default true).
+    /// Whether a 0 in the reshape dims copies the input dim (default true) or is a zero-length
+    /// dim (false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zero_is_placeholder: Option<bool>,
 }
@@ -59,6 +64,7 @@ pub fn plan(
         attrs.first_transpose.as_deref(),
         input_shape.len(),
         "first_transpose",
+        "shuffle.transpose.first-permutation",
     )?;
     let transposed: Vec<usize> = first.iter().map(|&axis| input_shape[axis]).collect();
     let dims = match reshape_input {
@@ -77,6 +83,7 @@ pub fn plan(
         attrs.second_transpose.as_deref(),
         reshaped.len(),
         "second_transpose",
+        "shuffle.transpose.second-permutation",
     )?;
     Ok(Plan {
         first,
@@ -110,6 +117,7 @@ fn shape_tensor_values(tensor: &Tensor) -> Result<Vec<i64>, OpError> {
         Some(values) if tensor.rank() == 1 => Ok(values),
         _ => fail(
             ErrorKind::InvalidInput,
+            "shuffle.shape-input.type",
             format!(
                 "reshape_dims input must be a 1-D int32 or int64 tensor, got {} of shape {:?}",
                 tensor.dtype, tensor.shape
@@ -118,14 +126,21 @@ fn shape_tensor_values(tensor: &Tensor) -> Result<Vec<i64>, OpError> {
     }
 }
 
-/// Validates `perm` (absent = identity) as a permutation of `0..rank`.
-fn permutation(perm: Option<&[i64]>, rank: usize, field: &str) -> Result<Vec<usize>, OpError> {
+/// Validates `perm` (absent = identity) as a permutation of `0..rank`; `clause` is the rule of
+/// the transpose it is.
+fn permutation(
+    perm: Option<&[i64]>,
+    rank: usize,
+    field: &str,
+    clause: &'static str,
+) -> Result<Vec<usize>, OpError> {
     let Some(perm) = perm else {
         return Ok((0..rank).collect());
     };
     if perm.len() != rank {
         return fail(
             ErrorKind::InvalidPermutation,
+            clause,
             format!(
                 "{field} {perm:?} has {} entries for a rank-{rank} tensor",
                 perm.len()
@@ -137,6 +152,7 @@ fn permutation(perm: Option<&[i64]>, rank: usize, field: &str) -> Result<Vec<usi
         if axis < 0 || axis as usize >= rank || seen[axis as usize] {
             return fail(
                 ErrorKind::InvalidPermutation,
+                clause,
                 format!("{field} {perm:?} is not a permutation of 0..{rank}"),
             );
         }
@@ -154,12 +170,14 @@ fn resolve_reshape(
     if let Some(&bad) = dims.iter().find(|&&d| d < -1) {
         return fail(
             ErrorKind::InvalidReshape,
+            "shuffle.reshape.below-minus-one",
             format!("reshape dim {bad} in {dims:?} is below -1"),
         );
     }
     if dims.iter().filter(|&&d| d == -1).count() > 1 {
         return fail(
             ErrorKind::InvalidReshape,
+            "shuffle.reshape.one-wildcard",
             format!("reshape dims {dims:?} have more than one -1"),
         );
     }
@@ -169,6 +187,7 @@ fn resolve_reshape(
             0 if zero_is_placeholder => *input.get(position).ok_or_else(|| {
                 OpError::new(
                     ErrorKind::InvalidReshape,
+                    "shuffle.reshape.zero-past-rank",
                     format!(
                         "reshape dim 0 at position {position} copies an input dim, but the input {input:?} has rank {}",
                         input.len()
@@ -196,12 +215,14 @@ fn resolve_reshape(
             if known_volume == 0 {
                 return fail(
                     ErrorKind::IndeterminateWildcard,
+                    "shuffle.reshape.wildcard-indeterminate",
                     format!("-1 in reshape dims {dims:?} is indeterminate: the other dims multiply to 0"),
                 );
             }
             if volume % known_volume != 0 {
                 return fail(
                     ErrorKind::VolumeMismatch,
+                    "shuffle.reshape.wildcard-divides",
                     format!("-1 in reshape dims {dims:?} cannot be solved: {volume} elements are not a multiple of {known_volume}"),
                 );
             }
@@ -210,6 +231,7 @@ fn resolve_reshape(
         None if known_volume != volume => {
             return fail(
                 ErrorKind::VolumeMismatch,
+                "shuffle.reshape.volume",
                 format!(
                     "reshape dims {dims:?} resolve to {resolved:?} with {known_volume} elements, the input {input:?} has {volume}"
                 ),

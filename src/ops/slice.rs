@@ -16,6 +16,7 @@
 //! ([inferred]); fill gives all fill values ([inferred]). Axes not listed in `axes` are copied
 //! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
@@ -26,19 +27,27 @@ use crate::tensor::{checked_volume, row_major_strides, Tensor};
 /// Input positions (TensorRT input indices 0-5).
 pub const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `SampleMode`: what a coordinate `x` outside `[0, d)` reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// An error (the default).
     #[default]
     StrictBounds,
+    /// `in[mod(x, d)]`.
     Wrap,
+    /// `in[clamp(x, 0, d-1)]`.
     Clamp,
+    /// The fill value (input `fill`, default 0).
     Fill,
+    /// The mirror image about the edge elements: `c = mod(|x|, 2d-2)`, `2d-2-c` if `c >= d`.
     Reflect,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Slice's attributes: output coordinate y reads x = y·stride + start (docs/protocol.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SliceAttrs")]
 pub struct Attrs {
     /// First coordinate per sliced axis (or input 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +85,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
     {
         return fail(
             ErrorKind::UnsupportedDtype,
+            "slice.dtype.clamp-fill-reflect-exclude-int64-bf16",
             format!("{mode:?} mode does not support {dtype} (clamp, fill and reflect exclude int64 and bfloat16)"),
         );
     }
@@ -87,6 +97,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
     let (Some(start), Some(size)) = (start, size) else {
         return fail(
             ErrorKind::InvalidInput,
+            "slice.inputs.required",
             "start and size are required, as attributes or inputs",
         );
     };
@@ -97,6 +108,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
         if list.len() != axes.len() {
             return fail(
                 ErrorKind::RankMismatch,
+                "slice.lengths.match",
                 format!(
                     "{name} has {} entries, expected {} (one per sliced axis)",
                     list.len(),
@@ -108,6 +120,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
     if let Some(&negative) = size.iter().find(|&&s| s < 0) {
         return fail(
             ErrorKind::InvalidSize,
+            "slice.size.negative",
             format!("size {size:?} has a negative entry {negative}"),
         );
     }
@@ -143,8 +156,13 @@ pub fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpEr
 fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option<i128>, OpError> {
     let inside = 0 <= x && x < d;
     if d == 0 && mode != Mode::Fill && mode != Mode::StrictBounds {
+        let clause = match mode {
+            Mode::Wrap => "slice.empty-dim.wrap",
+            _ => "slice.empty-dim.clamp-reflect",
+        };
         return fail(
             ErrorKind::EmptyDimension,
+            clause,
             format!("axis {axis} has extent 0, so {mode:?} has no element to read for a non-empty output"),
         );
     }
@@ -153,6 +171,7 @@ fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option
         Mode::StrictBounds => {
             return fail(
                 ErrorKind::OutOfBounds,
+                "slice.strict.out-of-bounds",
                 format!("coordinate {x} on axis {axis} is outside [0, {d})"),
             )
         }
@@ -180,6 +199,7 @@ fn values(
             Some(values) if tensor.rank() == 1 => Ok(Some(values)),
             _ => fail(
                 ErrorKind::InvalidInput,
+                "slice.inputs.type",
                 format!(
                     "{name} input must be a 1-D int32 or int64 tensor, got {} of shape {:?}",
                     tensor.dtype, tensor.shape
@@ -201,6 +221,7 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
         if index < 0 || index >= rank as i64 {
             return fail(
                 ErrorKind::InvalidAxes,
+                "slice.axes.range",
                 format!(
                     "axis {axis} in {axes:?} is outside [-{rank}, {}]",
                     rank as i64 - 1
@@ -210,6 +231,7 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
         if std::mem::replace(&mut seen[index as usize], true) {
             return fail(
                 ErrorKind::InvalidAxes,
+                "slice.axes.unique",
                 format!("axes {axes:?} name axis {index} twice"),
             );
         }
@@ -229,12 +251,14 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
     if mode != Mode::Fill {
         return fail(
             ErrorKind::FillNotAllowed,
+            "slice.fill.only-fill-mode",
             format!("a fill value is only allowed in fill mode, not {mode:?}"),
         );
     }
     if !(fill.shape.is_empty() || fill.shape == [1]) {
         return fail(
             ErrorKind::InvalidFill,
+            "slice.fill.not-scalar",
             format!("fill value must be a scalar, got shape {:?}", fill.shape),
         );
     }
@@ -246,6 +270,7 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
     let not_convertible = || {
         OpError::new(
             ErrorKind::InvalidFill,
+            "slice.fill.conversion",
             format!(
                 "fill value of type {} cannot be converted to {dtype}",
                 fill.dtype

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::value::{flatten, to_bits, DataNode};
@@ -13,45 +14,79 @@ use crate::error::ErrorKind;
 use crate::ops::{Attrs, Invocation, Op};
 use crate::tensor::{checked_volume, Tensor};
 
-#[derive(Deserialize)]
+/// A spec file: `specs/<op>/<file>.yaml`. Generic over the attributes' type so that the JSON
+/// Schema of each op ([`super::schema`]) types them; the loader reads them as YAML first.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct FileDef {
-    cases: Vec<CaseDef>,
+pub(super) struct FileDef<A = serde_yaml::Value> {
+    /// The cases; each becomes one test per entry of its `dtypes` (or one test), named
+    /// `<op>::<file>::<case>[::<dtype>]`.
+    pub(super) cases: Vec<CaseDef<A>>,
 }
 
-#[derive(Deserialize)]
+/// One case: attributes, inputs, and the expected output or error, with where they come from.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CaseDef {
+#[schemars(rename = "Case")]
+pub(super) struct CaseDef<A = serde_yaml::Value> {
+    /// Unique within the file: lower-case letters, digits and `_`.
+    #[schemars(regex(pattern = r"^[a-z0-9_]+$"))]
     name: String,
+    /// Where the case and its expected values come from: the seed document and example, or the
+    /// header / doc clause the case encodes.
+    #[schemars(length(min = 1))]
     source: String,
+    /// The clauses of the op's catalogue (`specs/<op>.clauses.yaml`) the case exercises; a case
+    /// that expects an error names the clause the error enforces.
+    #[serde(default)]
+    clauses: Vec<String>,
+    /// `true` when the expected result rests on a point semantics.md marks `[inferred]`.
     #[serde(default)]
     inferred: bool,
+    /// Free text: why the case exists, how the expected value was worked out.
     #[serde(default)]
     note: Option<String>,
+    /// Runs the case once per dtype; every tensor without a `dtype` of its own takes the entry.
     #[serde(default)]
+    #[schemars(schema_with = "super::schema::dtype_list_schema")]
     dtypes: Vec<String>,
-    #[serde(default)]
-    attrs: Option<serde_yaml::Value>,
+    /// The op's attributes; an attribute left out takes its documented default.
+    attrs: Option<A>,
+    /// Input tensors by name (`input` is required).
     inputs: BTreeMap<String, TensorDef>,
+    /// The expected outputs by name (`output`); give this or `error`.
     #[serde(default)]
     expected: Option<BTreeMap<String, TensorDef>>,
+    /// The case must fail with this error; give this or `expected`.
     #[serde(default)]
     error: Option<ErrorDef>,
+    /// Scale only, with `expected`: `{ulp: N}` (float outputs) or `{abs: N}` (int8 outputs),
+    /// replacing the default tolerance; 0 = equal.
     #[serde(default)]
     tolerance: Option<ToleranceDef>,
+    /// Targets on which the case does not run, with the documented reason, e.g.
+    /// `{dla: "custom power values are not supported on DLA"}`.
     #[serde(default)]
+    #[schemars(schema_with = "super::schema::targets_schema")]
     unsupported_on: BTreeMap<String, String>,
+    /// `true` when the vendor leaves the result undocumented and the expected value is the
+    /// reference's reading (another backend that differs is reported as skipped).
     #[serde(default)]
     implementation_defined: bool,
 }
 
 /// `{ulp: N}` or `{abs: N}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Tolerance")]
 struct ToleranceDef {
+    /// Representable float values allowed between expected and actual (float outputs).
     #[serde(default)]
+    #[schemars(range(min = 0))]
     ulp: Option<f64>,
+    /// Integer difference allowed (int8 outputs).
     #[serde(default)]
+    #[schemars(range(min = 0))]
     abs: Option<f64>,
 }
 
@@ -88,21 +123,87 @@ impl ToleranceDef {
     }
 }
 
-#[derive(Deserialize)]
+/// A tensor: dtype, shape and data.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Tensor")]
 struct TensorDef {
+    /// The element type; leave it out to take the case's `dtypes` entry.
     #[serde(default)]
+    #[schemars(schema_with = "super::schema::dtype_schema")]
     dtype: Option<String>,
+    /// The dims, `[]` for a scalar.
     shape: Vec<i64>,
+    /// Nested lists matching `shape` exactly (a scalar is a bare value; a zero dim is `[]` at its
+    /// level). Numbers are rounded once to the dtype; `.nan`, `.inf`, `-.inf`; a quoted hex string
+    /// (`"0x7e01"`) is an exact float bit pattern.
     data: DataNode,
 }
 
-#[derive(Deserialize)]
+/// The expected error.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ExpectedError")]
 struct ErrorDef {
+    /// The stable error kind (docs/protocol.md "Error kinds").
+    #[schemars(schema_with = "super::schema::error_kind_schema")]
     kind: String,
+    /// A fragment the reference's error message must contain.
     #[serde(default)]
     message: Option<String>,
+}
+
+/// Parses a YAML document into `T`; a problem comes back as (the field's path, the message).
+/// The clause catalogue ([`super::clauses`]) reads its files through this.
+pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(text))
+        .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))
+}
+
+/// A YAML document as JSON, for checking a spec file against its JSON Schema as an editor
+/// does. JSON has no NaN or infinity: `.nan`, `.inf` and `-.inf` (numbers to YAML and to the
+/// YAML language server) become the number 0, which a schema checks the same way.
+pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
+    fn convert(value: serde_yaml::Value) -> Result<serde_json::Value, String> {
+        use serde_json::Value as J;
+        use serde_yaml::Value as Y;
+        Ok(match value {
+            Y::Null => J::Null,
+            Y::Bool(b) => J::Bool(b),
+            Y::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    J::from(i)
+                } else if let Some(u) = n.as_u64() {
+                    J::from(u)
+                } else {
+                    let f = n.as_f64().unwrap_or(0.0);
+                    J::from(if f.is_finite() { f } else { 0.0 })
+                }
+            }
+            Y::String(s) => J::String(s),
+            Y::Sequence(items) => {
+                J::Array(items.into_iter().map(convert).collect::<Result<_, _>>()?)
+            }
+            Y::Mapping(map) => {
+                let mut out = serde_json::Map::new();
+                for (key, value) in map {
+                    let key = match key {
+                        Y::String(s) => s,
+                        Y::Number(n) => n.to_string(),
+                        Y::Bool(b) => b.to_string(),
+                        other => return Err(format!("unsupported mapping key {other:?}")),
+                    };
+                    out.insert(key, convert(value)?);
+                }
+                J::Object(out)
+            }
+            Y::Tagged(tagged) => convert(tagged.value)?,
+        })
+    }
+    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    convert(value)
 }
 
 /// The cases and problems found in a set of spec folders.
@@ -402,6 +503,7 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
             name: def.name.clone(),
             dtype,
             source: def.source.clone(),
+            clauses: def.clauses.clone(),
             inferred: def.inferred,
             note: def.note.clone(),
             invocation: Invocation {

@@ -5,14 +5,16 @@
 //! CONTRIBUTING.md. Every problem is reported as a [`SpecError`] naming the file, the case and
 //! the field; a structural problem voids its file, a value problem only its case.
 
+pub mod clauses;
 mod load;
+pub mod schema;
 pub mod value;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use load::{load_dirs, load_file, Loaded};
+pub use load::{load_dirs, load_file, yaml_to_json, Loaded};
 
 use crate::compare::Tolerance;
 use crate::dtype::DType;
@@ -43,6 +45,8 @@ pub struct Case {
     /// The entry of the case's `dtypes` this trial runs, if the case lists dtypes.
     pub dtype: Option<DType>,
     pub source: String,
+    /// The clause ids (from `specs/<op>.clauses.yaml`) the case exercises.
+    pub clauses: Vec<String>,
     /// The expected result rests on a point the reference marks [inferred].
     pub inferred: bool,
     pub note: Option<String>,

@@ -66,6 +66,26 @@ impl<'de> Deserialize<'de> for DataNode {
     }
 }
 
+/// `Data`: a number, a boolean, a quoted bit pattern, or a list of them (recursively).
+impl schemars::JsonSchema for DataNode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Data".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let item = generator.subschema_for::<DataNode>();
+        schemars::json_schema!({
+            "description": "A number (rounded once to the dtype; .nan, .inf, -.inf), true/false, a quoted bit pattern such as \"0x7e01\", or a list of them nested to match the shape.",
+            "anyOf": [
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "string", "pattern": "^0[xX][0-9a-fA-F]+$"},
+                {"type": "array", "items": item}
+            ]
+        })
+    }
+}
+
 impl fmt::Display for DataNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -9,11 +9,13 @@ survive. int4 is unpacked to int8 for computation and repacked on output.
 
 import base64
 import json
+import math
 import os
 import sys
 import traceback
 
 import numpy as np
+
 import ml_dtypes
 
 PROTOCOL = 1
@@ -236,6 +238,41 @@ def op_shuffle(attrs, inputs):
 # ----------------------------------------------------------------------------------------------
 # slice
 
+# NvInfer.h ISliceLayer setInput(4): the fill value converts implicitly among these types.
+FILL_CONVERTIBLE = ("float32", "float16", "int8", "fp8")
+
+
+def convert_fill(fill, dtype):
+    """The fill value in `dtype`: rounded to nearest even for floats; for int8 an integral
+    value in range (TensorRT documents no rounding for it, so anything else is rejected)."""
+    if fill.dtype not in FILL_CONVERTIBLE or dtype not in FILL_CONVERTIBLE:
+        raise OpError("invalid_fill", f"a {fill.dtype} fill value cannot be converted to {dtype}")
+    raw = fill.a.reshape(-1)[:1]
+    if fill.dtype == "fp8":
+        value = float(raw.view(ml_dtypes.float8_e4m3fn)[0])
+    elif fill.dtype == "int8":
+        value = float(raw[0])
+    else:
+        value = float(raw.view(NUMERIC[fill.dtype])[0])
+    if dtype == "int8":
+        if not (math.isfinite(value) and value == int(value) and -128 <= value <= 127):
+            raise OpError("invalid_fill", f"fill value {value} has no int8 value")
+        return np.array([int(value)], dtype=np.int8).reshape(fill.a.shape)
+    if math.isnan(value):
+        bits = {"float32": 0x7FC00000, "float16": 0x7E00, "fp8": 0x7F}[dtype]
+        return np.array([bits], dtype=RAW[dtype]).reshape(fill.a.shape)
+    if dtype == "fp8":
+        # E4M3FN has no infinity: beyond 464 (the tie to the absent 480) nothing represents it.
+        if not abs(value) <= 464.0:
+            raise OpError("invalid_fill", f"fill value {value} is outside the range of fp8")
+        out = np.array([value], dtype=np.float32).astype(ml_dtypes.float8_e4m3fn)
+    else:
+        out = np.array([value], dtype=np.float32).astype(NUMERIC[dtype])
+        if math.isinf(float(out[0])) and not math.isinf(value):
+            raise OpError("invalid_fill", f"fill value {value} is outside the range of {dtype}")
+    return out.view(RAW[dtype]).reshape(fill.a.shape)
+
+
 SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
 INT64_SAFE = 1 << 62
 
@@ -277,7 +314,7 @@ def op_slice(attrs, inputs):
         if list(fill.a.shape) not in ([], [1]):
             raise OpError("invalid_fill", f"fill must have shape [] or [1], got {list(fill.a.shape)}")
         if fill.dtype != x.dtype:
-            raise Unsupported(f"fill dtype {fill.dtype} differs from input dtype {x.dtype}; conversion not implemented")
+            fill = T(x.dtype, convert_fill(fill, x.dtype))
     if axes is not None:
         norm = []
         for ax in axes:

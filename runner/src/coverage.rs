@@ -1,0 +1,599 @@
+//! `runner coverage`: what the cases cover, and what they leave out.
+//!
+//! ```text
+//! runner coverage [--specs DIRS] [--clauses]
+//! ```
+//! For every op it prints the clauses of its catalogue (`specs/<op>.clauses.yaml`) that no case
+//! names, and the combinations the documents list that no case reaches:
+//!
+//! | op | combinations |
+//! |---|---|
+//! | shuffle | reshape special value (0, -1, both) × `zero_is_placeholder` |
+//! | slice | mode × dtype, as semantics.md §2.6 lists them (int64 and bfloat16 must be rejected by clamp, fill and reflect) |
+//! | as_strided | constraint × boundary: each ATB constraint at its limit (accepted) and one past it (rejected) |
+//! | scale | mode × input dtype (§3.5) |
+//! | reformat | format × dtype, as the format table lists them (§4) |
+//!
+//! It also lints the specs: spec and catalogue errors, cases without a source or without
+//! clauses, unknown clause ids (or another op's), duplicate cases (the same op, attributes,
+//! inputs and dtype under two names), and error cases whose error the reference raises under a
+//! clause the case does not name. An error clause counts as covered only when a case that names
+//! it gets that error from the reference. The command fails (exit 1) on a clause without a case,
+//! a combination no case reaches, or any lint finding; `--clauses` also lists every clause with
+//! the number of cases that name it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use opspec::ops::reformat::Format;
+use opspec::ops::{self, as_strided, scale, slice, Attrs, Op};
+use opspec::spec::clauses::{Catalogue, Clause};
+use opspec::spec::{load_dirs, Case, Expectation};
+use opspec::{DType, ErrorKind};
+
+use crate::Config;
+
+/// Combinations a document lists that no case reaches, each with the reason it stays a gap.
+/// The report shows them as known gaps instead of failing. Empty: every listed combination has
+/// a case.
+pub const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
+
+/// The result of a coverage run.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    pub text: String,
+    pub uncovered: usize,
+    pub unreached: usize,
+    pub findings: usize,
+}
+
+impl Coverage {
+    pub fn ok(&self) -> bool {
+        self.uncovered == 0 && self.unreached == 0 && self.findings == 0
+    }
+}
+
+/// `runner coverage [--specs DIRS] [--clauses]`.
+pub fn main(args: &[String]) -> ExitCode {
+    let mut config = match Config::from_env() {
+        Ok(config) => config,
+        Err(message) => return usage(&message),
+    };
+    let mut list_clauses = false;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--specs" => match args.next() {
+                Some(dirs) => config.specs = std::env::split_paths(dirs).collect(),
+                None => return usage("--specs needs a value"),
+            },
+            "--clauses" => list_clauses = true,
+            other => return usage(&format!("unknown argument {other:?}")),
+        }
+    }
+    let coverage = run(&config.specs, list_clauses);
+    print!("{}", coverage.text);
+    if coverage.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("error: {message}\nusage: runner coverage [--specs DIRS] [--clauses]");
+    ExitCode::from(2)
+}
+
+/// One case: its trials (one per dtype) share name, source and clauses.
+struct CaseGroup<'a> {
+    trials: Vec<&'a Case>,
+}
+
+impl CaseGroup<'_> {
+    fn first(&self) -> &Case {
+        self.trials[0]
+    }
+
+    fn label(&self) -> String {
+        let case = self.first();
+        format!("{}::{}::{}", case.op, case.file, case.name)
+    }
+}
+
+/// Runs the whole report over the spec folders `dirs`.
+pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
+    let loaded = load_dirs(dirs, None);
+    let (catalogue, catalogue_errors) = Catalogue::load(dirs);
+    let mut lint: Vec<String> = Vec::new();
+    lint.extend(loaded.errors.iter().map(|e| format!("spec error: {e}")));
+    lint.extend(
+        catalogue_errors
+            .iter()
+            .map(|e| format!("catalogue error: {e}")),
+    );
+
+    let mut groups: BTreeMap<(Op, PathBuf, String), CaseGroup> = BTreeMap::new();
+    for case in &loaded.cases {
+        groups
+            .entry((case.op, case.path.clone(), case.name.clone()))
+            .or_insert_with(|| CaseGroup { trials: Vec::new() })
+            .trials
+            .push(case);
+    }
+
+    // Which cases name each clause, and which error clauses the reference raises for them.
+    let mut named: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut raised: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    for group in groups.values() {
+        let case = group.first();
+        let label = group.label();
+        if case.source.trim().is_empty() {
+            lint.push(format!("{label}: no source"));
+        }
+        if case.clauses.is_empty() {
+            lint.push(format!(
+                "{label}: names no clause (add `clauses: [...]` from specs/{}.clauses.yaml)",
+                case.op
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for id in &case.clauses {
+            if !seen.insert(id.as_str()) {
+                lint.push(format!("{label}: names `{id}` twice"));
+            }
+            match catalogue.get(id) {
+                None => lint.push(format!("{label}: unknown clause `{id}`")),
+                Some(_) if !catalogue.applies_to(id, case.op) => lint.push(format!(
+                    "{label}: `{id}` is a clause of another op, not of {}",
+                    case.op
+                )),
+                Some(clause) if clause.no_case.is_some() => lint.push(format!(
+                    "{label}: names `{id}`, which the catalogue says no case can reach"
+                )),
+                Some(clause) => {
+                    named.entry(&clause.id).or_default().insert(label.clone());
+                }
+            }
+        }
+        for trial in &group.trials {
+            let Expectation::Error { kind, .. } = &trial.expect else {
+                continue;
+            };
+            let Err(error) = ops::evaluate(&trial.invocation) else {
+                // The suite itself reports a case the reference does not reject.
+                continue;
+            };
+            if !case.clauses.iter().any(|id| id == error.clause) {
+                lint.push(format!(
+                    "{}: the reference rejects it under `{}` ({}), which the case does not name",
+                    trial.trial_name(),
+                    error.clause,
+                    error.kind
+                ));
+                continue;
+            }
+            if let Some(clause) = catalogue.get(error.clause) {
+                if clause.error != Some(error.kind) {
+                    lint.push(format!(
+                        "{}: `{}` is raised as {} but the catalogue gives it {}",
+                        trial.trial_name(),
+                        error.clause,
+                        error.kind,
+                        clause.error.map_or("no error kind", ErrorKind::name)
+                    ));
+                }
+            }
+            if error.kind == *kind {
+                raised
+                    .entry(error.clause)
+                    .or_default()
+                    .insert(label.clone());
+            }
+        }
+    }
+    lint.extend(duplicates(&groups));
+
+    let mut out = String::new();
+    let mut coverage = Coverage::default();
+    let _ = writeln!(
+        out,
+        "opspec coverage of {}",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for scope in opspec::spec::clauses::SCOPES {
+        let clauses: Vec<&Clause> = catalogue.scope(scope).collect();
+        let op = Op::from_name(scope);
+        let cases = groups.values().filter(|g| Some(g.first().op) == op).count();
+        let trials = loaded.cases.iter().filter(|c| Some(c.op) == op).count();
+        let is_covered = |clause: &Clause| match clause.error {
+            Some(_) => raised.contains_key(clause.id.as_str()),
+            None => named.contains_key(clause.id.as_str()),
+        };
+        let unreachable: Vec<&&Clause> = clauses.iter().filter(|c| c.no_case.is_some()).collect();
+        let uncovered: Vec<&&Clause> = clauses
+            .iter()
+            .filter(|c| c.no_case.is_none() && !is_covered(c))
+            .collect();
+        let _ = write!(
+            out,
+            "\n{scope}: {} clauses, {} with a case",
+            clauses.len(),
+            clauses.len() - uncovered.len() - unreachable.len()
+        );
+        if op.is_some() {
+            let _ = write!(out, "; {cases} cases, {trials} trials");
+        }
+        out.push('\n');
+        if uncovered.is_empty() {
+            out.push_str("  clauses with no case: none\n");
+        } else {
+            let _ = writeln!(out, "  clauses with no case ({}):", uncovered.len());
+            for clause in &uncovered {
+                let why = match (clause.error, named.get(clause.id.as_str())) {
+                    (Some(kind), Some(cases)) => format!(
+                        " (named by {} case(s), none of which gets {kind} under it from the reference)",
+                        cases.len()
+                    ),
+                    (Some(kind), None) => format!(" (needs a case expecting {kind})"),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "    {} [{}]: {}{why}",
+                    clause.id,
+                    clause.status.name(),
+                    clause.rule
+                );
+            }
+        }
+        coverage.uncovered += uncovered.len();
+        for clause in &unreachable {
+            let _ = writeln!(
+                out,
+                "  no case can reach {}: {}",
+                clause.id,
+                clause.no_case.as_deref().unwrap_or_default()
+            );
+        }
+        if let Some(op) = op {
+            let trials: Vec<&Case> = loaded.cases.iter().filter(|c| c.op == op).collect();
+            for table in combinations(op, &trials) {
+                coverage.unreached += report_table(&mut out, op, &table);
+            }
+        }
+        if list_clauses {
+            for clause in &clauses {
+                let count = named.get(clause.id.as_str()).map_or(0, BTreeSet::len);
+                let _ = writeln!(
+                    out,
+                    "    {:<56} {:>4} case(s)  [{}]",
+                    clause.id,
+                    count,
+                    clause.status.name()
+                );
+            }
+        }
+    }
+    coverage.findings = lint.len();
+    if lint.is_empty() {
+        out.push_str("\nlint: no findings\n");
+    } else {
+        let _ = writeln!(out, "\nlint: {} finding(s)", lint.len());
+        for finding in &lint {
+            let _ = writeln!(out, "  {finding}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ncoverage: {} ({} clause(s) without a case, {} combination(s) not reached, {} lint finding(s))",
+        if coverage.ok() { "ok" } else { "FAILED" },
+        coverage.uncovered,
+        coverage.unreached,
+        coverage.findings
+    );
+    coverage.text = out;
+    coverage
+}
+
+/// Cases with the same op, attributes and inputs (dtypes included) under different names.
+fn duplicates(groups: &BTreeMap<(Op, PathBuf, String), CaseGroup>) -> Vec<String> {
+    let mut by_invocation: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for group in groups.values() {
+        for trial in &group.trials {
+            // The invocation holds the attributes and the inputs with their dtypes.
+            let key = format!("{}|{:?}", trial.op, trial.invocation);
+            by_invocation
+                .entry(key)
+                .or_default()
+                .insert(trial.trial_name());
+        }
+    }
+    let mut findings: BTreeSet<String> = BTreeSet::new();
+    for names in by_invocation.values().filter(|names| names.len() > 1) {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        findings.insert(format!(
+            "duplicate cases (same attributes and inputs): {}",
+            names.join(", ")
+        ));
+    }
+    findings.into_iter().collect()
+}
+
+/// One documented table of combinations: its title and each cell, reached or not.
+struct Table {
+    title: String,
+    cells: Vec<(String, bool)>,
+}
+
+fn report_table(out: &mut String, op: Op, table: &Table) -> usize {
+    let reached = table.cells.iter().filter(|(_, hit)| *hit).count();
+    let _ = writeln!(
+        out,
+        "  {}: {reached} of {} reached",
+        table.title,
+        table.cells.len()
+    );
+    let mut failing = 0;
+    for (cell, _) in table.cells.iter().filter(|(_, hit)| !hit) {
+        match KNOWN_GAPS
+            .iter()
+            .find(|(gap_op, gap, _)| *gap_op == op.name() && gap == cell)
+        {
+            Some((_, _, why)) => {
+                let _ = writeln!(out, "    known gap: {cell}: {why}");
+            }
+            None => {
+                let _ = writeln!(out, "    not reached: {cell}");
+                failing += 1;
+            }
+        }
+    }
+    failing
+}
+
+/// The input's dtype of a trial.
+fn input_dtype(case: &Case) -> Option<DType> {
+    case.invocation
+        .inputs
+        .first()
+        .and_then(Option::as_ref)
+        .map(|t| t.dtype)
+}
+
+/// Whether the trial expects outputs with at least one element (so the rule ran on data).
+fn produces_elements(case: &Case) -> bool {
+    matches!(&case.expect, Expectation::Outputs(outputs) if outputs.iter().any(|o| !o.is_empty()))
+}
+
+fn expects_error(case: &Case, kind: ErrorKind) -> bool {
+    matches!(&case.expect, Expectation::Error { kind: k, .. } if *k == kind)
+}
+
+fn combinations(op: Op, trials: &[&Case]) -> Vec<Table> {
+    match op {
+        Op::Shuffle => vec![shuffle_table(trials)],
+        Op::Slice => vec![slice_table(trials)],
+        Op::AsStrided => vec![as_strided_table(trials)],
+        Op::Scale => vec![scale_table(trials)],
+        Op::Reformat => vec![reformat_table(trials)],
+    }
+}
+
+/// semantics.md §1.3, §1.4: 0 and -1 in the reshape dims (attribute or input 1), with and
+/// without `zero_is_placeholder`.
+fn shuffle_table(trials: &[&Case]) -> Table {
+    let mut reached = BTreeSet::new();
+    for case in trials {
+        let Attrs::Shuffle(attrs) = &case.invocation.attrs else {
+            continue;
+        };
+        let dims = match case.invocation.inputs.get(1).and_then(Option::as_ref) {
+            Some(tensor) => tensor.int_values(),
+            None => attrs.reshape_dims.clone(),
+        };
+        let Some(dims) = dims else { continue };
+        let special = match (dims.contains(&0), dims.contains(&-1)) {
+            (true, false) => "0",
+            (false, true) => "-1",
+            (true, true) => "0 and -1",
+            (false, false) => continue,
+        };
+        reached.insert((special, attrs.zero_is_placeholder.unwrap_or(true)));
+    }
+    let mut cells = Vec::new();
+    for special in ["0", "-1", "0 and -1"] {
+        for zero_is_placeholder in [true, false] {
+            cells.push((
+                format!("reshape dims with {special} × zero_is_placeholder {zero_is_placeholder}"),
+                reached.contains(&(special, zero_is_placeholder)),
+            ));
+        }
+    }
+    Table {
+        title: "reshape special value × zero_is_placeholder".into(),
+        cells,
+    }
+}
+
+/// The slice dtypes of the latest operator page (semantics.md §2.6, §6).
+pub const SLICE_DTYPES: [DType; 9] = [
+    DType::Bool,
+    DType::Int4,
+    DType::Int8,
+    DType::Int32,
+    DType::Int64,
+    DType::Fp8,
+    DType::Float16,
+    DType::BFloat16,
+    DType::Float32,
+];
+
+fn slice_table(trials: &[&Case]) -> Table {
+    use slice::Mode;
+    let modes = [
+        (Mode::StrictBounds, "strict_bounds"),
+        (Mode::Wrap, "wrap"),
+        (Mode::Clamp, "clamp"),
+        (Mode::Fill, "fill"),
+        (Mode::Reflect, "reflect"),
+    ];
+    let mode_of = |case: &Case| match &case.invocation.attrs {
+        Attrs::Slice(attrs) => Some(attrs.mode.unwrap_or_default()),
+        _ => None,
+    };
+    let mut cells = Vec::new();
+    for (mode, name) in modes {
+        for dtype in SLICE_DTYPES {
+            // §2.6: "CLAMP, FILL and REFLECT modes do not support int64 or bfloat16".
+            let excluded = matches!(mode, Mode::Clamp | Mode::Fill | Mode::Reflect)
+                && matches!(dtype, DType::Int64 | DType::BFloat16);
+            let hit = trials.iter().any(|case| {
+                mode_of(case) == Some(mode)
+                    && input_dtype(case) == Some(dtype)
+                    && if excluded {
+                        expects_error(case, ErrorKind::UnsupportedDtype)
+                    } else {
+                        produces_elements(case)
+                    }
+            });
+            let expectation = if excluded { "rejected" } else { "outputs" };
+            cells.push((format!("{name} × {dtype} ({expectation})"), hit));
+        }
+    }
+    Table {
+        title: "mode × dtype (semantics.md §2.6)".into(),
+        cells,
+    }
+}
+
+fn scale_table(trials: &[&Case]) -> Table {
+    use scale::Mode;
+    let mut cells = Vec::new();
+    for (mode, name) in [
+        (Mode::Uniform, "uniform"),
+        (Mode::Channel, "channel"),
+        (Mode::Elementwise, "elementwise"),
+    ] {
+        for dtype in scale::DTYPES {
+            let hit = trials.iter().any(|case| {
+                matches!(&case.invocation.attrs, Attrs::Scale(a) if a.mode == mode)
+                    && input_dtype(case) == Some(dtype)
+                    && produces_elements(case)
+            });
+            cells.push((format!("{name} × {dtype} input"), hit));
+        }
+    }
+    Table {
+        title: "mode × input dtype (semantics.md §3.5)".into(),
+        cells,
+    }
+}
+
+fn reformat_table(trials: &[&Case]) -> Table {
+    let mut cells = Vec::new();
+    for format in Format::ALL {
+        for &dtype in format.dtypes() {
+            let hit = trials.iter().any(|case| {
+                matches!(&case.invocation.attrs, Attrs::Reformat(a) if a.from == format || a.to == format)
+                    && input_dtype(case) == Some(dtype)
+                    && produces_elements(case)
+            });
+            cells.push((format!("{} × {dtype}", format.name()), hit));
+        }
+    }
+    Table {
+        title: "format × dtype (semantics.md §4 table)".into(),
+        cells,
+    }
+}
+
+/// semantics.md §5.2, ATB ParamCheck: each constraint at its limit (accepted) and one past it
+/// (rejected).
+fn as_strided_table(trials: &[&Case]) -> Table {
+    /// The flat index of the last element the view reads.
+    fn reach(a: &as_strided::Attrs) -> Option<i128> {
+        let offset = *a.offset.first()?;
+        let steps: i128 = a
+            .size
+            .iter()
+            .zip(&a.stride)
+            .map(|(&s, &t)| (s as i128 - 1) * t as i128)
+            .sum();
+        Some(offset as i128 + steps)
+    }
+    type Probe = fn(&as_strided::Attrs, i128) -> bool;
+    // (constraint at the boundary, accepted?, whether a case's attributes are there given numel)
+    let rows: [(&str, bool, Probe); 16] = [
+        ("size entries = 1 (fewest)", true, |a, _| a.size.len() == 1),
+        ("size entries = 8 (most)", true, |a, _| a.size.len() == 8),
+        ("size entries = 0", false, |a, _| a.size.is_empty()),
+        ("size entries = 9", false, |a, _| a.size.len() == 9),
+        ("size entry = 1 (smallest)", true, |a, _| {
+            a.size.contains(&1)
+        }),
+        ("size entry = 0", false, |a, _| a.size.contains(&0)),
+        ("stride entries = size entries - 1", false, |a, _| {
+            a.stride.len() + 1 == a.size.len()
+        }),
+        ("stride entries = size entries + 1", false, |a, _| {
+            a.stride.len() == a.size.len() + 1
+        }),
+        ("stride entry = 0 (smallest)", true, |a, _| {
+            a.stride.contains(&0)
+        }),
+        ("stride entry = -1", false, |a, _| a.stride.contains(&-1)),
+        ("offset entries = 0", false, |a, _| a.offset.is_empty()),
+        ("offset entries = 2", false, |a, _| a.offset.len() == 2),
+        ("offset = 0 (smallest)", true, |a, _| a.offset == [0]),
+        ("offset = -1", false, |a, _| a.offset == [-1]),
+        ("reach = numel - 1 (the last element)", true, |a, n| {
+            reach(a) == Some(n - 1)
+        }),
+        ("reach = numel (one past the end)", false, |a, n| {
+            reach(a) == Some(n)
+        }),
+    ];
+    let mut cells = Vec::new();
+    for (name, accepted, probe) in rows {
+        let hit = trials.iter().any(|case| {
+            let Attrs::AsStrided(attrs) = &case.invocation.attrs else {
+                return false;
+            };
+            let numel = case
+                .invocation
+                .inputs
+                .first()
+                .and_then(Option::as_ref)
+                .map_or(0, |t| t.len() as i128);
+            probe(attrs, numel)
+                && if accepted {
+                    produces_elements(case)
+                } else {
+                    matches!(case.expect, Expectation::Error { .. })
+                }
+        });
+        let side = if accepted { "accepted" } else { "rejected" };
+        cells.push((format!("{name} ({side})"), hit));
+    }
+    Table {
+        title: "constraint × boundary (semantics.md §5.2)".into(),
+        cells,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_dtypes_are_the_documented_list() {
+        assert_eq!(SLICE_DTYPES.len(), 9);
+        assert!(!SLICE_DTYPES.contains(&DType::UInt8));
+    }
+}

@@ -1,0 +1,447 @@
+//! Generated trials: the cases of the sweeps (`sweeps/<op>/*.yaml`), judged against their
+//! goldens (`golden/`), the metamorphic round trips, and one failing trial per unused golden.
+//!
+//! | trial | passes when |
+//! |---|---|
+//! | `<op>::sweep::<file>::<case>[::<dtype>]` | the golden is intact (hash, provenance), the reference still gives it, and the backend matches it |
+//! | `<op>::metamorphic::<file>::<case>[::<dtype>]` | the backend, running the case and then its inverse (`opspec::generate::metamorphic`), gives the input back bit for bit |
+//! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (removed when blessing) |
+//!
+//! A failing generated layout case also says where each wrong element came from, decoding the
+//! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
+//!
+//! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
+//! removes unused ones; it is refused when `CI` is set, so CI never writes a golden.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::compare::compare_exact;
+use opspec::generate::metamorphic;
+use opspec::generate::sweep::{load_dirs, Sweeps};
+use opspec::generate::values::Provenance;
+use opspec::generate::Generated as GeneratedCase;
+use opspec::golden::{GoldenStore, Unused};
+use opspec::spec::{Case, Expectation};
+use opspec::{Op, Tensor};
+
+use crate::backend::Outcome;
+use crate::report::{Record, Status};
+use crate::verdict::{describe_case, judge, Verdict};
+use crate::Run;
+
+/// How many wrong elements a provenance report decodes.
+const DECODED: usize = 8;
+
+/// Where the sweeps and goldens are, and whether to bless.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeneratedConfig {
+    pub sweeps: Vec<PathBuf>,
+    pub golden: PathBuf,
+    /// How the golden folder is named in messages.
+    pub label: String,
+    pub bless: bool,
+}
+
+/// Whether an environment variable is set to something other than empty, `0` or `false`.
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !v.is_empty() && v != "0" && v != "false"
+    })
+}
+
+impl GeneratedConfig {
+    /// From `OPSPEC_SWEEPS`, `OPSPEC_GOLDEN`, `OPSPEC_BLESS` and `CI`. `Ok(None)`: no generated
+    /// trials (`OPSPEC_SPECS` names private spec folders and `OPSPEC_SWEEPS` is not set).
+    /// `Err` when blessing is asked for in CI.
+    pub fn from_env() -> Result<Option<GeneratedConfig>, String> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let bless = env_flag("OPSPEC_BLESS");
+        if bless && env_flag("CI") {
+            return Err(
+                "OPSPEC_BLESS is set while CI is set: goldens are never written in CI. Run `OPSPEC_BLESS=1 cargo test` locally, review `git diff golden/` and commit it."
+                    .into(),
+            );
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sweeps: Vec<PathBuf> = match var("OPSPEC_SWEEPS") {
+            Some(dirs) => std::env::split_paths(&dirs).collect(),
+            None if var("OPSPEC_SPECS").is_some() => return Ok(None),
+            None => vec![workspace.join("sweeps")],
+        };
+        let (golden, label) = match var("OPSPEC_GOLDEN") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                let label = dir.display().to_string();
+                (dir, label)
+            }
+            None => {
+                let first = sweeps.first().cloned().unwrap_or_default();
+                let dir = first
+                    .parent()
+                    .map_or(PathBuf::from("golden"), |p| p.join("golden"));
+                let label = if var("OPSPEC_SWEEPS").is_none() {
+                    "golden".to_owned()
+                } else {
+                    dir.display().to_string()
+                };
+                (dir, label)
+            }
+        };
+        Ok(Some(GeneratedConfig {
+            sweeps,
+            golden,
+            label,
+            bless,
+        }))
+    }
+}
+
+/// The generated cases of a run and their golden store.
+pub struct Generated {
+    sweeps: Sweeps,
+    store: Arc<GoldenStore>,
+    unused: Vec<Unused>,
+}
+
+impl Generated {
+    /// Loads the sweeps the arguments can select (one file for an exact trial name, as cargo
+    /// nextest runs them); `None` when generated trials are off.
+    pub fn load(args: &Arguments) -> Result<Option<Generated>, String> {
+        let Some(config) = GeneratedConfig::from_env()? else {
+            return Ok(None);
+        };
+        Ok(Some(Generated::with_config(&config, exact_sweep(args))))
+    }
+
+    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> Generated {
+        let sweeps = load_dirs(&config.sweeps, only);
+        let store = Arc::new(GoldenStore::new(
+            config.golden.clone(),
+            config.label.clone(),
+            config.bless,
+        ));
+        // A partial load would report every other golden as unused.
+        let unused = if only.is_none() && sweeps.errors.is_empty() {
+            let used: BTreeSet<_> = sweeps.cases.iter().map(|g| g.golden.clone()).collect();
+            store.unused(&used)
+        } else {
+            Vec::new()
+        };
+        Generated {
+            sweeps,
+            store,
+            unused,
+        }
+    }
+
+    pub fn cases(&self) -> &[GeneratedCase] {
+        &self.sweeps.cases
+    }
+
+    pub fn unused(&self) -> &[Unused] {
+        &self.unused
+    }
+
+    pub(crate) fn trials(&self, run: &Arc<Run>) -> Vec<Trial> {
+        let mut trials: Vec<Trial> = self
+            .sweeps
+            .errors
+            .iter()
+            .map(|e| run.failing_trial(e.trial_name(), e.op.clone(), e.to_string()))
+            .collect();
+        for generated in &self.sweeps.cases {
+            let case = Arc::new(generated.clone());
+            let (run_case, store) = (Arc::clone(run), Arc::clone(&self.store));
+            let trial_case = Arc::clone(&case);
+            trials.push(Trial::ignorable_test(case.case.trial_name(), move || {
+                run_case.execute_generated(&trial_case, &store)
+            }));
+            if let Some(first) = &case.metamorphic {
+                let run_meta = Arc::clone(run);
+                let first = first.clone();
+                let provenance = case.provenance.clone();
+                trials.push(Trial::ignorable_test(first.trial_name(), move || {
+                    run_meta.execute_metamorphic(&first, provenance.as_ref())
+                }));
+            }
+        }
+        for unused in &self.unused {
+            let name = format!("golden::unused::{}", unused.name);
+            if self.store.is_blessing() {
+                let (run, store, unused) =
+                    (Arc::clone(run), Arc::clone(&self.store), unused.clone());
+                trials.push(Trial::test(name.clone(), move || {
+                    store.remove(&unused);
+                    run.record(Record {
+                        name,
+                        op: "golden".into(),
+                        dtype: None,
+                        status: Status::Passed,
+                        message: format!("removed: {}", unused.message),
+                        seconds: 0.0,
+                    });
+                    Ok(())
+                }));
+            } else {
+                trials.push(run.failing_trial(name, "golden".into(), unused.message.clone()));
+            }
+        }
+        trials
+    }
+
+    /// Writes what blessing changed, and says so.
+    pub fn finish(&self) -> Result<(), String> {
+        if !self.store.is_blessing() {
+            return Ok(());
+        }
+        let summary = self.store.finish()?;
+        println!(
+            "blessed: {} golden(s) written, {} removed under {}/; review them with `git diff -- {}` before committing",
+            summary.written,
+            summary.removed,
+            self.store.label(),
+            self.store.label()
+        );
+        Ok(())
+    }
+}
+
+/// `(op, sweep file)` when the arguments run one exact generated trial (every sweep for an
+/// unused golden's trial, which needs them all).
+fn exact_sweep(args: &Arguments) -> Option<(&str, &str)> {
+    match (&args.filter, args.exact) {
+        (Some(name), true) if !name.starts_with("golden::") => {
+            let mut parts = name.split("::");
+            let op = parts.next()?;
+            match parts.next()? {
+                "sweep" | "metamorphic" => parts.next().map(|file| (op, file)),
+                // A spec trial: no sweep needed, but an unknown file loads nothing.
+                _ => Some((op, "")),
+            }
+        }
+        _ => None,
+    }
+}
+
+impl Run {
+    fn execute_generated(
+        &self,
+        generated: &GeneratedCase,
+        store: &GoldenStore,
+    ) -> Result<Completion, Failed> {
+        let started = Instant::now();
+        let verdict = self.judge_generated(generated, store);
+        self.conclude(
+            generated.case.trial_name(),
+            &generated.case,
+            verdict,
+            started,
+        )
+    }
+
+    /// The golden first (intact, fresh), then the backend against it.
+    fn judge_generated(&self, generated: &GeneratedCase, store: &GoldenStore) -> Verdict {
+        let reference = opspec::ops::evaluate(&generated.case.invocation);
+        let golden = match store.check(
+            &generated.golden,
+            generated.seed,
+            &generated.hash,
+            &reference,
+        ) {
+            Ok(golden) => golden,
+            Err(problem) => {
+                return Verdict::Fail(format!("{}\n{problem}", describe_case(&generated.case)))
+            }
+        };
+        let mut case = generated.case.clone();
+        case.expect = golden.expect;
+        if let Err(reason) = self.backend.supports(&case) {
+            return Verdict::Unsupported(reason);
+        }
+        let outcome = match self.backend.run(&case) {
+            Ok(outcome) => outcome,
+            Err(broken) => return Verdict::Fail(format!("{}\n{broken}", describe_case(&case))),
+        };
+        let actual = match &outcome {
+            Outcome::Outputs(outputs) => outputs.first().cloned(),
+            _ => None,
+        };
+        match judge(&case, outcome, self.backend.is_reference()) {
+            Verdict::Fail(report) => {
+                let decoded = match (&generated.provenance, &actual, &case.expect) {
+                    (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
+                        let input = case.invocation.inputs[0].as_ref().expect("input");
+                        provenance_report(case.op, provenance, &input.shape, &expected[0], actual)
+                    }
+                    _ => None,
+                };
+                Verdict::Fail(with_lines(report, decoded))
+            }
+            other => other,
+        }
+    }
+
+    fn execute_metamorphic(
+        &self,
+        first: &Case,
+        provenance: Option<&Provenance>,
+    ) -> Result<Completion, Failed> {
+        let started = Instant::now();
+        let verdict = self.round_trip(first, provenance);
+        self.conclude(first.trial_name(), first, verdict, started)
+    }
+
+    fn round_trip(&self, first: &Case, provenance: Option<&Provenance>) -> Verdict {
+        let relation = metamorphic::describe(first.op);
+        let fail = |message: String| {
+            Verdict::Fail(format!(
+                "{}\nround trip: {relation}\n{message}",
+                describe_case(first)
+            ))
+        };
+        if let Err(reason) = self.backend.supports(first) {
+            return Verdict::Unsupported(reason);
+        }
+        let step = |case: &Case, which: &str| -> Result<Tensor, Verdict> {
+            match self.backend.run(case) {
+                Err(broken) => Err(fail(format!("the {which} step broke: {broken}"))),
+                Ok(Outcome::Unsupported(reason)) => Err(Verdict::Unsupported(reason)),
+                Ok(Outcome::Rejected { kind, message }) => Err(fail(format!(
+                    "the {which} step was rejected ({}: {message}); the reference accepts it",
+                    kind.map_or("no kind", |k| k.name())
+                ))),
+                Ok(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => Ok(outputs.remove(0)),
+                Ok(Outcome::Outputs(_)) => Err(fail(format!("the {which} step gave no output"))),
+            }
+        };
+        let middle = match step(first, "first") {
+            Ok(output) => output,
+            Err(verdict) => return verdict,
+        };
+        let second_invocation = match metamorphic::second(&first.invocation, &middle) {
+            Ok(invocation) => invocation,
+            Err(message) => return fail(format!("no second step: {message}")),
+        };
+        let mut second = first.clone();
+        second.invocation = second_invocation;
+        let back = match step(&second, "second") {
+            Ok(output) => output,
+            Err(verdict) => return verdict,
+        };
+        let input = first.invocation.inputs[0].as_ref().expect("input");
+        match compare_exact(input, &back) {
+            Ok(()) => Verdict::Pass,
+            Err(report) => {
+                let message = format!(
+                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{report}",
+                    crate::protocol::attrs_json(&second.invocation)
+                );
+                let decoded = provenance
+                    .and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));
+                fail(with_lines(message, decoded))
+            }
+        }
+    }
+}
+
+/// `report` with `lines` appended on lines of their own.
+fn with_lines(mut report: String, lines: Option<String>) -> String {
+    if let Some(lines) = lines {
+        report.truncate(report.trim_end().len());
+        report.push('\n');
+        report.push_str(&lines);
+    }
+    report
+}
+
+/// Where the wrong elements of a layout op's output came from, decoded from the provenance
+/// input: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`. `None` for scale (it computes) or
+/// when dtype or shape differ.
+pub fn provenance_report(
+    op: Op,
+    provenance: &Provenance,
+    input_shape: &[usize],
+    expected: &Tensor,
+    actual: &Tensor,
+) -> Option<String> {
+    if op == Op::Scale
+        || expected.dtype != actual.dtype
+        || expected.shape != actual.shape
+        || expected.dtype != provenance.dtype
+    {
+        return None;
+    }
+    let wrong: Vec<usize> = (0..expected.len())
+        .filter(|&i| expected.bits(i) != actual.bits(i))
+        .collect();
+    if wrong.is_empty() {
+        return None;
+    }
+    let index = |shape: &[usize], flat: usize| {
+        let parts: Vec<String> = Tensor::unravel(shape, flat)
+            .iter()
+            .map(usize::to_string)
+            .collect();
+        format!("[{}]", parts.join(","))
+    };
+    let source = |bits: u64| match provenance.decode(bits) {
+        Some(i) => format!("in{}", index(input_shape, i)),
+        None => format!("{} (no input element)", expected.dtype.format_bits(bits)),
+    };
+    let mut text = format!(
+        "provenance (input element i holds the i-th code of {}{}):",
+        provenance.dtype,
+        if provenance.is_partial() {
+            format!(
+                "; partial: {} distinct codes for {} elements, a repeated code names its first element",
+                provenance.capacity,
+                provenance.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    for &i in wrong.iter().take(DECODED) {
+        text.push_str(&format!(
+            "\n  out{} holds {}, expected {}",
+            index(&expected.shape, i),
+            source(actual.bits(i)),
+            source(expected.bits(i))
+        ));
+    }
+    if wrong.len() > DECODED {
+        text.push_str(&format!("\n  … and {} more", wrong.len() - DECODED));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opspec::DType;
+
+    #[test]
+    fn a_wrong_element_names_its_source() {
+        let provenance = Provenance::new(DType::Float32, 24);
+        let input_shape = [2, 3, 4];
+        // Expected out[0] = in[0,1,2] (flat 6), actual holds in[1,2,0] (flat 20).
+        let code = |i: usize| provenance.code(i);
+        let expected = Tensor::from_bits(DType::Float32, vec![1, 2], vec![code(6), code(1)]);
+        let actual = Tensor::from_bits(DType::Float32, vec![1, 2], vec![code(20), 0]);
+        let report =
+            provenance_report(Op::Shuffle, &provenance, &input_shape, &expected, &actual).unwrap();
+        assert!(
+            report.contains("out[0,0] holds in[1,2,0], expected in[0,1,2]"),
+            "{report}"
+        );
+        assert!(
+            report.contains("out[0,1] holds 0.0 (no input element), expected in[0,0,1]"),
+            "{report}"
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! `runner coverage`: the repository's specs are fully covered and lint-clean, and a clause no
+//! case names, or a lint finding, fails the command (so CI fails).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_specs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("specs")
+}
+
+fn coverage(specs: Option<&Path>) -> (Output, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    command.arg("coverage");
+    match specs {
+        Some(dir) => command.env("OPSPEC_SPECS", dir),
+        None => command.env_remove("OPSPEC_SPECS"),
+    };
+    let output = command.output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output, text)
+}
+
+/// A scratch copy of `specs/` (catalogues and cases).
+fn scratch_specs(name: &str) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("opspec-coverage-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy(&repo_specs(), &dir);
+    dir
+}
+
+fn append(path: &Path, text: &str) {
+    let mut content = std::fs::read_to_string(path).unwrap();
+    content.push_str(text);
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn the_repository_specs_are_fully_covered() {
+    let (output, text) = coverage(None);
+    assert!(output.status.success(), "{text}");
+    for op in ["shuffle", "slice", "as_strided", "scale", "reformat"] {
+        assert!(
+            text.contains(&format!("\n{op}: ")),
+            "no section for {op}:\n{text}"
+        );
+    }
+    assert_eq!(
+        text.matches("clauses with no case: none").count(),
+        6,
+        "{text}"
+    );
+    assert!(text.contains("lint: no findings"), "{text}");
+    assert!(text.contains("coverage: ok"), "{text}");
+}
+
+#[test]
+fn a_clause_no_case_names_fails_the_command() {
+    let dir = scratch_specs("clause");
+    append(
+        &dir.join("slice.clauses.yaml"),
+        r#"
+  - id: slice.wrap.new-rule
+    rule: "a rule someone catalogued before writing its case"
+    source: "test"
+    status: doc
+"#,
+    );
+    let (output, text) = coverage(Some(&dir));
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("slice: 36 clauses, 35 with a case"), "{text}");
+    assert!(
+        text.contains(
+            "  clauses with no case (1):\n    slice.wrap.new-rule [doc]: a rule someone catalogued"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("coverage: FAILED (1 clause(s) without a case"),
+        "{text}"
+    );
+    // An error clause counts only when a case gets that error under it from the reference.
+    append(
+        &dir.join("slice.clauses.yaml"),
+        r#"
+  - id: slice.wrap.new-error
+    rule: "an error rule"
+    source: "test"
+    status: doc
+    error: out_of_bounds
+"#,
+    );
+    let (_, text) = coverage(Some(&dir));
+    assert!(
+        text.contains(
+            "slice.wrap.new-error [doc]: an error rule (needs a case expecting out_of_bounds)"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+const LINT_CASES: &str = r#"
+cases:
+  - name: names_nothing
+    source: "test"
+    attrs: {start: [0], size: [1]}
+    inputs:
+      input: {dtype: int32, shape: [2], data: [7, 8]}
+    expected:
+      output: {dtype: int32, shape: [1], data: [7]}
+
+  - name: names_unknown_and_foreign_clauses
+    source: "test"
+    clauses: [slice.reflect.mirrored, shuffle.reshape.volume, slice.wrap.modulo, slice.wrap.modulo]
+    attrs: {start: [0], size: [3], mode: wrap}
+    inputs:
+      input: {dtype: int32, shape: [2], data: [7, 8]}
+    expected:
+      output: {dtype: int32, shape: [3], data: [7, 8, 7]}
+
+  - name: seed_slice_again
+    source: "a copy of seed_examples.yaml seed_slice under another name"
+    clauses: [slice.coordinates.formula]
+    attrs: {start: [0, 0], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: int8, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: int8, shape: [2, 2], data: [[0, 1], [3, 4]]}
+
+  - name: error_under_another_clause
+    source: "test"
+    clauses: [slice.strict.in-bounds]
+    attrs: {start: [2], size: [1]}
+    inputs:
+      input: {dtype: int32, shape: [2], data: [7, 8]}
+    error: {kind: out_of_bounds}
+"#;
+
+#[test]
+fn lint_findings_fail_the_command() {
+    let dir = scratch_specs("lint");
+    std::fs::write(dir.join("slice").join("lint.yaml"), LINT_CASES).unwrap();
+    let (output, text) = coverage(Some(&dir));
+    assert!(!output.status.success(), "{text}");
+    for needle in [
+        "slice::lint::names_nothing: names no clause",
+        "slice::lint::names_unknown_and_foreign_clauses: unknown clause `slice.reflect.mirrored`",
+        "slice::lint::names_unknown_and_foreign_clauses: `shuffle.reshape.volume` is a clause of another op",
+        "slice::lint::names_unknown_and_foreign_clauses: names `slice.wrap.modulo` twice",
+        "slice::lint::error_under_another_clause: the reference rejects it under `slice.strict.out-of-bounds` (out_of_bounds), which the case does not name",
+        "duplicate cases (same attributes and inputs): slice::lint::seed_slice_again, slice::seed_examples::seed_slice::int8",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    // A malformed case is a lint finding too (the loader's message, with file, case and field).
+    std::fs::write(
+        dir.join("slice").join("lint.yaml"),
+        LINT_CASES.replacen("source: \"test\"", "source: \"\"", 1),
+    )
+    .unwrap();
+    let (output, text) = coverage(Some(&dir));
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains("spec error: ") && text.contains("case `names_nothing`: field `source`"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

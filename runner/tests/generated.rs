@@ -1,0 +1,336 @@
+//! Generated cases, goldens and blessing, as a contributor meets them: the suite's generated
+//! trials are many and fast; a changed golden byte, a removed case, a changed case each fail
+//! with a message saying what to do; blessing fixes them, and is refused in CI; a wrong
+//! backend is told where each wrong element came from.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn examples() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("examples")
+}
+
+/// The runner with none of the configuration of the calling environment.
+fn runner() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    for var in [
+        "CI",
+        "OPSPEC_BLESS",
+        "OPSPEC_BACKEND",
+        "OPSPEC_SPECS",
+        "OPSPEC_SWEEPS",
+        "OPSPEC_GOLDEN",
+        "OPSPEC_EXPECTATIONS",
+    ] {
+        command.env_remove(var);
+    }
+    command
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+/// Whether libtest reported `name` as failed (its lines pad names to one width).
+fn failed(out: &str, name: &str) -> bool {
+    out.lines().any(|l| {
+        l.strip_prefix("test ")
+            .and_then(|rest| rest.strip_prefix(name))
+            .is_some_and(|rest| rest.starts_with(' ') && rest.trim_end().ends_with("FAILED"))
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A scratch copy of the as_strided sweep and its goldens, with an empty spec folder:
+/// `<dir>/sweeps`, `<dir>/golden`, `<dir>/specs`.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("opspec-golden-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(
+            &workspace().join("sweeps").join("as_strided"),
+            &dir.join("sweeps").join("as_strided"),
+        );
+        copy_dir(
+            &workspace().join("golden").join("as_strided"),
+            &dir.join("golden").join("as_strided"),
+        );
+        std::fs::create_dir_all(dir.join("specs")).unwrap();
+        Scratch(dir)
+    }
+
+    fn run(&self, envs: &[(&str, &str)], args: &[&str]) -> (Output, String) {
+        let output = runner()
+            .env("OPSPEC_SPECS", self.0.join("specs"))
+            .env("OPSPEC_SWEEPS", self.0.join("sweeps"))
+            .envs(envs.iter().copied())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = text(&output);
+        (output, text)
+    }
+
+    fn golden(&self, relative: &str) -> PathBuf {
+        self.0.join("golden").join("as_strided").join(relative)
+    }
+
+    fn sweep(&self) -> PathBuf {
+        self.0.join("sweeps").join("as_strided").join("views.yaml")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn at_least_2000_generated_trials_run_in_seconds() {
+    let listing = runner().arg("--list").output().unwrap();
+    let names: Vec<String> = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+        .collect();
+    let generated = names
+        .iter()
+        .filter(|n| n.contains("::sweep::") || n.contains("::metamorphic::"))
+        .count();
+    assert!(generated >= 2000, "only {generated} generated trials");
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "trials are listed sorted");
+    let run = runner().arg("::sweep::").output().unwrap();
+    let out = text(&run);
+    assert!(run.status.success(), "{out}");
+    let seconds: f64 = out
+        .lines()
+        .find_map(|l| l.split("finished in ").nth(1))
+        .and_then(|t| t.trim_end_matches('s').trim().parse().ok())
+        .unwrap_or_else(|| panic!("no timing in {out}"));
+    assert!(seconds < 10.0, "generated trials took {seconds} s");
+}
+
+#[test]
+fn a_changed_golden_byte_fails_its_trial_with_a_hash_error() {
+    let scratch = Scratch::new("byte");
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(output.status.success(), "{out}");
+    let path = scratch.golden("views/views__diagonal__0.float16.npy");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&path, bytes).unwrap();
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        failed(
+            &out,
+            "as_strided::sweep::views::views__diagonal__0::float16"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("views__diagonal__0.float16.npy fails its content hash"),
+        "{out}"
+    );
+    assert!(out.contains("OPSPEC_BLESS=1 cargo test"), "{out}");
+    assert!(
+        out.contains(" 1 failed;"),
+        "exactly that trial fails:\n{out}"
+    );
+}
+
+#[test]
+fn a_removed_case_reports_its_golden_as_unused_until_blessed() {
+    let scratch = Scratch::new("unused");
+    let sweep = std::fs::read_to_string(scratch.sweep()).unwrap();
+    let removed = sweep.replace("        - {name: diagonal, size: [4], stride: [7]}\n", "");
+    assert_ne!(removed, sweep);
+    std::fs::write(scratch.sweep(), removed).unwrap();
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(!output.status.success(), "{out}");
+    for offset in [0, 3, 10] {
+        for dtype in ["float16", "int64"] {
+            let name =
+                format!("golden::unused::as_strided/views/views__diagonal__{offset}::{dtype}");
+            assert!(failed(&out, &name), "{name} in\n{out}");
+        }
+    }
+    assert!(out.contains("is not used by any generated case"), "{out}");
+    // Blessing removes them, entries and files.
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    assert!(
+        out.contains("blessed: 0 golden(s) written, 6 removed"),
+        "{out}"
+    );
+    assert!(!scratch
+        .golden("views/views__diagonal__0.float16.npy")
+        .exists());
+    let manifest = std::fs::read_to_string(scratch.golden("views.json")).unwrap();
+    assert!(!manifest.contains("diagonal"), "{manifest}");
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(output.status.success(), "{out}");
+}
+
+#[test]
+fn a_changed_case_makes_its_golden_stale_until_blessed() {
+    let scratch = Scratch::new("stale");
+    let sweep = std::fs::read_to_string(scratch.sweep()).unwrap();
+    let changed = sweep.replace(
+        "{name: diagonal, size: [4], stride: [7]}",
+        "{name: diagonal, size: [3], stride: [7]}",
+    );
+    std::fs::write(scratch.sweep(), changed).unwrap();
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("stale golden: the case `views__diagonal__0::float16`"),
+        "{out}"
+    );
+    assert!(out.contains(" 6 failed;"), "{out}");
+    // A new seed makes every golden stale: they record the seed they were generated with.
+    let reseeded = std::fs::read_to_string(scratch.sweep())
+        .unwrap()
+        .replace("seed: 1", "seed: 2");
+    std::fs::write(scratch.sweep(), reseeded).unwrap();
+    let (_, out) = scratch.run(&[], &["views__contiguous__0::int64"]);
+    assert!(out.contains("was generated by opspec-sweep version 1 with seed 1; the sweep is now generated by version 1 with seed 2"), "{out}");
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    assert!(out.contains("blessed: 94 golden(s) written"), "{out}");
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(output.status.success(), "{out}");
+}
+
+#[test]
+fn blessing_is_refused_under_ci() {
+    let scratch = Scratch::new("ci");
+    let path = scratch.golden("views/views__diagonal__0.float16.npy");
+    std::fs::remove_file(&path).unwrap();
+    let before = std::fs::read_to_string(scratch.golden("views.json")).unwrap();
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1"), ("CI", "true")], &[]);
+    assert_eq!(output.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("OPSPEC_BLESS is set while CI is set: goldens are never written in CI"),
+        "{out}"
+    );
+    assert!(!path.exists(), "nothing is written");
+    assert_eq!(
+        std::fs::read_to_string(scratch.golden("views.json")).unwrap(),
+        before
+    );
+    // Without CI the same run writes it back.
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    assert!(path.exists());
+}
+
+#[test]
+fn a_wrong_element_names_the_input_element_it_came_from() {
+    let backend = examples().join("broken_reflect_backend");
+    let name = "slice::sweep::modes::mode_stride_start__reflect__2__3::float32";
+    let output = runner()
+        .args(["--backend", backend.to_str().unwrap(), "--exact", name])
+        .output()
+        .unwrap();
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(out.contains("out[1] holds in[4], expected in[3]"), "{out}");
+    assert!(out.contains("out[2] holds in[2], expected in[1]"), "{out}");
+}
+
+#[test]
+fn a_broken_round_trip_names_the_elements() {
+    let backend = examples().join("faulty_backend");
+    // The faulty backend flips a bit of element 0 of every output of this trial: in the
+    // padded output that is padding, in the round trip's result it is the input's in[0,0].
+    let name = "slice::metamorphic::fill::pad__before::float32";
+    let output = runner()
+        .args([
+            "--backend",
+            &format!("{} --lie {name}", backend.display()),
+            "--exact",
+            name,
+        ])
+        .output()
+        .unwrap();
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("round trip: pad by FILL then STRICT_BOUNDS slice back"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the round trip did not give the input back"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(no input element), expected in[0,0]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn goldens_are_readable_by_numpy_without_this_project() {
+    let has_numpy = Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_numpy {
+        eprintln!("numpy is not installed: skipping golden/verify.py (CI installs it)");
+        return;
+    }
+    let output = Command::new("python3")
+        .arg(workspace().join("golden").join("verify.py"))
+        .output()
+        .unwrap();
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    assert!(out.contains(", 0 problems"), "{out}");
+}
+
+#[test]
+fn sweep_clauses_are_in_the_catalogue() {
+    let specs = workspace().join("specs");
+    let mut known = String::new();
+    for entry in std::fs::read_dir(&specs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".clauses.yaml") {
+            known.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
+    let sweeps = opspec::generate::sweep::load_dirs(&[workspace().join("sweeps")], None);
+    assert!(sweeps.errors.is_empty(), "{:?}", sweeps.errors);
+    for generated in &sweeps.cases {
+        for clause in &generated.case.clauses {
+            assert!(
+                known.contains(&format!("id: {clause}\n")),
+                "{}: unknown clause {clause}",
+                generated.case.trial_name()
+            );
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Metamorphic relations: two ops in sequence that must give the input back.
+//!
+//! | op | first step | second step |
+//! |---|---|---|
+//! | `shuffle` | any shuffle (transpose, reshape, transpose) | the inverse shuffle: transpose by the inverse of the second permutation, reshape back to the first-transposed shape (`zero_is_placeholder: false`), transpose by the inverse of the first |
+//! | `slice` | FILL with stride ±1 on every axis, the window covering the input (padding) | STRICT_BOUNDS slice of the input's place in the padded output |
+//! | `reformat` | pack: `LINEAR` → a format | unpack: that format → `LINEAR` with the input's shape |
+//!
+//! The second step is built from the first step's attributes and the input's shape only, so
+//! both steps run on the implementation under test and neither depends on the reference.
+
+use crate::ops::reformat::{self, Format};
+use crate::ops::slice::{self, Mode};
+use crate::ops::{shuffle, Attrs, Invocation, Op};
+use crate::tensor::Tensor;
+
+/// Whether `op` has a round trip here.
+pub fn supported(op: Op) -> bool {
+    matches!(op, Op::Shuffle | Op::Slice | Op::Reformat)
+}
+
+/// What the round trip of an op is called in reports.
+pub fn describe(op: Op) -> &'static str {
+    match op {
+        Op::Shuffle => "shuffle then the inverse shuffle",
+        Op::Slice => "pad by FILL then STRICT_BOUNDS slice back",
+        Op::Reformat => "pack then unpack",
+        Op::AsStrided | Op::Scale => "no round trip",
+    }
+}
+
+/// Whether the round trip applies to this first step (it may still be rejected as invalid).
+pub fn applies(first: &Invocation) -> bool {
+    match &first.attrs {
+        Attrs::Shuffle(_) => true,
+        Attrs::Slice(attrs) => slice_back(attrs, first).is_some(),
+        Attrs::Reformat(attrs) => attrs.from == Format::Linear && attrs.to != Format::Linear,
+        Attrs::AsStrided(_) | Attrs::Scale(_) => false,
+    }
+}
+
+/// The second step, given the first step and the output it gave.
+pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, String> {
+    let input = first
+        .inputs
+        .first()
+        .and_then(Option::as_ref)
+        .ok_or("the first step has no input")?;
+    match &first.attrs {
+        Attrs::Shuffle(attrs) => {
+            let plan = shuffle::plan(
+                attrs,
+                &input.shape,
+                first.inputs.get(1).and_then(Option::as_ref),
+            )
+            .map_err(|e| e.to_string())?;
+            let transposed: Vec<i64> = plan.first.iter().map(|&a| input.shape[a] as i64).collect();
+            Ok(Invocation {
+                attrs: Attrs::Shuffle(shuffle::Attrs {
+                    first_transpose: Some(inverse(&plan.second)),
+                    reshape_dims: Some(transposed),
+                    second_transpose: Some(inverse(&plan.first)),
+                    zero_is_placeholder: Some(false),
+                }),
+                inputs: vec![Some(output.clone()), None],
+            })
+        }
+        Attrs::Slice(attrs) => {
+            let back = slice_back(attrs, first).ok_or("the FILL slice does not cover its input")?;
+            let mut inputs = vec![None; slice::INPUTS.len()];
+            inputs[0] = Some(output.clone());
+            Ok(Invocation {
+                attrs: Attrs::Slice(slice::Attrs {
+                    start: Some(back.iter().map(|a| a.0).collect()),
+                    size: Some(back.iter().map(|a| a.1).collect()),
+                    stride: Some(back.iter().map(|a| a.2).collect()),
+                    mode: Some(Mode::StrictBounds),
+                    axes: None,
+                }),
+                inputs,
+            })
+        }
+        Attrs::Reformat(attrs) => Ok(Invocation {
+            attrs: Attrs::Reformat(reformat::Attrs {
+                from: attrs.to,
+                to: Format::Linear,
+                shape: Some(input.shape.iter().map(|&d| d as i64).collect()),
+                dla: attrs.dla,
+            }),
+            inputs: vec![Some(output.clone())],
+        }),
+        Attrs::AsStrided(_) | Attrs::Scale(_) => Err("this op has no round trip".into()),
+    }
+}
+
+fn inverse(perm: &[usize]) -> Vec<i64> {
+    let mut inverse = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i as i64;
+    }
+    inverse
+}
+
+/// Per input axis, the (start, size, stride) of the STRICT_BOUNDS slice that takes a FILL
+/// slice's input back out of its output; `None` unless the first step is a FILL slice with
+/// stride ±1 whose window covers the input on every axis.
+fn slice_back(attrs: &slice::Attrs, first: &Invocation) -> Option<Vec<(i64, i64, i64)>> {
+    if attrs.mode != Some(Mode::Fill) {
+        return None;
+    }
+    let input = first.inputs.first()?.as_ref()?;
+    let given = |position: usize, attr: &Option<Vec<i64>>| -> Option<Option<Vec<i64>>> {
+        match first.inputs.get(position).and_then(Option::as_ref) {
+            Some(tensor) => Some(Some(tensor.int_values()?)),
+            None => Some(attr.clone()),
+        }
+    };
+    let start = given(1, &attrs.start)??;
+    let size = given(2, &attrs.size)??;
+    let rank = input.rank();
+    let axes: Vec<usize> = match given(5, &attrs.axes)? {
+        None => (0..rank).collect(),
+        Some(axes) => axes
+            .iter()
+            .map(|&a| {
+                let a = if a < 0 { a + rank as i64 } else { a };
+                (0..rank as i64).contains(&a).then_some(a as usize)
+            })
+            .collect::<Option<Vec<usize>>>()?,
+    };
+    let stride = given(3, &attrs.stride)?.unwrap_or_else(|| vec![1; axes.len()]);
+    if start.len() != axes.len() || size.len() != axes.len() || stride.len() != axes.len() {
+        return None;
+    }
+    let mut back: Vec<(i64, i64, i64)> = input.shape.iter().map(|&d| (0, d as i64, 1)).collect();
+    for (k, &axis) in axes.iter().enumerate() {
+        let d = input.shape[axis] as i64;
+        let (start, size, stride) = (start[k], size[k], stride[k]);
+        back[axis] = match stride {
+            1 if start <= 0 && start + size >= d => (-start, d, 1),
+            -1 if start - (d - 1) >= 0 && start < size => (start, d, -1),
+            _ if d == 0 && size >= 0 => (0, 0, 1),
+            _ => return None,
+        };
+    }
+    Some(back)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::generate::values::Provenance;
+    use crate::ops::evaluate;
+
+    fn round_trip(first: Invocation) {
+        assert!(applies(&first), "{first:?}");
+        let output = evaluate(&first).unwrap().remove(0);
+        let back = evaluate(&second(&first, &output).unwrap())
+            .unwrap()
+            .remove(0);
+        assert_eq!(&back, first.inputs[0].as_ref().unwrap());
+    }
+
+    #[test]
+    fn shuffle_inverse_gives_the_input_back() {
+        let input = Provenance::tensor(DType::Float32, vec![2, 3, 4]);
+        round_trip(Invocation {
+            attrs: Attrs::Shuffle(shuffle::Attrs {
+                first_transpose: Some(vec![2, 0, 1]),
+                reshape_dims: Some(vec![0, -1]),
+                second_transpose: Some(vec![1, 0]),
+                zero_is_placeholder: None,
+            }),
+            inputs: vec![Some(input), None],
+        });
+    }
+
+    #[test]
+    fn fill_then_strict_gives_the_input_back() {
+        let input = Provenance::tensor(DType::Int8, vec![3, 4]);
+        let mut inputs = vec![None; 6];
+        inputs[0] = Some(input);
+        round_trip(Invocation {
+            attrs: Attrs::Slice(slice::Attrs {
+                start: Some(vec![-2, 5]),
+                size: Some(vec![6, 7]),
+                stride: Some(vec![1, -1]),
+                mode: Some(Mode::Fill),
+                axes: None,
+            }),
+            inputs: inputs.clone(),
+        });
+        let not_covering = Invocation {
+            attrs: Attrs::Slice(slice::Attrs {
+                start: Some(vec![1, 0]),
+                size: Some(vec![2, 4]),
+                stride: None,
+                mode: Some(Mode::Fill),
+                axes: None,
+            }),
+            inputs,
+        };
+        assert!(!applies(&not_covering));
+    }
+
+    #[test]
+    fn pack_then_unpack_gives_the_input_back() {
+        round_trip(Invocation {
+            attrs: Attrs::Reformat(reformat::Attrs {
+                from: Format::Linear,
+                to: Format::Chw4,
+                shape: None,
+                dla: None,
+            }),
+            inputs: vec![Some(Provenance::tensor(DType::Int8, vec![2, 5, 2, 3]))],
+        });
+    }
+}

@@ -1,0 +1,126 @@
+//! Generated cases: the space between the hand-written ones, at a scale no one writes by hand.
+//!
+//! - [`sweep`]: YAML sweeps (`sweeps/<op>/*.yaml`) that declare a family of cases; their
+//!   expected results are goldens ([`crate::golden`]) computed by the reference and
+//!   cross-checked by the independent numpy backend.
+//! - [`values`]: provenance inputs (each element's value names its index), special values.
+//! - [`metamorphic`]: round trips that must give the input back (shuffle and its inverse,
+//!   pack then unpack, pad by FILL then STRICT_BOUNDS slice).
+//! - [`random`], [`shrink`], [`yaml`]: random valid and invalid cases for differential
+//!   fuzzing (`opspec-fuzz`), their shrinking, and their writing as spec YAML.
+//! - [`rng`]: the fixed random number generator every seed goes through.
+
+pub mod metamorphic;
+pub mod random;
+pub mod rng;
+pub mod shrink;
+pub mod sweep;
+pub mod values;
+pub mod yaml;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::dtype::DType;
+use crate::golden::GoldenId;
+use crate::ops::{Attrs, Invocation, Op};
+use crate::spec::{Case, Expectation};
+use crate::tensor::to_le_bytes;
+
+/// The version of the generators. Bump it when the same sweep file would give different
+/// inputs (provenance codes, special values, random streams, expansion order): every golden
+/// then reads as stale until re-blessed.
+pub const GENERATOR_VERSION: u32 = 1;
+
+/// One generated case and what its trial needs.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// Named `<op>::sweep::<file>::<case>[::<dtype>]`; its `expect` is a placeholder until the
+    /// golden is read.
+    pub case: Case,
+    /// The sweep file's seed.
+    pub seed: u64,
+    /// [`case_hash`] of the case.
+    pub hash: String,
+    pub golden: GoldenId,
+    /// The provenance codes of input 0, when its values are provenance.
+    pub provenance: Option<values::Provenance>,
+    /// The first step of the op's round trip, named `<op>::metamorphic::<file>::…`, when the
+    /// sweep asks for it and it applies.
+    pub metamorphic: Option<Case>,
+}
+
+/// A case with every optional field empty and a placeholder expectation.
+pub fn new_case(op: Op, file: &str, path: &Path, name: &str, dtype: Option<DType>) -> Case {
+    Case {
+        op,
+        file: file.to_owned(),
+        path: path.to_path_buf(),
+        name: name.to_owned(),
+        dtype,
+        source: String::new(),
+        clauses: Vec::new(),
+        inferred: false,
+        note: None,
+        invocation: Invocation {
+            attrs: default_attrs(op),
+            inputs: vec![None; op.inputs().len()],
+        },
+        expect: Expectation::Outputs(Vec::new()),
+        tolerance: None,
+        unsupported_on: BTreeMap::new(),
+        implementation_defined: false,
+    }
+}
+
+fn default_attrs(op: Op) -> Attrs {
+    match op {
+        Op::Shuffle => Attrs::Shuffle(Default::default()),
+        Op::Slice => Attrs::Slice(Default::default()),
+        Op::AsStrided => Attrs::AsStrided(crate::ops::as_strided::Attrs {
+            size: vec![],
+            stride: vec![],
+            offset: vec![],
+        }),
+        Op::Scale => Attrs::Scale(crate::ops::scale::Attrs {
+            mode: crate::ops::scale::Mode::Uniform,
+            scale: Default::default(),
+            shift: Default::default(),
+            power: Default::default(),
+            channel_axis: None,
+            output_dtype: None,
+        }),
+        Op::Reformat => Attrs::Reformat(crate::ops::reformat::Attrs {
+            from: crate::ops::reformat::Format::Linear,
+            to: crate::ops::reformat::Format::Linear,
+            shape: None,
+            dla: None,
+        }),
+    }
+}
+
+/// A short hash of what a case computes: op, attributes and inputs (16 hex digits of
+/// SHA-256). A golden records it, so a changed case makes its golden stale.
+pub fn case_hash(invocation: &Invocation) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(invocation.op().name());
+    hasher.update(b"\n");
+    hasher.update(serde_json::to_string(&invocation.attrs).expect("attributes serialize"));
+    for input in &invocation.inputs {
+        match input {
+            None => hasher.update(b"\nnone"),
+            Some(tensor) => {
+                hasher.update(format!("\n{} {:?} ", tensor.dtype, tensor.shape));
+                hasher.update(to_le_bytes(tensor));
+            }
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

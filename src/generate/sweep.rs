@@ -1,0 +1,905 @@
+//! Sweep files: YAML that declares a family of cases instead of one.
+//!
+//! `sweeps/<op>/<file>.yaml` (the folder names the op, as in `specs/`):
+//!
+//! ```yaml
+//! seed: 1                    # seeds `values: random`; recorded with every golden
+//! sweeps:
+//!   - name: mode_stride_start
+//!     source: "seed 004 SampleMode formulas"
+//!     dtypes: [int8, float32]
+//!     matrix:                # one case per combination, in this order
+//!       mode: [strict_bounds, wrap, clamp, fill, reflect]
+//!       stride: [-1, 0, 2]
+//!       start: [-4, 0, 3, 6]
+//!     attrs: {mode: $mode, start: [$start], size: [4], stride: [$stride]}
+//!     inputs:
+//!       input: {shape: [5]}  # values: provenance unless given
+//!     metamorphic: true      # also run the op's round trip (metamorphic.rs) where it applies
+//! ```
+//!
+//! A matrix variable is a list of YAML values, `{permutations: n}` (every permutation of
+//! `0..n`, in lexicographic order) or `{range: [a, b]}` (`a..=b`). `$name` anywhere in the entry
+//! (except `name` and `matrix`) is replaced by the variable's value, `$name.key` by a field of a
+//! mapping value. A combination is named `<name>__<value>__<value>…` (`-2` → `m2`, lists
+//! joined by `_`, a mapping by its `name` field).
+//!
+//! An input is `{dtype?, shape, data? | values?, image?}`: `data` as in spec files, or
+//! `values`: `provenance` (the default, see [`super::values`]), `special` (the dtype's special
+//! values, repeated), `random` (random bit patterns from the file's seed), or a list of
+//! values repeated to fill the shape. `image: {format: F, dla?: …}` makes the input the 1-D
+//! memory image of a `shape` tensor in format F (for reformat's unpack), padding slots
+//! included. Other fields are those of a spec case: `source` (required), `clauses`, `note`,
+//! `inferred`, `implementation_defined`, `tolerance`.
+//!
+//! Each combination and dtype is one case, named `<op>::sweep::<file>::<case>[::<dtype>]`; its
+//! expected result is its golden ([`crate::golden`]). All YAML parsing of sweeps is in
+//! [`load_file`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_yaml::{Mapping, Value};
+
+use super::values::{random_bits, special_bits, Provenance};
+use super::{case_hash, metamorphic, new_case, Generated};
+use crate::compare::Tolerance;
+use crate::dtype::DType;
+use crate::generate::rng::Rng;
+use crate::golden::GoldenId;
+use crate::ops::reformat::{Dla, Format, Image};
+use crate::ops::{Attrs, Invocation, Op};
+use crate::spec::value::{flatten, to_bits, DataNode};
+use crate::spec::SpecError;
+use crate::tensor::{checked_volume, Tensor};
+
+/// The generated cases of a set of sweep folders.
+#[derive(Debug, Default)]
+pub struct Sweeps {
+    pub cases: Vec<Generated>,
+    pub errors: Vec<SpecError>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    seed: u64,
+    sweeps: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryDef {
+    #[allow(dead_code)] // read before substitution; kept so the field is known
+    name: String,
+    source: String,
+    #[serde(default)]
+    clauses: Vec<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    inferred: bool,
+    #[serde(default)]
+    implementation_defined: bool,
+    #[serde(default)]
+    dtypes: Vec<String>,
+    #[serde(default)]
+    attrs: Option<Value>,
+    inputs: BTreeMap<String, TensorTemplate>,
+    #[serde(default)]
+    tolerance: Option<ToleranceDef>,
+    #[serde(default)]
+    metamorphic: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TensorTemplate {
+    #[serde(default)]
+    dtype: Option<String>,
+    shape: Vec<i64>,
+    #[serde(default)]
+    data: Option<DataNode>,
+    #[serde(default)]
+    values: Option<ValuesDef>,
+    #[serde(default)]
+    image: Option<ImageDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ValuesDef {
+    Named(String),
+    List(Vec<DataNode>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImageDef {
+    format: Format,
+    #[serde(default)]
+    dla: Option<Dla>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToleranceDef {
+    #[serde(default)]
+    ulp: Option<u64>,
+    #[serde(default)]
+    abs: Option<u64>,
+}
+
+/// Loads every `<dir>/<op>/<file>.yaml`; with `only = Some((op, file))` just that file.
+pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
+    let mut sweeps = Sweeps::default();
+    let mut seen: BTreeMap<(Op, String), PathBuf> = BTreeMap::new();
+    for dir in dirs {
+        for op_dir in sorted(dir).into_iter().filter(|p| p.is_dir()) {
+            let op_name = stem(&op_dir);
+            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
+                continue;
+            }
+            let Some(op) = Op::from_name(&op_name) else {
+                sweeps.errors.push(SpecError {
+                    path: op_dir.clone(),
+                    op: op_name.clone(),
+                    file: "sweep::<folder>".into(),
+                    case: None,
+                    field: None,
+                    message: format!(
+                        "unknown op `{op_name}` (sweep folders are named after ops: {})",
+                        Op::ALL.map(Op::name).join(", ")
+                    ),
+                });
+                continue;
+            };
+            for path in sorted(&op_dir)
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            {
+                let file = stem(&path);
+                if only.is_some_and(|(_, f)| f != file) {
+                    continue;
+                }
+                if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
+                    sweeps.errors.push(SpecError {
+                        path: path.clone(),
+                        op: op.name().into(),
+                        file: format!("sweep::{file}"),
+                        case: None,
+                        field: None,
+                        message: format!(
+                            "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
+                            first.display()
+                        ),
+                    });
+                    continue;
+                }
+                let (cases, errors) = load_file(op, &path);
+                sweeps.cases.extend(cases);
+                sweeps.errors.extend(errors);
+            }
+        }
+    }
+    sweeps
+}
+
+/// One problem: the entry (if known), the field, the message.
+type Problem = (Option<String>, Option<String>, String);
+
+/// Expands one sweep file of `op`.
+pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
+    let file = stem(path);
+    let error = |(case, field, message): Problem| SpecError {
+        path: path.to_path_buf(),
+        op: op.name().into(),
+        file: format!("sweep::{file}"),
+        case,
+        field,
+        message,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            return (
+                vec![],
+                vec![error((None, None, format!("cannot read: {e}")))],
+            )
+        }
+    };
+    let def: FileDef =
+        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
+            Ok(def) => def,
+            Err(e) => {
+                let field = e.path().to_string();
+                return (
+                    vec![],
+                    vec![error((None, Some(field), e.into_inner().to_string()))],
+                );
+            }
+        };
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    let mut names = BTreeSet::new();
+    for (index, entry) in def.sweeps.iter().enumerate() {
+        match expand_entry(op, path, &file, def.seed, entry, index) {
+            Ok(expanded) => {
+                for generated in expanded {
+                    if names.insert(generated.golden.key.clone()) {
+                        cases.push(generated);
+                    } else {
+                        errors.push(error((
+                            Some(generated.case.name.clone()),
+                            Some("name".into()),
+                            format!(
+                                "two combinations are both named `{}`: give the matrix values distinct names",
+                                generated.golden.key
+                            ),
+                        )));
+                    }
+                }
+            }
+            Err(problem) => errors.push(error(problem)),
+        }
+    }
+    (cases, errors)
+}
+
+fn expand_entry(
+    op: Op,
+    path: &Path,
+    file: &str,
+    seed: u64,
+    entry: &Value,
+    index: usize,
+) -> Result<Vec<Generated>, Problem> {
+    let at =
+        |field: &str, message: String| (None, Some(format!("sweeps[{index}].{field}")), message);
+    let Value::Mapping(map) = entry else {
+        return Err(at(
+            "",
+            "a sweep is a mapping with name, source, attrs, inputs, ...".into(),
+        ));
+    };
+    let name = match map.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        _ => return Err(at("name", "every sweep has a `name`".into())),
+    };
+    let named = |field: Option<String>, message: String| (Some(name.clone()), field, message);
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        || name.contains("__")
+    {
+        return Err(named(
+            Some("name".into()),
+            "a sweep name uses only a-z, 0-9 and single _ (`__` separates the matrix values)"
+                .into(),
+        ));
+    }
+    let matrix = match map.get("matrix") {
+        None => Vec::new(),
+        Some(Value::Mapping(vars)) => {
+            let mut matrix = Vec::new();
+            for (key, value) in vars {
+                let Value::String(var) = key else {
+                    return Err(named(
+                        Some("matrix".into()),
+                        "variable names are strings".into(),
+                    ));
+                };
+                let values =
+                    matrix_values(value).map_err(|m| named(Some(format!("matrix.{var}")), m))?;
+                matrix.push((var.clone(), values));
+            }
+            matrix
+        }
+        Some(_) => {
+            return Err(named(
+                Some("matrix".into()),
+                "`matrix` maps variable names to lists of values".into(),
+            ))
+        }
+    };
+    let mut body = map.clone();
+    body.remove("matrix");
+    let body = Value::Mapping(body);
+    let mut generated = Vec::new();
+    let mut metamorphic_wanted = false;
+    for combination in combinations(&matrix) {
+        let vars: BTreeMap<&str, &Value> = matrix
+            .iter()
+            .zip(&combination)
+            .map(|((var, values), &i)| (var.as_str(), &values[i]))
+            .collect();
+        let suffix: Vec<String> = matrix
+            .iter()
+            .zip(&combination)
+            .map(|((_, values), &i)| name_part(&values[i]))
+            .collect();
+        let case_name = if suffix.is_empty() {
+            name.clone()
+        } else {
+            format!("{name}__{}", suffix.join("__"))
+        };
+        let in_case = |field: Option<String>, message: String| {
+            let values: Vec<String> = matrix
+                .iter()
+                .zip(&combination)
+                .map(|((var, values), &i)| format!("{var}={}", show(&values[i])))
+                .collect();
+            let context = if values.is_empty() {
+                String::new()
+            } else {
+                format!(" (with {})", values.join(", "))
+            };
+            (
+                Some(case_name.clone()),
+                field,
+                format!("{message}{context}"),
+            )
+        };
+        let substituted = substitute(&body, &vars).map_err(|m| in_case(None, m))?;
+        let def: EntryDef = serde_path_to_error::deserialize(substituted).map_err(|e| {
+            let field = e.path().to_string();
+            in_case(Some(field), e.into_inner().to_string())
+        })?;
+        metamorphic_wanted |= def.metamorphic;
+        if def.metamorphic && !metamorphic::supported(op) {
+            return Err(in_case(
+                Some("metamorphic".into()),
+                format!("{op} has no round trip (metamorphic.rs lists shuffle, slice, reformat)"),
+            ));
+        }
+        if def.source.trim().is_empty() {
+            return Err(in_case(
+                Some("source".into()),
+                "every sweep names its source".into(),
+            ));
+        }
+        let attrs = parse_attrs(op, def.attrs.clone()).map_err(|(f, m)| in_case(Some(f), m))?;
+        let tolerance = match &def.tolerance {
+            None => None,
+            Some(_) if op != Op::Scale => {
+                return Err(in_case(
+                    Some("tolerance".into()),
+                    format!("{op} compares bit for bit; only scale takes a tolerance"),
+                ))
+            }
+            Some(ToleranceDef {
+                ulp: Some(n),
+                abs: None,
+            }) => Some(Tolerance::Ulp(*n)),
+            Some(ToleranceDef {
+                ulp: None,
+                abs: Some(n),
+            }) => Some(Tolerance::Abs(*n)),
+            Some(_) => {
+                return Err(in_case(
+                    Some("tolerance".into()),
+                    "give exactly one of `ulp` or `abs`".into(),
+                ))
+            }
+        };
+        for input in def.inputs.keys() {
+            if !op.inputs().contains(&input.as_str()) {
+                return Err(in_case(
+                    Some(format!("inputs.{input}")),
+                    format!(
+                        "{op} has no input `{input}` (inputs: {})",
+                        op.inputs().join(", ")
+                    ),
+                ));
+            }
+        }
+        if !def.inputs.contains_key("input") {
+            return Err(in_case(
+                Some("inputs".into()),
+                "the `input` tensor is required".into(),
+            ));
+        }
+        let mut dtypes = Vec::new();
+        for (i, dtype) in def.dtypes.iter().enumerate() {
+            let dtype = DType::from_name(dtype).ok_or_else(|| {
+                in_case(
+                    Some(format!("dtypes[{i}]")),
+                    format!("unknown dtype `{dtype}`"),
+                )
+            })?;
+            dtypes.push(Some(dtype));
+        }
+        if dtypes.is_empty() {
+            dtypes.push(None);
+        }
+        let matrix_note: Vec<String> = matrix
+            .iter()
+            .zip(&combination)
+            .map(|((var, values), &i)| format!("{var}={}", show(&values[i])))
+            .collect();
+        let note = match (&def.note, matrix_note.is_empty()) {
+            (Some(note), true) => Some(note.clone()),
+            (Some(note), false) => Some(format!("{note} [{}]", matrix_note.join(", "))),
+            (None, true) => None,
+            (None, false) => Some(format!("[{}]", matrix_note.join(", "))),
+        };
+        for dtype in dtypes {
+            let mut inputs = vec![None; op.inputs().len()];
+            let mut provenance = None;
+            for (position, input_name) in op.inputs().iter().enumerate() {
+                let Some(template) = def.inputs.get(*input_name) else {
+                    continue;
+                };
+                let stream = format!(
+                    "{op}/{file}/{case_name}/{}/{input_name}",
+                    dtype.map_or("-", DType::name)
+                );
+                let (tensor, is_provenance) = build_tensor(template, dtype, seed, &stream)
+                    .map_err(|(field, message)| {
+                        in_case(Some(format!("inputs.{input_name}.{field}")), message)
+                    })?;
+                if position == 0 && is_provenance {
+                    provenance = Some(Provenance::new(tensor.dtype, tensor.len()));
+                }
+                inputs[position] = Some(tensor);
+            }
+            if let Some(name) = attrs.given_twice(&inputs).first() {
+                return Err(in_case(
+                    Some(format!("attrs.{name}")),
+                    format!("`{name}` is given both as an attribute and as an input"),
+                ));
+            }
+            let invocation = Invocation {
+                attrs: attrs.clone(),
+                inputs,
+            };
+            let mut case = new_case(op, &format!("sweep::{file}"), path, &case_name, dtype);
+            case.source = def.source.clone();
+            case.clauses = def.clauses.clone();
+            case.inferred = def.inferred;
+            case.note = note.clone();
+            case.tolerance = tolerance;
+            case.implementation_defined = def.implementation_defined;
+            let metamorphic_case = (def.metamorphic
+                && metamorphic::applies(&invocation)
+                && crate::ops::evaluate(&invocation).is_ok())
+            .then(|| {
+                let mut first = case.clone();
+                first.file = format!("metamorphic::{file}");
+                first.invocation = invocation.clone();
+                first
+            });
+            case.invocation = invocation;
+            generated.push(Generated {
+                hash: case_hash(&case.invocation),
+                golden: GoldenId::new(op, file, &case_name, dtype),
+                seed,
+                provenance,
+                metamorphic: metamorphic_case,
+                case,
+            });
+        }
+    }
+    if metamorphic_wanted && generated.iter().all(|g| g.metamorphic.is_none()) {
+        return Err(named(
+            Some("metamorphic".into()),
+            format!(
+                "no combination admits the round trip ({}); remove `metamorphic`",
+                metamorphic::describe(op)
+            ),
+        ));
+    }
+    Ok(generated)
+}
+
+fn parse_attrs(op: Op, value: Option<Value>) -> Result<Attrs, (String, String)> {
+    fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." {
+                "attrs".to_owned()
+            } else {
+                format!("attrs.{path}")
+            };
+            (field, e.into_inner().to_string())
+        })
+    }
+    let value = value.unwrap_or_else(|| Value::Mapping(Mapping::new()));
+    Ok(match op {
+        Op::Shuffle => Attrs::Shuffle(typed(value)?),
+        Op::Slice => Attrs::Slice(typed(value)?),
+        Op::AsStrided => Attrs::AsStrided(typed(value)?),
+        Op::Scale => Attrs::Scale(typed(value)?),
+        Op::Reformat => Attrs::Reformat(typed(value)?),
+    })
+}
+
+/// Builds one input; the flag says its values are provenance codes.
+fn build_tensor(
+    template: &TensorTemplate,
+    case_dtype: Option<DType>,
+    seed: u64,
+    stream: &str,
+) -> Result<(Tensor, bool), (String, String)> {
+    let dtype = match (&template.dtype, case_dtype) {
+        (Some(name), _) => DType::from_name(name)
+            .ok_or_else(|| ("dtype".to_owned(), format!("unknown dtype `{name}`")))?,
+        (None, Some(dtype)) => dtype,
+        (None, None) => {
+            return Err((
+                "dtype".into(),
+                "no dtype: give the tensor a `dtype` or the sweep a `dtypes` list".into(),
+            ))
+        }
+    };
+    let mut logical = Vec::with_capacity(template.shape.len());
+    for &dim in &template.shape {
+        logical.push(
+            usize::try_from(dim)
+                .map_err(|_| ("shape".to_owned(), format!("dim {dim} is negative")))?,
+        );
+    }
+    checked_volume(&logical).map_err(|e| ("shape".to_owned(), e.message))?;
+    let shape = match &template.image {
+        None => logical,
+        Some(image) => {
+            let len = Image::new(image.format, dtype, &logical, image.dla.unwrap_or_default())
+                .map(|image| image.len())
+                .unwrap_or_else(|_| logical.iter().product());
+            vec![len]
+        }
+    };
+    let n: usize = shape.iter().product();
+    let literal = |nodes: Vec<&DataNode>, field: &str| -> Result<Vec<u64>, (String, String)> {
+        nodes
+            .into_iter()
+            .map(|node| to_bits(node, dtype).map_err(|m| (field.to_owned(), m)))
+            .collect()
+    };
+    let (bits, provenance) = match (&template.data, &template.values) {
+        (Some(_), Some(_)) => {
+            return Err(("data".into(), "give `data` or `values`, not both".into()));
+        }
+        (Some(_), None) if template.image.is_some() => {
+            return Err((
+                "data".into(),
+                "an `image` input takes `values`, not `data`".into(),
+            ));
+        }
+        (Some(data), None) => {
+            let nodes = flatten(data, &shape).map_err(|m| ("data".to_owned(), m))?;
+            (literal(nodes, "data")?, false)
+        }
+        (None, None) => (Provenance::tensor(dtype, shape.clone()).buffer_bits(), true),
+        (None, Some(ValuesDef::Named(name))) => match name.as_str() {
+            "provenance" => (Provenance::tensor(dtype, shape.clone()).buffer_bits(), true),
+            "special" => (cycle(&special_bits(dtype), n), false),
+            "random" => (
+                random_bits(dtype, n, &mut Rng::for_stream(seed, stream)),
+                false,
+            ),
+            other => {
+                return Err((
+                    "values".into(),
+                    format!(
+                    "unknown values `{other}` (provenance, special, random, or a list of values)"
+                ),
+                ))
+            }
+        },
+        (None, Some(ValuesDef::List(nodes))) => {
+            if nodes.is_empty() {
+                return Err(("values".into(), "the list of values is empty".into()));
+            }
+            (cycle(&literal(nodes.iter().collect(), "values")?, n), false)
+        }
+    };
+    Ok((Tensor::from_bits(dtype, shape, bits), provenance))
+}
+
+fn cycle(items: &[u64], n: usize) -> Vec<u64> {
+    (0..n).map(|i| items[i % items.len()]).collect()
+}
+
+trait BufferBits {
+    fn buffer_bits(&self) -> Vec<u64>;
+}
+
+impl BufferBits for Tensor {
+    fn buffer_bits(&self) -> Vec<u64> {
+        (0..self.len()).map(|i| self.bits(i)).collect()
+    }
+}
+
+fn matrix_values(value: &Value) -> Result<Vec<Value>, String> {
+    match value {
+        Value::Sequence(items) if !items.is_empty() => Ok(items.clone()),
+        Value::Sequence(_) => Err("an empty list gives no case".into()),
+        Value::Mapping(map) if map.len() == 1 => {
+            if let Some(n) = map.get("permutations") {
+                let n = n
+                    .as_u64()
+                    .filter(|&n| n <= 8)
+                    .ok_or("`permutations: n` takes n from 0 to 8")?;
+                Ok(permutations(n as usize)
+                    .into_iter()
+                    .map(|p| {
+                        Value::Sequence(p.into_iter().map(|a| Value::from(a as u64)).collect())
+                    })
+                    .collect())
+            } else if let Some(Value::Sequence(bounds)) = map.get("range") {
+                match bounds.as_slice() {
+                    [a, b] => {
+                        let (a, b) = (
+                            a.as_i64().ok_or("range bounds are integers")?,
+                            b.as_i64().ok_or("range bounds are integers")?,
+                        );
+                        if a > b || b - a > 10_000 {
+                            return Err(format!("range [{a}, {b}] is empty or too long"));
+                        }
+                        Ok((a..=b).map(Value::from).collect())
+                    }
+                    _ => Err("`range: [a, b]` takes two integers".into()),
+                }
+            } else {
+                Err("a matrix variable is a list, `{permutations: n}` or `{range: [a, b]}`".into())
+            }
+        }
+        _ => Err("a matrix variable is a list, `{permutations: n}` or `{range: [a, b]}`".into()),
+    }
+}
+
+/// Every permutation of `0..n` in lexicographic order.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut all = vec![perm.clone()];
+    loop {
+        // Next lexicographic permutation.
+        let Some(i) = (1..n).rev().find(|&i| perm[i - 1] < perm[i]) else {
+            return all;
+        };
+        let j = (i..n)
+            .rev()
+            .find(|&j| perm[j] > perm[i - 1])
+            .expect("exists");
+        perm.swap(i - 1, j);
+        perm[i..].reverse();
+        all.push(perm.clone());
+    }
+}
+
+/// The index of each variable's value, for every combination (first variable outermost).
+fn combinations(matrix: &[(String, Vec<Value>)]) -> Vec<Vec<usize>> {
+    let mut all = vec![vec![]];
+    for (_, values) in matrix {
+        all = all
+            .into_iter()
+            .flat_map(|prefix: Vec<usize>| {
+                (0..values.len()).map(move |i| {
+                    let mut next = prefix.clone();
+                    next.push(i);
+                    next
+                })
+            })
+            .collect();
+    }
+    all
+}
+
+fn substitute(value: &Value, vars: &BTreeMap<&str, &Value>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(text) if text.starts_with('$') => {
+            let (var, key) = match text[1..].split_once('.') {
+                Some((var, key)) => (var, Some(key)),
+                None => (&text[1..], None),
+            };
+            let found = vars.get(var).ok_or_else(|| {
+                format!(
+                    "`{text}` names no matrix variable (variables: {})",
+                    vars.keys().copied().collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            match key {
+                None => (*found).clone(),
+                Some(key) => found.get(key).cloned().ok_or_else(|| {
+                    format!("`{text}`: the value of `{var}` has no field `{key}`")
+                })?,
+            }
+        }
+        Value::Sequence(items) => Value::Sequence(
+            items
+                .iter()
+                .map(|item| substitute(item, vars))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Mapping(map) => {
+            let mut out = Mapping::new();
+            for (key, item) in map {
+                out.insert(key.clone(), substitute(item, vars)?);
+            }
+            Value::Mapping(out)
+        }
+        other => other.clone(),
+    })
+}
+
+/// A value as part of a case name: `-2` → `m2`, `[0, 2, 1]` → `0_2_1`, `0.5` → `0p5`.
+fn name_part(value: &Value) -> String {
+    match value {
+        Value::Null => "none".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if i < 0 => format!("m{}", i.unsigned_abs()),
+            Some(i) => i.to_string(),
+            None => {
+                let f = n.as_f64().unwrap_or(0.0);
+                if f.is_nan() {
+                    "nan".into()
+                } else if f.is_infinite() {
+                    if f > 0.0 { "inf" } else { "minf" }.into()
+                } else {
+                    format!("{f:?}").replace('-', "m").replace(['.', '+'], "p")
+                }
+            }
+        },
+        Value::String(s) => {
+            let text: String = s
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let text = text.trim_matches('_').to_owned();
+            if text.is_empty() {
+                "x".into()
+            } else {
+                text
+            }
+        }
+        Value::Sequence(items) if items.is_empty() => "empty".into(),
+        Value::Sequence(items) => items.iter().map(name_part).collect::<Vec<_>>().join("_"),
+        Value::Mapping(map) => match map.get("name") {
+            Some(name) => name_part(name),
+            None => map
+                .iter()
+                .map(|(k, v)| format!("{}_{}", name_part(k), name_part(v)))
+                .collect::<Vec<_>>()
+                .join("_"),
+        },
+        Value::Tagged(tagged) => name_part(&tagged.value),
+    }
+}
+
+/// A value as a note shows it (flow YAML).
+fn show(value: &Value) -> String {
+    match value {
+        Value::Mapping(map) if map.get("name").is_some() => show(&map["name"]),
+        _ => serde_yaml::to_string(value)
+            .map(|s| flow(s.trim()))
+            .unwrap_or_default(),
+    }
+}
+
+/// serde_yaml writes block style; a one-line rendering for notes.
+fn flow(block: &str) -> String {
+    if !block.contains('\n') {
+        return block.to_owned();
+    }
+    let items: Vec<&str> = block
+        .lines()
+        .map(|l| l.trim().trim_start_matches("- ").trim())
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    entries.sort();
+    entries
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str, op: &str, yaml: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("opspec-sweep-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(op)).unwrap();
+        let path = dir.join(op).join(format!("{name}.yaml"));
+        std::fs::write(&path, yaml).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_matrix_expands_to_named_cases() {
+        let yaml = r#"
+seed: 3
+sweeps:
+  - name: modes
+    source: test
+    dtypes: [int8, float32]
+    matrix:
+      mode: [wrap, fill]
+      start: [-2, 1]
+    attrs: {mode: $mode, start: [$start], size: [4]}
+    inputs:
+      input: {shape: [3]}
+"#;
+        let (dir, path) = scratch("modes", "slice", yaml);
+        let (cases, errors) = load_file(Op::Slice, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        let names: Vec<String> = cases.iter().map(|g| g.case.trial_name()).collect();
+        assert_eq!(names.len(), 8);
+        assert_eq!(names[0], "slice::sweep::modes::modes__wrap__m2::int8");
+        assert_eq!(names[7], "slice::sweep::modes::modes__fill__1::float32");
+        let first = &cases[0];
+        assert_eq!(first.seed, 3);
+        assert_eq!(first.golden.key, "modes__wrap__m2::int8");
+        assert!(first.provenance.is_some());
+        assert_eq!(first.case.note.as_deref(), Some("[mode=wrap, start=-2]"));
+        let input = first.case.invocation.inputs[0].as_ref().unwrap();
+        assert!(Provenance::holds(input));
+    }
+
+    #[test]
+    fn permutations_mappings_images_and_errors() {
+        let yaml = r#"
+seed: 1
+sweeps:
+  - name: perms
+    source: test
+    dtypes: [float16]
+    matrix:
+      perm: {permutations: 3}
+      fmt: [{name: CHW2, dims: [1, 3, 2, 2]}]
+    attrs: {from: $fmt.name, to: LINEAR, shape: $fmt.dims}
+    inputs:
+      input: {shape: $fmt.dims, image: {format: CHW2}}
+"#;
+        let (dir, path) = scratch("perms", "reformat", yaml);
+        let (cases, errors) = load_file(Op::Reformat, &path);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(cases.len(), 6);
+        assert_eq!(cases[5].golden.key, "perms__2_1_0__chw2::float16");
+        // CHW2 of [1, 3, 2, 2]: [1][2][2][2][2] = 16 elements.
+        assert_eq!(
+            cases[0].case.invocation.inputs[0].as_ref().unwrap().shape,
+            vec![16]
+        );
+        std::fs::write(&path, yaml.replace("$fmt.dims}", "$fmt.dimz}")).unwrap();
+        let (_, errors) = load_file(Op::Reformat, &path);
+        assert!(
+            errors[0].message.contains("has no field `dimz`"),
+            "{errors:?}"
+        );
+        std::fs::write(
+            &path,
+            yaml.replace("source: test", "source: test\n    metamorphic: true"),
+        )
+        .unwrap();
+        let (_, errors) = load_file(Op::Reformat, &path);
+        assert!(
+            errors[0].message.contains("no combination admits"),
+            "{errors:?}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+        assert_eq!(permutations(3).len(), 6);
+        assert_eq!(permutations(0), vec![Vec::<usize>::new()]);
+    }
+}

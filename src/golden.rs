@@ -1,0 +1,864 @@
+//! Golden files: the expected outputs of generated cases, stored as `.npy` files that numpy
+//! reads without this project, each with its provenance recorded beside it and checked when
+//! it is read.
+//!
+//! Layout, for the sweep `sweeps/<op>/<sweep>.yaml`:
+//!
+//! ```text
+//! golden/<op>/<sweep>.json                      the manifest: one line per generated case
+//! golden/<op>/<sweep>/<case>[.<dtype>].npy      the expected output of a case that has one
+//! ```
+//!
+//! A manifest entry records the generator version and the sweep's seed that produced the
+//! case, a hash of the case itself (op, attributes, inputs: [`crate::generate::case_hash`]),
+//! and either the expected error kind or the output's dtype, shape and the SHA-256 of its
+//! `.npy` file (so `sha256sum` checks it too). Reading a golden checks, in turn: the entry
+//! exists, the file's hash, its npy header against the entry, the provenance (version, seed,
+//! case hash), and finally that the reference still gives the stored result. Any difference
+//! fails the case with a message saying which check failed and how to bless.
+//!
+//! **npy dtypes.** numpy has no int4, fp8 or bfloat16: int4 is stored unpacked, one
+//! sign-extended value per byte (`|i1`); fp8 and bfloat16 as their raw bits (`|u1`, `<u2`);
+//! the manifest gives the real dtype. bool is `|b1`, float16 `<f2`, the others their numpy
+//! equivalents. Every file is npy format 1.0, C order, little-endian.
+//!
+//! **Blessing** ([`GoldenStore::new`] with `bless`): a golden that is missing, stale or
+//! corrupt is rewritten from the reference instead of failing, unused ones are removed, and
+//! the manifests are rewritten once at the end ([`GoldenStore::finish`]). The runner refuses
+//! to bless when `CI` is set.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::dtype::DType;
+use crate::error::{ErrorKind, OpError};
+use crate::ops::Op;
+use crate::spec::Expectation;
+use crate::tensor::{from_le_bytes, to_le_bytes, Tensor};
+
+/// The `generator` field of every manifest.
+pub const GENERATOR: &str = "opspec-sweep";
+
+/// The npy `descr` a dtype is stored as.
+pub fn npy_descr(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "|b1",
+        DType::Int4 | DType::Int8 => "|i1",
+        DType::UInt8 | DType::Fp8 => "|u1",
+        DType::Int32 => "<i4",
+        DType::Int64 => "<i8",
+        DType::Float16 => "<f2",
+        DType::BFloat16 => "<u2",
+        DType::Float32 => "<f4",
+    }
+}
+
+/// A tensor as an npy 1.0 file.
+pub fn to_npy(tensor: &Tensor) -> Vec<u8> {
+    let shape = match tensor.shape.as_slice() {
+        [] => "()".to_owned(),
+        [n] => format!("({n},)"),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        npy_descr(tensor.dtype)
+    );
+    // Magic (6) + version (2) + header length (2) + header, padded to 64 bytes, ending in \n.
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let mut bytes = Vec::with_capacity(10 + header.len() + tensor.len() * 4);
+    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    if tensor.dtype == DType::Int4 {
+        bytes.extend((0..tensor.len()).map(|i| tensor.bits(i) as u8));
+    } else {
+        bytes.extend(to_le_bytes(tensor));
+    }
+    bytes
+}
+
+/// Reads an npy file written as [`to_npy`] writes them (format 1.0-3.0, C order) as a tensor
+/// of `dtype`, checking the header's descr against the dtype's.
+pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, String> {
+    let rest = bytes
+        .strip_prefix(b"\x93NUMPY")
+        .ok_or("not an npy file (no \\x93NUMPY magic)")?;
+    let (major, rest) = rest.split_at_checked(2).ok_or("truncated npy header")?;
+    let (header_len, rest) = match major[0] {
+        1 => {
+            let (len, rest) = rest.split_at_checked(2).ok_or("truncated npy header")?;
+            (u16::from_le_bytes([len[0], len[1]]) as usize, rest)
+        }
+        2 | 3 => {
+            let (len, rest) = rest.split_at_checked(4).ok_or("truncated npy header")?;
+            (
+                u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize,
+                rest,
+            )
+        }
+        v => return Err(format!("npy format version {v} is not supported")),
+    };
+    let (header, data) = rest
+        .split_at_checked(header_len)
+        .ok_or("truncated npy header")?;
+    let header = std::str::from_utf8(header).map_err(|_| "npy header is not text")?;
+    let field = |name: &str| -> Result<&str, String> {
+        let key = format!("'{name}':");
+        let start = header
+            .find(&key)
+            .ok_or_else(|| format!("npy header has no {name}: {header:?}"))?
+            + key.len();
+        Ok(header[start..].trim_start())
+    };
+    let descr = field("descr")?;
+    let descr = descr
+        .strip_prefix('\'')
+        .and_then(|d| d.split('\'').next())
+        .ok_or("npy header: bad descr")?;
+    if descr != npy_descr(dtype) {
+        return Err(format!(
+            "npy descr is {descr:?}, a {dtype} golden is stored as {:?}",
+            npy_descr(dtype)
+        ));
+    }
+    if !field("fortran_order")?.starts_with("False") {
+        return Err("npy file is in Fortran order; goldens are C order".into());
+    }
+    let shape_text = field("shape")?;
+    let shape_text = shape_text
+        .strip_prefix('(')
+        .and_then(|s| s.split(')').next())
+        .ok_or("npy header: bad shape")?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("npy shape entry {s:?}"))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    if dtype == DType::Int4 {
+        let n: usize = shape.iter().product();
+        if data.len() != n {
+            return Err(format!(
+                "int4 {shape:?} needs {n} bytes, got {}",
+                data.len()
+            ));
+        }
+        let bits = data
+            .iter()
+            .map(|&b| {
+                let value = b as i8;
+                if (-8..=7).contains(&value) {
+                    Ok(DType::Int4.int_to_bits(value as i128))
+                } else {
+                    Err(format!("int4 value {value} is out of range"))
+                }
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        return Ok(Tensor::from_bits(dtype, shape, bits));
+    }
+    from_le_bytes(dtype, shape, data)
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut text = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+/// One sweep's manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub about: String,
+    pub generator: String,
+    /// The sweep file, relative to its sweeps folder (`slice/modes.yaml`).
+    pub sweep: String,
+    /// Keyed by `<case>[::<dtype>]`.
+    pub cases: BTreeMap<String, Entry>,
+}
+
+/// The provenance and the expected result of one generated case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// [`crate::generate::GENERATOR_VERSION`] when written.
+    pub version: u32,
+    /// The sweep file's seed when written.
+    pub seed: u64,
+    /// [`crate::generate::case_hash`] of the case when written.
+    pub case: String,
+    /// The expected error kind, for a case the reference rejects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<usize>>,
+    /// SHA-256 of the whole `.npy` file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+impl Manifest {
+    fn new(op: Op, stem: &str) -> Manifest {
+        Manifest {
+            about: format!(
+                "Expected results of the generated cases of sweeps/{op}/{stem}.yaml, computed by the reference interpreter and cross-checked by the numpy backend. Written by `OPSPEC_BLESS=1 cargo test`; do not edit by hand (golden/README.md)."
+            ),
+            generator: GENERATOR.into(),
+            sweep: format!("{op}/{stem}.yaml"),
+            cases: BTreeMap::new(),
+        }
+    }
+
+    /// JSON with one line per case, so that a diff shows one line per changed golden.
+    pub fn to_json(&self) -> String {
+        let mut text = String::from("{\n");
+        for (name, value) in [
+            ("about", &self.about),
+            ("generator", &self.generator),
+            ("sweep", &self.sweep),
+        ] {
+            let _ = writeln!(
+                text,
+                "  {}: {},",
+                serde_json::to_string(name).expect("string"),
+                serde_json::to_string(value).expect("string")
+            );
+        }
+        text.push_str("  \"cases\": {");
+        for (i, (key, entry)) in self.cases.iter().enumerate() {
+            let _ = write!(
+                text,
+                "{}\n    {}: {}",
+                if i == 0 { "" } else { "," },
+                serde_json::to_string(key).expect("string"),
+                serde_json::to_string(entry).expect("entry")
+            );
+        }
+        text.push_str(if self.cases.is_empty() {
+            "}\n}\n"
+        } else {
+            "\n  }\n}\n"
+        });
+        text
+    }
+}
+
+/// Where one generated case's golden lives.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GoldenId {
+    pub op: Op,
+    /// The sweep file's stem.
+    pub stem: String,
+    /// `<case>[::<dtype>]`, the manifest key.
+    pub key: String,
+}
+
+impl GoldenId {
+    pub fn new(op: Op, stem: &str, case: &str, dtype: Option<DType>) -> GoldenId {
+        GoldenId {
+            op,
+            stem: stem.to_owned(),
+            key: match dtype {
+                Some(dtype) => format!("{case}::{dtype}"),
+                None => case.to_owned(),
+            },
+        }
+    }
+
+    /// The npy file's name inside `<op>/<stem>/`.
+    pub fn file_name(&self) -> String {
+        file_name_of(&self.key)
+    }
+}
+
+fn file_name_of(key: &str) -> String {
+    format!("{}.npy", key.replace("::", "."))
+}
+
+/// What reading a golden gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Golden {
+    pub expect: Expectation,
+    /// The golden was (re)written from the reference in this run.
+    pub blessed: bool,
+}
+
+/// A golden file or manifest entry that no generated case uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unused {
+    /// A short stable name: `<op>/<stem>/<key or file>` or `<op>/<stem>.json`.
+    pub name: String,
+    pub message: String,
+    removal: Removal,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Removal {
+    /// The whole manifest and its folder.
+    Manifest(String, String),
+    /// One manifest entry (and its file).
+    Entry(String, String, String),
+    /// One file no entry names.
+    File(PathBuf),
+}
+
+type SweepKey = (String, String);
+
+/// A manifest as read: absent (`None`), or why it cannot be read.
+type LoadedManifest = Arc<Result<Option<Manifest>, String>>;
+
+/// The golden folder of a run, shared by its trials.
+pub struct GoldenStore {
+    root: PathBuf,
+    /// How paths are shown in messages (`golden`).
+    label: String,
+    bless: bool,
+    manifests: Mutex<HashMap<SweepKey, LoadedManifest>>,
+    /// Per sweep, entries to set (`Some`) or remove (`None`) at [`GoldenStore::finish`].
+    updates: Mutex<BTreeMap<SweepKey, BTreeMap<String, Option<Entry>>>>,
+    /// Files to delete at the end, and whether each counts as a removal of its own (an
+    /// orphan file) or goes with a removed entry.
+    removals: Mutex<BTreeMap<PathBuf, bool>>,
+    dropped_manifests: Mutex<BTreeSet<SweepKey>>,
+}
+
+/// What a blessing run changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlessSummary {
+    /// Goldens (manifest entries) written.
+    pub written: usize,
+    /// Unused goldens removed: manifest entries, whole manifests, files no entry named.
+    pub removed: usize,
+    pub manifests: Vec<PathBuf>,
+}
+
+impl GoldenStore {
+    pub fn new(root: PathBuf, label: impl Into<String>, bless: bool) -> GoldenStore {
+        GoldenStore {
+            root,
+            label: label.into(),
+            bless,
+            manifests: Mutex::default(),
+            updates: Mutex::default(),
+            removals: Mutex::default(),
+            dropped_manifests: Mutex::default(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How the golden folder is named in messages.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub fn is_blessing(&self) -> bool {
+        self.bless
+    }
+
+    fn manifest_path(&self, op: &str, stem: &str) -> PathBuf {
+        self.root.join(op).join(format!("{stem}.json"))
+    }
+
+    fn shown(&self, relative: &str) -> String {
+        format!("{}/{relative}", self.label)
+    }
+
+    fn manifest(&self, op: &str, stem: &str) -> LoadedManifest {
+        let key = (op.to_owned(), stem.to_owned());
+        let mut cache = self.manifests.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(cache.entry(key).or_insert_with(|| {
+            let path = self.manifest_path(op, stem);
+            Arc::new(match std::fs::read_to_string(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+                Ok(text) => serde_json::from_str::<Manifest>(&text).map(Some).map_err(|e| {
+                    format!(
+                        "{} is not a valid golden manifest ({e}); restore it from version control or re-bless",
+                        self.shown(&format!("{op}/{stem}.json"))
+                    )
+                }),
+            })
+        }))
+    }
+
+    /// The expected result of a generated case: its golden, checked against its provenance
+    /// and against `reference` (the reference's result now). `Err` says what is wrong and how
+    /// to bless; when blessing, a golden that is wrong is rewritten from `reference` instead.
+    pub fn check(
+        &self,
+        id: &GoldenId,
+        seed: u64,
+        case_hash: &str,
+        reference: &Result<Vec<Tensor>, OpError>,
+    ) -> Result<Golden, String> {
+        match self.read_checked(id, seed, case_hash, reference) {
+            Ok(expect) => Ok(Golden {
+                expect,
+                blessed: false,
+            }),
+            Err(_) if self.bless => self.write(id, seed, case_hash, reference),
+            Err(problem) => Err(format!(
+                "{problem}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
+                self.label
+            )),
+        }
+    }
+
+    fn read_checked(
+        &self,
+        id: &GoldenId,
+        seed: u64,
+        case_hash: &str,
+        reference: &Result<Vec<Tensor>, OpError>,
+    ) -> Result<Expectation, String> {
+        let op = id.op.name();
+        let manifest_name = self.shown(&format!("{op}/{}.json", id.stem));
+        let manifest = self.manifest(op, &id.stem);
+        let manifest = manifest.as_ref().as_ref().map_err(Clone::clone)?;
+        let entry = manifest
+            .as_ref()
+            .and_then(|m| m.cases.get(&id.key))
+            .ok_or_else(|| {
+                format!(
+                    "no golden: {manifest_name} has no entry for `{}` (a new case)",
+                    id.key
+                )
+            })?;
+        let file_name = self.shown(&format!("{op}/{}/{}", id.stem, id.file_name()));
+        let stored = match (&entry.error, &entry.dtype, &entry.shape, &entry.sha256) {
+            (Some(kind), None, None, None) => Expectation::Error {
+                kind: ErrorKind::from_name(kind).ok_or_else(|| {
+                    format!("{manifest_name}: `{}` names an unknown error kind {kind:?}", id.key)
+                })?,
+                message: None,
+            },
+            (None, Some(dtype), Some(shape), Some(sha256)) => {
+                let path = self.root.join(op).join(&id.stem).join(id.file_name());
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| format!("golden {file_name} cannot be read: {e}"))?;
+                let actual = sha256_hex(&bytes);
+                if &actual != sha256 {
+                    return Err(format!(
+                        "golden {file_name} fails its content hash: {manifest_name} records sha256 {sha256}, the file has {actual}. The file was changed outside blessing (edited, truncated or merged badly): restore it with `git checkout {}`, or re-bless."
+                    , self.label));
+                }
+                let dtype = DType::from_name(dtype).ok_or_else(|| {
+                    format!("{manifest_name}: `{}` names an unknown dtype {dtype:?}", id.key)
+                })?;
+                let tensor = from_npy(dtype, &bytes)
+                    .map_err(|e| format!("golden {file_name} is not a valid npy file: {e}"))?;
+                if &tensor.shape != shape {
+                    return Err(format!(
+                        "golden {file_name} has shape {:?}, {manifest_name} records {shape:?}",
+                        tensor.shape
+                    ));
+                }
+                Expectation::Outputs(vec![tensor])
+            }
+            _ => {
+                return Err(format!(
+                    "{manifest_name}: the entry of `{}` gives neither an error nor dtype, shape and sha256",
+                    id.key
+                ))
+            }
+        };
+        let version = crate::generate::GENERATOR_VERSION;
+        if entry.version != version || entry.seed != seed {
+            return Err(format!(
+                "stale golden: `{}` was generated by {GENERATOR} version {} with seed {}; the sweep is now generated by version {version} with seed {seed}",
+                id.key, entry.version, entry.seed
+            ));
+        }
+        if entry.case != case_hash {
+            return Err(format!(
+                "stale golden: the case `{}` (its attributes or inputs) changed since its golden was written (case hash {} then, {case_hash} now)",
+                id.key, entry.case
+            ));
+        }
+        let current = expectation_of(reference);
+        if stored != current {
+            return Err(format!(
+                "stale golden: the reference now gives {} for `{}`, the golden {} holds {}",
+                describe(&current),
+                id.key,
+                if matches!(stored, Expectation::Error { .. }) {
+                    manifest_name
+                } else {
+                    file_name
+                },
+                describe(&stored)
+            ));
+        }
+        Ok(stored)
+    }
+
+    fn write(
+        &self,
+        id: &GoldenId,
+        seed: u64,
+        case_hash: &str,
+        reference: &Result<Vec<Tensor>, OpError>,
+    ) -> Result<Golden, String> {
+        let op = id.op.name();
+        let dir = self.root.join(op).join(&id.stem);
+        let path = dir.join(id.file_name());
+        let expect = expectation_of(reference);
+        let mut entry = Entry {
+            version: crate::generate::GENERATOR_VERSION,
+            seed,
+            case: case_hash.to_owned(),
+            error: None,
+            dtype: None,
+            shape: None,
+            sha256: None,
+        };
+        match &expect {
+            Expectation::Error { kind, .. } => {
+                entry.error = Some(kind.name().to_owned());
+                if path.exists() {
+                    self.removals
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(path, false);
+                }
+            }
+            Expectation::Outputs(outputs) => {
+                let output = &outputs[0];
+                let bytes = to_npy(output);
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| std::fs::write(&path, &bytes))
+                    .map_err(|e| format!("cannot write golden {}: {e}", path.display()))?;
+                entry.dtype = Some(output.dtype.name().to_owned());
+                entry.shape = Some(output.shape.clone());
+                entry.sha256 = Some(sha256_hex(&bytes));
+            }
+        }
+        self.updates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((op.to_owned(), id.stem.clone()))
+            .or_default()
+            .insert(id.key.clone(), Some(entry));
+        Ok(Golden {
+            expect,
+            blessed: true,
+        })
+    }
+
+    /// The manifests, entries and files that no generated case uses, given every generated
+    /// case's id (all of them: a partial list would report the rest as unused).
+    pub fn unused(&self, used: &BTreeSet<GoldenId>) -> Vec<Unused> {
+        let mut sweeps: BTreeMap<SweepKey, BTreeSet<&str>> = BTreeMap::new();
+        for id in used {
+            sweeps
+                .entry((id.op.name().to_owned(), id.stem.clone()))
+                .or_default()
+                .insert(id.key.as_str());
+        }
+        let mut unused = Vec::new();
+        for op_dir in sorted_dirs(&self.root) {
+            let op = name_of(&op_dir);
+            let mut stems = BTreeSet::new();
+            for path in sorted_entries(&op_dir) {
+                let name = name_of(&path);
+                if path.is_dir() {
+                    stems.insert(name);
+                } else if let Some(stem) = name.strip_suffix(".json") {
+                    stems.insert(stem.to_owned());
+                } else {
+                    unused.push(Unused {
+                        name: format!("{op}/{name}"),
+                        message: format!(
+                            "{} is not a golden manifest or folder; remove it",
+                            self.shown(&format!("{op}/{name}"))
+                        ),
+                        removal: Removal::File(path.clone()),
+                    });
+                }
+            }
+            for stem in stems {
+                let key = (op.clone(), stem.clone());
+                let Some(keys) = sweeps.get(&key) else {
+                    unused.push(Unused {
+                        name: format!("{op}/{stem}.json"),
+                        message: format!(
+                            "{} and {} belong to no sweep (there is no sweeps/{op}/{stem}.yaml): remove them, or run `OPSPEC_BLESS=1 cargo test`, which removes unused goldens",
+                            self.shown(&format!("{op}/{stem}.json")),
+                            self.shown(&format!("{op}/{stem}/"))
+                        ),
+                        removal: Removal::Manifest(op.clone(), stem.clone()),
+                    });
+                    continue;
+                };
+                let manifest = self.manifest(&op, &stem);
+                let entries: BTreeSet<String> = match manifest.as_ref() {
+                    Ok(Some(m)) => m.cases.keys().cloned().collect(),
+                    _ => BTreeSet::new(),
+                };
+                for entry in &entries {
+                    if !keys.contains(entry.as_str()) {
+                        unused.push(Unused {
+                            name: format!("{op}/{stem}/{entry}"),
+                            message: format!(
+                                "the golden of `{entry}` in {} is not used by any generated case (the case was removed or renamed): run `OPSPEC_BLESS=1 cargo test` to remove it",
+                                self.shown(&format!("{op}/{stem}.json"))
+                            ),
+                            removal: Removal::Entry(op.clone(), stem.clone(), entry.clone()),
+                        });
+                    }
+                }
+                let files: BTreeSet<String> = entries.iter().map(|k| file_name_of(k)).collect();
+                for path in sorted_entries(&self.root.join(&op).join(&stem)) {
+                    let name = name_of(&path);
+                    if !files.contains(&name) {
+                        unused.push(Unused {
+                            name: format!("{op}/{stem}/{name}"),
+                            message: format!(
+                                "{} is not named by {}: no generated case uses it; remove it, or run `OPSPEC_BLESS=1 cargo test`",
+                                self.shown(&format!("{op}/{stem}/{name}")),
+                                self.shown(&format!("{op}/{stem}.json"))
+                            ),
+                            removal: Removal::File(path),
+                        });
+                    }
+                }
+            }
+        }
+        unused
+    }
+
+    /// Schedules the removal of an unused golden (blessing only), done at [`Self::finish`].
+    pub fn remove(&self, unused: &Unused) {
+        match &unused.removal {
+            Removal::Manifest(op, stem) => {
+                self.dropped_manifests
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert((op.clone(), stem.clone()));
+            }
+            Removal::Entry(op, stem, key) => {
+                self.updates
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry((op.clone(), stem.clone()))
+                    .or_default()
+                    .insert(key.clone(), None);
+                self.removals
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(self.root.join(op).join(stem).join(file_name_of(key)), false);
+            }
+            Removal::File(path) => {
+                self.removals
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(path.clone(), true);
+            }
+        }
+    }
+
+    /// Writes the manifests that changed and removes what was scheduled for removal.
+    pub fn finish(&self) -> Result<BlessSummary, String> {
+        let mut summary = BlessSummary::default();
+        let updates = std::mem::take(&mut *self.updates.lock().unwrap_or_else(|p| p.into_inner()));
+        let dropped = std::mem::take(
+            &mut *self
+                .dropped_manifests
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for ((op, stem), changes) in updates {
+            let op_value = Op::from_name(&op).ok_or_else(|| format!("unknown op {op}"))?;
+            let mut manifest = match self.manifest(&op, &stem).as_ref() {
+                Ok(Some(m)) => m.clone(),
+                _ => Manifest::new(op_value, &stem),
+            };
+            for (key, change) in changes {
+                match change {
+                    Some(entry) => {
+                        summary.written += 1;
+                        manifest.cases.insert(key, entry);
+                    }
+                    None => {
+                        summary.removed += 1;
+                        manifest.cases.remove(&key);
+                    }
+                }
+            }
+            let path = self.manifest_path(&op, &stem);
+            std::fs::create_dir_all(self.root.join(&op))
+                .and_then(|()| std::fs::write(&path, manifest.to_json()))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            summary.manifests.push(path);
+        }
+        for (op, stem) in dropped {
+            summary.removed += 1;
+            let _ = std::fs::remove_file(self.manifest_path(&op, &stem));
+            let _ = std::fs::remove_dir_all(self.root.join(&op).join(&stem));
+        }
+        let removals =
+            std::mem::take(&mut *self.removals.lock().unwrap_or_else(|p| p.into_inner()));
+        for (path, counts) in removals {
+            if std::fs::remove_file(&path).is_ok() && counts {
+                summary.removed += 1;
+            }
+        }
+        // Folders left empty go too.
+        for op_dir in sorted_dirs(&self.root) {
+            for dir in sorted_dirs(&op_dir) {
+                let _ = std::fs::remove_dir(dir);
+            }
+            let _ = std::fs::remove_dir(op_dir);
+        }
+        Ok(summary)
+    }
+}
+
+/// The expectation a reference result amounts to.
+pub fn expectation_of(reference: &Result<Vec<Tensor>, OpError>) -> Expectation {
+    match reference {
+        Ok(outputs) => Expectation::Outputs(outputs.clone()),
+        Err(e) => Expectation::Error {
+            kind: e.kind,
+            message: None,
+        },
+    }
+}
+
+fn describe(expect: &Expectation) -> String {
+    match expect {
+        Expectation::Error { kind, .. } => format!("error `{kind}`"),
+        Expectation::Outputs(outputs) => outputs
+            .iter()
+            .map(|t| {
+                let shown: Vec<String> = (0..t.len().min(6))
+                    .map(|i| t.dtype.format_bits(t.bits(i)))
+                    .collect();
+                format!(
+                    "{} {:?} [{}{}]",
+                    t.dtype,
+                    t.shape,
+                    shown.join(", "),
+                    if t.len() > 6 { ", …" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    entries.retain(|p| !name_of(p).starts_with('.'));
+    entries.sort();
+    entries
+}
+
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    sorted_entries(dir)
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_header_is_numpy_1_0_aligned_to_64() {
+        let t = Tensor::from_bits(DType::Float32, vec![2, 3], (0..6).collect());
+        let bytes = to_npy(&t);
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+        assert!(header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
+        assert!(header.ends_with('\n'));
+        assert_eq!(bytes.len(), 10 + header_len + 24);
+        assert_eq!(from_npy(DType::Float32, &bytes), Ok(t));
+    }
+
+    #[test]
+    fn every_dtype_round_trips() {
+        for dtype in DType::ALL {
+            for shape in [vec![], vec![3], vec![2, 0, 2], vec![1, 2, 3]] {
+                let n: usize = shape.iter().product();
+                let t = crate::generate::values::Provenance::tensor(dtype, shape.clone());
+                assert_eq!(t.len(), n);
+                let bytes = to_npy(&t);
+                assert_eq!(from_npy(dtype, &bytes), Ok(t), "{dtype} {shape:?}");
+            }
+        }
+        let scalar = to_npy(&Tensor::from_bits(DType::Int8, vec![], vec![0x80]));
+        assert!(String::from_utf8_lossy(&scalar).contains("'shape': (), }"));
+        let one = to_npy(&Tensor::from_bits(DType::Int4, vec![1], vec![0xf8]));
+        assert_eq!(*one.last().unwrap(), 0xf8); // -8, unpacked
+        assert!(from_npy(
+            DType::Float16,
+            &to_npy(&Tensor::from_bits(DType::BFloat16, vec![1], vec![0]))
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn manifest_json_has_one_line_per_case_and_reads_back() {
+        let mut m = Manifest::new(Op::Slice, "modes");
+        for key in ["b::int8", "a::float32"] {
+            m.cases.insert(
+                key.into(),
+                Entry {
+                    version: 1,
+                    seed: 7,
+                    case: "0123".into(),
+                    error: None,
+                    dtype: Some("int8".into()),
+                    shape: Some(vec![2]),
+                    sha256: Some("ff".into()),
+                },
+            );
+        }
+        let text = m.to_json();
+        assert_eq!(text.lines().filter(|l| l.contains("\"seed\":7")).count(), 2);
+        assert_eq!(serde_json::from_str::<Manifest>(&text).unwrap(), m);
+        let empty = Manifest::new(Op::Slice, "x");
+        assert_eq!(
+            serde_json::from_str::<Manifest>(&empty.to_json()).unwrap(),
+            empty
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! The clause catalogue: every rule of every op, with a stable id and its source.
+//!
+//! One file per op beside the spec folders, `<specs>/<op>.clauses.yaml`, plus
+//! `<specs>/common.clauses.yaml` for the rules every op shares (the loader of cases reads only the
+//! op folders, so these files are never taken for cases). Ids read `<op>.<topic>.<rule>`, as in
+//! StableHLO's spec; cases name the clauses they exercise (`clauses: [...]`) and every error the
+//! interpreter raises names its clause ([`crate::error::OpError::clause`]). `runner coverage`
+//! reports the clauses no case names.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::load::parse_yaml;
+use crate::error::ErrorKind;
+use crate::ops::Op;
+
+/// The catalogue files' scopes: `common`, then the ops.
+pub const SCOPES: [&str; 6] = [
+    "common",
+    "shuffle",
+    "slice",
+    "as_strided",
+    "scale",
+    "reformat",
+];
+
+/// Where the rule comes from, as `semantics.md` marks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Stated by the vendor's documentation or header comments.
+    Doc,
+    /// Observed output of the real product, printed in a vendor-maintained log.
+    Obs,
+    /// Read from the vendor's open-source implementation.
+    Impl,
+    /// The reference's reading where the sources are silent or ambiguous.
+    Inferred,
+    /// A convention of this suite, not a vendor rule (spec format, element budget, ...).
+    Suite,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Doc => "doc",
+            Status::Obs => "obs",
+            Status::Impl => "impl",
+            Status::Inferred => "inferred",
+            Status::Suite => "suite",
+        }
+    }
+}
+
+/// A catalogue file: `<specs>/<op>.clauses.yaml`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "opspec clause catalogue")]
+pub(crate) struct CatalogueFile {
+    /// The op whose rules the file lists (`common` for the rules every op shares); the file is
+    /// named after it.
+    op: String,
+    /// The rules, one clause each.
+    clauses: Vec<ClauseDef>,
+}
+
+/// One rule.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ClauseDef {
+    /// `<op>.<topic>.<rule>`, lower case, words joined by `-`; stable once published, since
+    /// cases and error messages cite it.
+    #[schemars(regex(pattern = r"^[a-z_]+(\.[a-z0-9]+(-[a-z0-9]+)*)+$"))]
+    id: String,
+    /// The rule in one line.
+    rule: String,
+    /// The document and clause the rule comes from (e.g. "NvInfer.h 10.16 ISliceLayer kREFLECT
+    /// comment; semantics.md §2.2").
+    source: String,
+    /// How the rule is known, as semantics.md marks it.
+    status: Status,
+    /// The error kind raised when a case breaks the rule (error clauses only).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::error_kind_schema")]
+    error: Option<String>,
+    /// Why no spec case can exercise this clause (e.g. the spec loader already rejects what it
+    /// guards). Such a clause is listed by `runner coverage` instead of failing it.
+    #[serde(default)]
+    no_case: Option<String>,
+}
+
+/// One rule of the catalogue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clause {
+    pub id: String,
+    /// `common` or an op name.
+    pub scope: String,
+    pub rule: String,
+    pub source: String,
+    pub status: Status,
+    pub error: Option<ErrorKind>,
+    pub no_case: Option<String>,
+    pub path: PathBuf,
+}
+
+/// A problem in a catalogue file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogueError {
+    pub path: PathBuf,
+    pub clause: Option<String>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for CatalogueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(clause) = &self.clause {
+            write!(f, ": clause `{clause}`")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Every clause of a set of spec folders, by id.
+#[derive(Clone, Debug, Default)]
+pub struct Catalogue {
+    clauses: BTreeMap<String, Clause>,
+}
+
+/// The catalogue file of `scope` in `dir`.
+pub fn catalogue_path(dir: &Path, scope: &str) -> PathBuf {
+    dir.join(format!("{scope}.clauses.yaml"))
+}
+
+impl Catalogue {
+    /// Reads `<dir>/<scope>.clauses.yaml` for every scope in every folder that has it. A scope
+    /// that no folder catalogues is an error, and so is an id defined twice.
+    pub fn load(dirs: &[PathBuf]) -> (Catalogue, Vec<CatalogueError>) {
+        let mut catalogue = Catalogue::default();
+        let mut errors = Vec::new();
+        for scope in SCOPES {
+            let paths: Vec<PathBuf> = dirs
+                .iter()
+                .map(|dir| catalogue_path(dir, scope))
+                .filter(|path| path.is_file())
+                .collect();
+            if paths.is_empty() {
+                errors.push(CatalogueError {
+                    path: dirs
+                        .first()
+                        .map(|dir| catalogue_path(dir, scope))
+                        .unwrap_or_default(),
+                    clause: None,
+                    field: None,
+                    message: format!("no clause catalogue for `{scope}`"),
+                });
+            }
+            for path in paths {
+                match read_file(scope, &path) {
+                    Ok(clauses) => {
+                        for clause in clauses {
+                            if let Some(first) = catalogue.clauses.get(&clause.id) {
+                                errors.push(CatalogueError {
+                                    path: path.clone(),
+                                    clause: Some(clause.id.clone()),
+                                    field: Some("id".into()),
+                                    message: format!("also defined in {}", first.path.display()),
+                                });
+                            } else {
+                                catalogue.clauses.insert(clause.id.clone(), clause);
+                            }
+                        }
+                    }
+                    Err(mut problems) => errors.append(&mut problems),
+                }
+            }
+        }
+        (catalogue, errors)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Clause> {
+        self.clauses.get(id)
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.clauses.contains_key(id)
+    }
+
+    /// All clauses, ordered by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Clause> {
+        self.clauses.values()
+    }
+
+    /// The clauses of one scope (`common` or an op name), ordered by id.
+    pub fn scope<'a>(&'a self, scope: &'a str) -> impl Iterator<Item = &'a Clause> + 'a {
+        self.clauses.values().filter(move |c| c.scope == scope)
+    }
+
+    /// Whether a case of `op` may name `id`: a clause of its own op, or a common one.
+    pub fn applies_to(&self, id: &str, op: Op) -> bool {
+        self.get(id)
+            .is_some_and(|c| c.scope == op.name() || c.scope == "common")
+    }
+
+    pub fn len(&self) -> usize {
+        self.clauses.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.clauses.is_empty()
+    }
+}
+
+/// Whether `id` is spelled as a clause id of `scope`: `<scope>.<word>[.<word>...]`, words of
+/// `a-z0-9` joined by `-`.
+pub fn is_clause_id(id: &str, scope: &str) -> bool {
+    let Some(rest) = id
+        .strip_prefix(scope)
+        .and_then(|rest| rest.strip_prefix('.'))
+    else {
+        return false;
+    };
+    rest.split('.').all(|word| {
+        !word.is_empty()
+            && word.split('-').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+    })
+}
+
+fn read_file(scope: &str, path: &Path) -> Result<Vec<Clause>, Vec<CatalogueError>> {
+    let error = |clause: Option<&str>, field: &str, message: String| CatalogueError {
+        path: path.to_path_buf(),
+        clause: clause.map(str::to_owned),
+        field: (!field.is_empty()).then(|| field.to_owned()),
+        message,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![error(None, "", format!("cannot read: {e}"))])?;
+    let file: CatalogueFile =
+        parse_yaml(&text).map_err(|(field, message)| vec![error(None, &field, message)])?;
+    let mut problems = Vec::new();
+    if file.op != scope {
+        problems.push(error(
+            None,
+            "op",
+            format!("the file of `{scope}` says op `{}`", file.op),
+        ));
+    }
+    let mut clauses = Vec::with_capacity(file.clauses.len());
+    let mut seen = BTreeMap::new();
+    for (index, def) in file.clauses.into_iter().enumerate() {
+        let id = def.id.as_str();
+        let mut problem = |field: &str, message: String| {
+            problems.push(error(
+                Some(id),
+                &format!("clauses[{index}].{field}"),
+                message,
+            ))
+        };
+        if !is_clause_id(id, scope) {
+            problem(
+                "id",
+                format!("a clause id of `{scope}` reads `{scope}.<topic>.<rule>`: words of a-z0-9 joined by `-`, separated by `.`"),
+            );
+        }
+        if seen.insert(id.to_owned(), index).is_some() {
+            problem("id", "listed twice in this file".into());
+        }
+        for (field, text) in [("rule", &def.rule), ("source", &def.source)] {
+            if text.trim().is_empty() || text.contains('\n') {
+                problem(field, format!("`{field}` is one non-empty line"));
+            }
+        }
+        let kind = match &def.error {
+            None => None,
+            Some(name) => match ErrorKind::from_name(name) {
+                Some(kind) => Some(kind),
+                None => {
+                    problem(
+                        "error",
+                        format!(
+                            "unknown error kind `{name}` (known: {})",
+                            ErrorKind::ALL.map(ErrorKind::name).join(", ")
+                        ),
+                    );
+                    None
+                }
+            },
+        };
+        if def
+            .no_case
+            .as_ref()
+            .is_some_and(|why| why.trim().is_empty())
+        {
+            problem("no_case", "say why no case can exercise the clause".into());
+        }
+        clauses.push(Clause {
+            id: def.id,
+            scope: scope.to_owned(),
+            rule: def.rule,
+            source: def.source,
+            status: def.status,
+            error: kind,
+            no_case: def.no_case,
+            path: path.to_path_buf(),
+        });
+    }
+    if problems.is_empty() {
+        Ok(clauses)
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_specs() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("specs")
+    }
+
+    #[test]
+    fn the_repository_catalogue_loads() {
+        let (catalogue, errors) = Catalogue::load(&[repo_specs()]);
+        assert!(
+            errors.is_empty(),
+            "{}",
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        for scope in SCOPES {
+            assert!(catalogue.scope(scope).count() > 0, "{scope}");
+        }
+    }
+
+    #[test]
+    fn clause_ids_are_spelled_by_scope() {
+        assert!(is_clause_id("slice.reflect.single-element", "slice"));
+        assert!(is_clause_id("as_strided.bounds.reach", "as_strided"));
+        assert!(!is_clause_id("slice.reflect.single_element", "slice"));
+        assert!(!is_clause_id("slice", "slice"));
+        assert!(!is_clause_id("slice..x", "slice"));
+        assert!(!is_clause_id("shuffle.reflect.x", "slice"));
+        assert!(!is_clause_id("slice.Reflect", "slice"));
+    }
+
+    #[test]
+    fn every_clause_the_interpreter_raises_is_catalogued() {
+        // Every clause id literal in the interpreter's sources must be in the catalogue with the
+        // error kind it is raised with; the compiler makes every error name one (OpError::new).
+        let (catalogue, _) = Catalogue::load(&[repo_specs()]);
+        let sources = [
+            include_str!("../ops/mod.rs"),
+            include_str!("../ops/shuffle.rs"),
+            include_str!("../ops/slice.rs"),
+            include_str!("../ops/as_strided.rs"),
+            include_str!("../ops/scale.rs"),
+            include_str!("../ops/reformat.rs"),
+            include_str!("../tensor.rs"),
+        ];
+        let mut found = 0;
+        for source in sources {
+            for literal in source.split('"').skip(1).step_by(2) {
+                let Some(scope) = SCOPES
+                    .iter()
+                    .find(|scope| literal.starts_with(&format!("{scope}.")))
+                else {
+                    continue;
+                };
+                if !is_clause_id(literal, scope) {
+                    continue;
+                }
+                found += 1;
+                let clause = catalogue
+                    .get(literal)
+                    .unwrap_or_else(|| panic!("the interpreter raises `{literal}`, which specs/{scope}.clauses.yaml does not list"));
+                assert!(
+                    clause.error.is_some(),
+                    "`{literal}` is raised as an error but its catalogue entry has no `error` kind"
+                );
+            }
+        }
+        assert!(found >= 40, "only {found} clause ids found in the sources");
+    }
+
+    #[test]
+    fn catalogue_problems_name_file_clause_and_field() {
+        let dir = std::env::temp_dir().join(format!("opspec-clauses-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = catalogue_path(&dir, "slice");
+        std::fs::write(
+            &path,
+            "op: slice\nclauses:\n  - id: slice.Bad\n    rule: r\n    source: s\n    status: doc\n    error: nope\n",
+        )
+        .unwrap();
+        let (catalogue, errors) = Catalogue::load(std::slice::from_ref(&dir));
+        assert!(catalogue.is_empty());
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert!(
+            text.iter()
+                .any(|e| e.contains("clause `slice.Bad`: field `clauses[0].id`")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter().any(|e| e.contains("unknown error kind `nope`")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|e| e.contains("no clause catalogue for `shuffle`")),
+            "{text:?}"
+        );
+        std::fs::write(&path, "op: slice\nclauses:\n  - id: slice.a\n    rule: r\n    source: s\n    status: doc\n    colour: red\n").unwrap();
+        let (_, errors) = Catalogue::load(std::slice::from_ref(&dir));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.to_string().contains("unknown field `colour`")),
+            "{errors:?}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
