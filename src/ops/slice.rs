@@ -89,6 +89,13 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
             format!("{mode:?} mode does not support {dtype} (clamp, fill and reflect exclude int64 and bfloat16)"),
         );
     }
+    if dtype == DType::UInt8 {
+        return fail(
+            ErrorKind::UnsupportedDtype,
+            "slice.dtype.unlisted",
+            "slice does not list uint8 among its types",
+        );
+    }
     let fill_bits = fill_value(mode, dtype, inputs.fill)?;
     let start = values("start", attrs.start.as_deref(), inputs.start)?;
     let size = values("size", attrs.size.as_deref(), inputs.size)?;

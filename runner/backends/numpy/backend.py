@@ -306,6 +306,8 @@ def op_slice(attrs, inputs):
         raise OpError("invalid_input", "slice needs 'start' (attribute or input 1)")
     if size is None:
         raise OpError("invalid_input", "slice needs 'size' (attribute or input 2)")
+    if x.dtype == "uint8":
+        raise OpError("unsupported_dtype", "slice does not list uint8 among its types")
     if mode in ("clamp", "fill", "reflect") and x.dtype in ("int64", "bfloat16"):
         raise OpError("unsupported_dtype", f"slice mode {mode} does not accept {x.dtype}")
     if fill is not None:
