@@ -51,7 +51,7 @@ use crate::golden::GoldenId;
 use crate::ops::reformat::{Dla, Format, Image};
 use crate::ops::{Attrs, Invocation, Op};
 use crate::spec::value::{flatten, to_bits, DataNode};
-use crate::spec::SpecError;
+use crate::spec::{op_files, OpFile, SpecError};
 use crate::tensor::{checked_volume, Tensor};
 
 /// The generated cases of a set of sweep folders.
@@ -133,55 +133,30 @@ struct ToleranceDef {
 
 /// Loads every `<dir>/<op>/<file>.yaml`; with `only = Some((op, file))` just that file.
 pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
-    let mut sweeps = Sweeps::default();
+    let (files, errors) = op_files(dirs, only, "sweep", "sweep::");
+    let mut sweeps = Sweeps {
+        errors,
+        ..Sweeps::default()
+    };
     let mut seen: BTreeMap<(Op, String), PathBuf> = BTreeMap::new();
-    for dir in dirs {
-        for op_dir in sorted(dir).into_iter().filter(|p| p.is_dir()) {
-            let op_name = stem(&op_dir);
-            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
-                continue;
-            }
-            let Some(op) = Op::from_name(&op_name) else {
-                sweeps.errors.push(SpecError {
-                    path: op_dir.clone(),
-                    op: op_name.clone(),
-                    file: "sweep::<folder>".into(),
-                    case: None,
-                    field: None,
-                    message: format!(
-                        "unknown op `{op_name}` (sweep folders are named after ops: {})",
-                        Op::ALL.map(Op::name).join(", ")
-                    ),
-                });
-                continue;
-            };
-            for path in sorted(&op_dir)
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-            {
-                let file = stem(&path);
-                if only.is_some_and(|(_, f)| f != file) {
-                    continue;
-                }
-                if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
-                    sweeps.errors.push(SpecError {
-                        path: path.clone(),
-                        op: op.name().into(),
-                        file: format!("sweep::{file}"),
-                        case: None,
-                        field: None,
-                        message: format!(
-                            "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
-                            first.display()
-                        ),
-                    });
-                    continue;
-                }
-                let (cases, errors) = load_file(op, &path);
-                sweeps.cases.extend(cases);
-                sweeps.errors.extend(errors);
-            }
+    for OpFile { op, path, file } in files {
+        if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
+            sweeps.errors.push(SpecError {
+                path: path.clone(),
+                op: op.name().into(),
+                file: format!("sweep::{file}"),
+                case: None,
+                field: None,
+                message: format!(
+                    "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
+                    first.display()
+                ),
+            });
+            continue;
         }
+        let (cases, errors) = load_file(op, &path);
+        sweeps.cases.extend(cases);
+        sweeps.errors.extend(errors);
     }
     sweeps
 }
@@ -796,14 +771,6 @@ fn flow(block: &str) -> String {
         .map(|l| l.trim().trim_start_matches("- ").trim())
         .collect();
     format!("[{}]", items.join(", "))
-}
-
-fn sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    entries.sort();
-    entries
 }
 
 fn stem(path: &Path) -> String {

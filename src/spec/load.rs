@@ -216,19 +216,53 @@ pub struct Loaded {
 /// Loads every `<dir>/<op>/<file>.yaml`. With `only = Some((op, file))`, reads just that file
 /// (a runner that executes one named trial need not parse the rest).
 pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Loaded {
-    let mut loaded = Loaded::default();
+    let (files, errors) = op_files(dirs, only, "spec", "");
+    let mut loaded = Loaded {
+        cases: Vec::new(),
+        errors,
+    };
+    for OpFile { op, path, .. } in files {
+        let (cases, errors) = load_file(op, &path);
+        loaded.cases.extend(cases);
+        loaded.errors.extend(errors);
+    }
+    reject_duplicate_trials(&mut loaded);
+    loaded
+}
+
+/// A YAML file in an op folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpFile {
+    pub op: Op,
+    pub path: PathBuf,
+    /// The file's stem.
+    pub file: String,
+}
+
+/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike. An
+/// unreadable folder or a folder that names no op is a problem (its trial file part is
+/// `<file_prefix><folder>`); with `only = Some((op, file))` just that file is listed.
+pub fn op_files(
+    dirs: &[PathBuf],
+    only: Option<(&str, &str)>,
+    kind: &str,
+    file_prefix: &str,
+) -> (Vec<OpFile>, Vec<SpecError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let problem = |path: &Path, op: String, message: String| SpecError {
+        path: path.to_path_buf(),
+        op,
+        file: format!("{file_prefix}<folder>"),
+        case: None,
+        field: None,
+        message,
+    };
     for dir in dirs {
         let entries = match sorted_entries(dir) {
             Ok(entries) => entries,
             Err(message) => {
-                loaded.errors.push(SpecError {
-                    path: dir.clone(),
-                    op: "<specs>".into(),
-                    file: dir.display().to_string(),
-                    case: None,
-                    field: None,
-                    message,
-                });
+                errors.push(problem(dir, format!("<{kind}s>"), message));
                 continue;
             }
         };
@@ -238,32 +272,22 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Loaded {
                 continue;
             }
             let Some(op) = Op::from_name(&op_name) else {
-                loaded.errors.push(SpecError {
-                    path: op_dir.clone(),
-                    op: op_name.clone(),
-                    file: "<folder>".into(),
-                    case: None,
-                    field: None,
-                    message: format!(
-                        "unknown op `{op_name}` (spec folders are named after ops: {})",
-                        Op::ALL.map(Op::name).join(", ")
-                    ),
-                });
+                let message = format!(
+                    "unknown op `{op_name}` ({kind} folders are named after ops: {})",
+                    Op::ALL.map(Op::name).join(", ")
+                );
+                errors.push(problem(&op_dir, op_name, message));
                 continue;
             };
-            let files = sorted_entries(&op_dir).unwrap_or_default();
-            for path in files.into_iter().filter(|p| is_yaml(p)) {
-                if only.is_some_and(|(_, file)| file != stem(&path)) {
-                    continue;
+            for path in sorted_entries(&op_dir).unwrap_or_default() {
+                let file = stem(&path);
+                if is_yaml(&path) && !only.is_some_and(|(_, only)| only != file) {
+                    files.push(OpFile { op, path, file });
                 }
-                let (cases, errors) = load_file(op, &path);
-                loaded.cases.extend(cases);
-                loaded.errors.extend(errors);
             }
         }
     }
-    reject_duplicate_trials(&mut loaded);
-    loaded
+    (files, errors)
 }
 
 /// Two folders in `OPSPEC_SPECS` may not define the same trial.
