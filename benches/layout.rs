@@ -1,0 +1,829 @@
+//! Layout operators on 64 MiB tensors, timed against a plain copy of the same bytes and against
+//! numpy, both measured in the same run; the peak heap of each call; the whole conformance
+//! suite's wall time and peak RSS.
+//!
+//! ```text
+//! scripts/bench.sh                      regenerates BENCHMARKS.md (builds the runner first)
+//! cargo bench --bench layout            prints the table
+//! cargo bench --bench layout -- slice   only the lines whose name contains `slice`
+//! ```
+//! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 5; the median is kept),
+//! `OPSPEC_BENCH_MARKDOWN` (write the report there), `OPSPEC_BENCH_NUMPY=0` (skip numpy).
+//!
+//! What is compared:
+//! - **copy**: `Vec<u8>::clone` of a buffer as large as the op's *output*: a fresh allocation,
+//!   its page faults and a `memcpy`, which is what any op that returns a new tensor pays at
+//!   least. It is timed right after each repetition of the op.
+//! - **numpy**: `benches/numpy_layout.py`, the same operation written the idiomatic numpy way
+//!   (`ascontiguousarray` of a transposed view, `np.pad`, `as_strided(...).copy()`, ...), with its
+//!   own copy baseline. Both sides take the median of the same number of repetitions.
+//! - **peak**: the largest live heap during the call, counting the input, over the largest of
+//!   the input and output tensors (a counting global allocator in this binary).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use opspec::dtype::{DType, Word};
+use opspec::kernels::pages;
+use opspec::layout::{self, AxisGather};
+use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
+use opspec::tensor::{row_major_strides, Buffer, Tensor};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(bytes: usize) {
+    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call forwards to `System` unchanged; the counters only observe sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let pointer = System.alloc(layout);
+        if !pointer.is_null() {
+            grew(layout.size());
+        }
+        pointer
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let pointer = System.alloc_zeroed(layout);
+        if !pointer.is_null() {
+            grew(layout.size());
+        }
+        pointer
+    }
+
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        System.dealloc(pointer, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let moved = System.realloc(pointer, layout, new_size);
+        if !moved.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const MIB: usize = 1 << 20;
+
+/// One benchmark line: an input and the op call on it. `layout` lines are held to the
+/// 1.5 × copy target; the name is also the numpy script's key.
+struct Line {
+    name: &'static str,
+    layout: bool,
+    input: Box<dyn Fn() -> Tensor>,
+    run: Box<dyn Fn(&Tensor) -> Tensor>,
+}
+
+fn line(
+    name: &'static str,
+    layout: bool,
+    input: impl Fn() -> Tensor + 'static,
+    run: impl Fn(&Tensor) -> Tensor + 'static,
+) -> Line {
+    Line {
+        name,
+        layout,
+        input: Box::new(input),
+        run: Box::new(run),
+    }
+}
+
+/// `len` words from `next`, in a buffer allocated as the ops allocate theirs (huge pages
+/// advised, as numpy's arrays are): the input of a benchmarked op is what an op or numpy
+/// would have produced.
+fn words<W: Copy + Default + pages::ZeroBits>(len: usize, mut next: impl FnMut() -> W) -> Vec<W> {
+    let mut words = pages::zeroed(len);
+    for word in words.iter_mut() {
+        *word = next();
+    }
+    words
+}
+
+/// Distinct, cheap bit patterns (a xorshift), `len` elements of `dtype`.
+fn noise(dtype: DType, shape: &[usize]) -> Tensor {
+    let len: usize = shape.iter().product();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let buffer = match dtype.word() {
+        Word::W8 => Buffer::W8(words(len, || next() as u8)),
+        Word::W16 => Buffer::W16(words(len, || next() as u16 & 0x7bff)),
+        Word::W32 => Buffer::W32(words(len, || next() as u32 & 0x7f7f_ffff)),
+        Word::W64 => Buffer::W64(words(len, || next() >> 4)),
+    };
+    Tensor {
+        dtype,
+        shape: shape.to_vec(),
+        buffer,
+    }
+}
+
+/// Float32 values in [0, 2) (Scale needs numbers, not arbitrary bit patterns).
+fn floats(shape: &[usize]) -> Tensor {
+    let len: usize = shape.iter().product();
+    let mut i = 0;
+    Tensor {
+        dtype: DType::Float32,
+        shape: shape.to_vec(),
+        buffer: Buffer::W32(words(len, || {
+            i += 1;
+            ((((i - 1) * 7919) % 2048) as f32 / 1024.0).to_bits()
+        })),
+    }
+}
+
+fn bytes(tensor: &Tensor) -> usize {
+    let width = match tensor.buffer {
+        Buffer::W8(_) => 1,
+        Buffer::W16(_) => 2,
+        Buffer::W32(_) => 4,
+        Buffer::W64(_) => 8,
+    };
+    tensor.len() * width
+}
+
+const NCHW: [usize; 4] = [1, 64, 512, 512]; // 64 MiB of float32
+const NCHW_F16: [usize; 4] = [2, 64, 512, 512]; // 64 MiB of float16
+const NCHW_F16_DLA: [usize; 4] = [2, 64, 512, 500]; // W not a multiple of 32: rows are padded
+const FLAT_F16: usize = 32 * MIB; // 64 MiB of float16
+
+fn shuffle_line(name: &'static str, attrs: shuffle::Attrs) -> Line {
+    line(
+        name,
+        true,
+        || noise(DType::Float32, &NCHW),
+        move |x| shuffle::run(&attrs, x, None).expect("shuffle"),
+    )
+}
+
+fn slice_line(
+    name: &'static str,
+    start: [i64; 4],
+    size: [i64; 4],
+    stride: [i64; 4],
+    mode: slice::Mode,
+) -> Line {
+    let attrs = slice::Attrs {
+        start: Some(start.to_vec()),
+        size: Some(size.to_vec()),
+        stride: Some(stride.to_vec()),
+        mode: Some(mode),
+        axes: None,
+    };
+    line(
+        name,
+        true,
+        || noise(DType::Float32, &NCHW),
+        move |x| slice::run(&attrs, x, slice::Inputs::default()).expect("slice"),
+    )
+}
+
+/// What `reformat` could do in one pass (proposed to the op's owner): the unpack map of the
+/// image, built here from its public layout, and pack as the scatter of that map.
+fn slots(image: &reformat::Image) -> AxisGather {
+    let memory: Vec<usize> = image.order.iter().map(|&axis| image.split[axis]).collect();
+    let memory_strides = row_major_strides(&memory);
+    let mut split_strides = vec![0; image.split.len()];
+    for (position, &axis) in image.order.iter().enumerate() {
+        split_strides[axis] = memory_strides[position];
+    }
+    // A vector-major image splits logical axis c into (blocks, lanes).
+    let vector = (image.split.len() == image.logical.len() + 1).then(|| {
+        let c = (0..image.logical.len())
+            .find(|&c| image.split[c] != image.padded[c])
+            .expect("a split axis");
+        (c, image.split[c + 1])
+    });
+    let tables = image
+        .logical
+        .iter()
+        .enumerate()
+        .map(|(axis, &dim)| {
+            (0..dim)
+                .map(|y| {
+                    Some(match vector {
+                        Some((c, lanes)) if axis == c => {
+                            (y / lanes) * split_strides[c] + (y % lanes) * split_strides[c + 1]
+                        }
+                        Some((c, _)) if axis > c => y * split_strides[axis + 1],
+                        _ => y * split_strides[axis],
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    AxisGather { base: 0, tables }
+}
+
+fn reformat_lines(
+    format: reformat::Format,
+    dtype: DType,
+    shape: [usize; 4],
+    pack: &'static str,
+    unpack: &'static str,
+) -> [Line; 2] {
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let to = reformat::Attrs {
+        from: reformat::Format::Linear,
+        to: format,
+        shape: None,
+        dla: None,
+    };
+    let back = reformat::Attrs {
+        from: format,
+        to: reformat::Format::Linear,
+        shape: Some(dims),
+        dla: None,
+    };
+    let packed_input = to.clone();
+    [
+        line(
+            pack,
+            true,
+            move || noise(dtype, &shape),
+            move |x| reformat::run(&to, x).expect("pack"),
+        ),
+        line(
+            unpack,
+            true,
+            move || reformat::run(&packed_input, &noise(dtype, &shape)).expect("pack"),
+            move |x| reformat::run(&back, x).expect("unpack"),
+        ),
+    ]
+}
+
+/// `pack` as one scatter of the unpack map (proposed; not what `reformat::run` does today).
+fn scatter_pack_line(
+    name: &'static str,
+    format: reformat::Format,
+    dtype: DType,
+    shape: [usize; 4],
+) -> Line {
+    line(
+        name,
+        true,
+        move || noise(dtype, &shape),
+        move |x| {
+            let image = reformat::Image::new(format, x.dtype, &x.shape, reformat::Dla::Orin)
+                .expect("image");
+            Tensor {
+                dtype: x.dtype,
+                shape: vec![image.len()],
+                buffer: layout::scatter(&x.buffer, &slots(&image), image.len(), 0),
+            }
+        },
+    )
+}
+
+fn lines() -> Vec<Line> {
+    use slice::Mode::*;
+    let mut lines = vec![
+        shuffle_line(
+            "shuffle NCHW→NHWC",
+            shuffle::Attrs {
+                first_transpose: Some(vec![0, 2, 3, 1]),
+                ..Default::default()
+            },
+        ),
+        shuffle_line(
+            "shuffle swap last two axes",
+            shuffle::Attrs {
+                first_transpose: Some(vec![0, 1, 3, 2]),
+                ..Default::default()
+            },
+        ),
+        // NCHW → NHWC, split C into 8 × 8, bring the block axis out: NCHW → N(C/8)HW8.
+        shuffle_line(
+            "shuffle transpose–reshape–transpose",
+            shuffle::Attrs {
+                first_transpose: Some(vec![0, 2, 3, 1]),
+                reshape_dims: Some(vec![1, 512, 512, 8, 8]),
+                second_transpose: Some(vec![0, 3, 1, 2, 4]),
+                ..Default::default()
+            },
+        ),
+        line(
+            "shuffle transpose–reshape–transpose, composed [proposed]",
+            true,
+            || noise(DType::Float32, &NCHW),
+            |x| {
+                let plan = layout::transpose_reshape_transpose(
+                    &x.shape,
+                    &[0, 2, 3, 1],
+                    &[1, 512, 512, 8, 8],
+                    &[0, 3, 1, 2, 4],
+                )
+                .expect("composable");
+                layout::gather_tensor(x, &plan, 0)
+            },
+        ),
+        slice_line(
+            "slice strided (H, W step 2)",
+            [0, 0, 0, 0],
+            [1, 64, 256, 256],
+            [1, 1, 2, 2],
+            StrictBounds,
+        ),
+        slice_line(
+            "slice negative stride (C, H, W reversed)",
+            [0, 63, 511, 511],
+            [1, 64, 512, 512],
+            [1, -1, -1, -1],
+            StrictBounds,
+        ),
+        slice_line(
+            "slice crop STRICT_BOUNDS (8 off each edge)",
+            [0, 0, 8, 8],
+            [1, 64, 496, 496],
+            [1, 1, 1, 1],
+            StrictBounds,
+        ),
+    ];
+    for (name, mode) in [
+        ("slice pad 8 WRAP", Wrap),
+        ("slice pad 8 CLAMP", Clamp),
+        ("slice pad 8 FILL", Fill),
+        ("slice pad 8 REFLECT", Reflect),
+    ] {
+        lines.push(slice_line(
+            name,
+            [0, 0, -8, -8],
+            [1, 64, 528, 528],
+            [1, 1, 1, 1],
+            mode,
+        ));
+    }
+    // Windows of 64 elements every 32: each element is read twice.
+    let windows = (FLAT_F16 - 64) / 32 + 1;
+    let strided = as_strided::Attrs {
+        size: vec![windows as i64, 64],
+        stride: vec![32, 1],
+        offset: vec![0],
+    };
+    lines.push(line(
+        "as_strided overlapping windows (64 every 32)",
+        true,
+        || noise(DType::Float16, &[FLAT_F16]),
+        move |x| as_strided::run(&strided, x).expect("as_strided"),
+    ));
+    use reformat::Format::*;
+    lines.extend(reformat_lines(
+        Chw4,
+        DType::Float16,
+        NCHW_F16,
+        "pack CHW4 (float16)",
+        "unpack CHW4 (float16)",
+    ));
+    lines.extend(reformat_lines(
+        Chw32,
+        DType::Float32,
+        NCHW,
+        "pack CHW32 (float32)",
+        "unpack CHW32 (float32)",
+    ));
+    lines.extend(reformat_lines(
+        Hwc8,
+        DType::Float16,
+        NCHW_F16,
+        "pack HWC8 (float16)",
+        "unpack HWC8 (float16)",
+    ));
+    lines.extend(reformat_lines(
+        DlaLinear,
+        DType::Float16,
+        NCHW_F16_DLA,
+        "pack DLA_LINEAR (float16, W 500)",
+        "unpack DLA_LINEAR (float16, W 500)",
+    ));
+    for (name, format, dtype, shape) in [
+        (
+            "pack CHW4 (float16), one scatter [proposed]",
+            Chw4,
+            DType::Float16,
+            NCHW_F16,
+        ),
+        (
+            "pack CHW32 (float32), one scatter [proposed]",
+            Chw32,
+            DType::Float32,
+            NCHW,
+        ),
+        (
+            "pack HWC8 (float16), one scatter [proposed]",
+            Hwc8,
+            DType::Float16,
+            NCHW_F16,
+        ),
+        (
+            "pack DLA_LINEAR (float16, W 500), one scatter [proposed]",
+            DlaLinear,
+            DType::Float16,
+            NCHW_F16_DLA,
+        ),
+    ] {
+        lines.push(scatter_pack_line(name, format, dtype, shape));
+    }
+    let channels = NCHW[1];
+    let coefficients = |f: fn(usize) -> f32| {
+        scale::Coefficients::from_values(&(0..channels).map(f).collect::<Vec<f32>>())
+    };
+    let scale_attrs = scale::Attrs {
+        mode: scale::Mode::Channel,
+        scale: coefficients(|c| 0.5 + c as f32 / 64.0),
+        shift: coefficients(|c| c as f32 - 32.0),
+        power: scale::Coefficients::default(),
+        channel_axis: None,
+        output_dtype: None,
+    };
+    lines.push(line(
+        "scale CHANNEL (float32)",
+        false,
+        || floats(&NCHW),
+        move |x| scale::run(&scale_attrs, x).expect("scale"),
+    ));
+    lines
+}
+
+fn median(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64()
+}
+
+struct Measured {
+    name: &'static str,
+    layout: bool,
+    out_bytes: usize,
+    seconds: f64,
+    copy_seconds: f64,
+    clone_seconds: f64,
+    peak_ratio: f64,
+}
+
+fn measure(line: &Line, reps: usize) -> Measured {
+    let input = (line.input)();
+    let in_bytes = bytes(&input);
+    // First call: the warm-up, and the peak heap (the input is live throughout).
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let output = (line.run)(&input);
+    let peak = PEAK.load(Ordering::Relaxed) - before + in_bytes;
+    let out_bytes = bytes(&output);
+    drop(output);
+    let largest = in_bytes.max(out_bytes);
+    let copy_source = vec![0x5a_u8; out_bytes];
+    let (mut op, mut copy, mut clone) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let started = Instant::now();
+        let output = (line.run)(&input);
+        op.push(started.elapsed());
+        drop(output);
+        // The copy allocates as the ops' outputs do (huge pages advised, see kernels::pages).
+        let started = Instant::now();
+        let mut copied = pages::zeroed::<u8>(out_bytes);
+        copied.copy_from_slice(&copy_source);
+        copy.push(started.elapsed());
+        drop(copied);
+        let started = Instant::now();
+        let cloned = copy_source.clone();
+        clone.push(started.elapsed());
+        drop(cloned);
+    }
+    Measured {
+        name: line.name,
+        layout: line.layout,
+        out_bytes,
+        seconds: median(op),
+        copy_seconds: median(copy),
+        clone_seconds: median(clone),
+        peak_ratio: peak as f64 / largest as f64,
+    }
+}
+
+/// The numpy script's lines: name → (seconds, its own copy's seconds); and its version.
+fn numpy(reps: usize) -> (HashMap<String, (f64, f64)>, String) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/numpy_layout.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(reps.to_string())
+        .output();
+    let mut lines = HashMap::new();
+    let mut version = "not run".to_string();
+    match output {
+        Ok(output) if output.status.success() => {
+            for row in String::from_utf8_lossy(&output.stdout).lines() {
+                let fields: Vec<&str> = row.split('\t').collect();
+                match fields.as_slice() {
+                    ["#numpy", v] => version = format!("numpy {v}"),
+                    [name, seconds, copy] => {
+                        if let (Ok(s), Ok(c)) = (seconds.parse(), copy.parse()) {
+                            lines.insert(name.to_string(), (s, c));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(output) => {
+            eprintln!(
+                "numpy script failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Err(e) => eprintln!("cannot start python3: {e}"),
+    }
+    (lines, version)
+}
+
+/// Wall time (median of `reps`) and peak RSS of `target/release/runner` over `specs/`.
+fn suite(reps: usize) -> Option<(f64, String, String)> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let runner = format!("{root}/target/release/runner");
+    if !std::path::Path::new(&runner).exists() {
+        return None;
+    }
+    let mut times = Vec::new();
+    let (mut rss, mut result) = (String::from("?"), String::new());
+    for _ in 0..reps {
+        let started = Instant::now();
+        let output = Command::new("/usr/bin/time")
+            .args(["-f", "%M", &runner, "-q"])
+            .current_dir(root)
+            .output()
+            .ok()?;
+        times.push(started.elapsed());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(kib) = stderr
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<f64>().ok())
+        {
+            rss = format!("{:.1} MiB", kib / 1024.0);
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if let Some(summary) = stdout.lines().find(|l| l.starts_with("test result:")) {
+            result = summary
+                .trim_start_matches("test result: ")
+                .split("; finished")
+                .next()
+                .unwrap_or("")
+                .to_string();
+        }
+    }
+    Some((median(times), rss, result))
+}
+
+/// The numpy line a benchmark line is compared with (proposed lines share the op's).
+fn numpy_key(name: &str) -> &str {
+    let key = name.split(", composed").next().unwrap_or(name);
+    key.split(", one scatter").next().unwrap_or(key)
+}
+
+/// Which targets this run meets, line by line where one is missed.
+fn targets(
+    measured: &[Measured],
+    numpy: &HashMap<String, (f64, f64)>,
+    suite_seconds: Option<f64>,
+) -> String {
+    let mut text = String::new();
+    let list = |lines: Vec<String>| {
+        if lines.is_empty() {
+            "met on every line".to_string()
+        } else {
+            format!("missed by {}", lines.join("; "))
+        }
+    };
+    let slow: Vec<String> = measured
+        .iter()
+        .filter(|m| m.layout && m.seconds / m.copy_seconds > 1.5)
+        .map(|m| format!("{} ({:.2}×)", m.name, m.seconds / m.copy_seconds))
+        .collect();
+    let _ = writeln!(text, "- Layout ops ≤ 1.5 × copy: {}.", list(slow));
+    let beaten: Vec<String> = measured
+        .iter()
+        .filter_map(|m| {
+            let &(s, _) = numpy.get(numpy_key(m.name))?;
+            (m.seconds >= s).then(|| format!("{} ({:.2}×)", m.name, m.seconds / s))
+        })
+        .collect();
+    let _ = if numpy.is_empty() {
+        writeln!(text, "- Faster than numpy: not measured.")
+    } else {
+        writeln!(text, "- Faster than numpy: {}.", list(beaten))
+    };
+    let heavy: Vec<String> = measured
+        .iter()
+        .filter(|m| m.peak_ratio > 3.0)
+        .map(|m| format!("{} ({:.2}×)", m.name, m.peak_ratio))
+        .collect();
+    let _ = writeln!(
+        text,
+        "- Peak memory ≤ 3 × the largest tensor: {}.",
+        list(heavy)
+    );
+    let _ = match suite_seconds {
+        Some(seconds) => writeln!(
+            text,
+            "- Whole suite under 2 s: {} ({seconds:.3} s).",
+            if seconds < 2.0 { "met" } else { "missed" }
+        ),
+        None => writeln!(text, "- Whole suite under 2 s: not measured."),
+    };
+    text
+}
+
+/// The plain element-by-element loop, measured once when the fast paths came in (3
+/// repetitions; its copy column was a `Vec::clone` on 4 KiB pages). Not regenerated.
+const BEFORE: &str = "Recorded once, when every op still ran `layout::gather_reference`'s \
+plain loop (not regenerated; the copy then was a `Vec::clone` on 4 KiB pages, 41–61 ms):\n\n\
+| operation | plain loop ms |\n|---|---:|\n\
+| shuffle NCHW→NHWC | 431.9 |\n\
+| shuffle swap last two axes | 339.5 |\n\
+| shuffle transpose–reshape–transpose | 665.3 |\n\
+| slice strided (H, W step 2) | 46.5 |\n\
+| slice negative stride (C, H, W reversed) | 167.0 |\n\
+| slice crop STRICT_BOUNDS (8 off each edge) | 178.6 |\n\
+| slice pad 8 WRAP / CLAMP / FILL / REFLECT | 189.7 / 153.7 / 144.1 / 167.4 |\n\
+| as_strided overlapping windows (64 every 32) | 465.3 |\n\
+| pack / unpack CHW4 (float16) | 578.5 / 254.0 |\n\
+| pack / unpack CHW32 (float32) | 372.8 / 351.4 |\n\
+| pack / unpack HWC8 (float16) | 890.4 / 485.8 |\n\
+| pack / unpack DLA_LINEAR (float16, W 500) | 553.3 / 243.4 |\n\
+| scale CHANNEL (float32) | 604.3 |\n";
+
+fn shell(command: &str, args: &[&str]) -> String {
+    Command::new(command)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse::<f64>().ok())
+        .map(|kib| format!("{:.0} GiB", kib / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{cpu}, {cores} cores, {memory} RAM; {}; {}",
+        shell("rustc", &["--version"]),
+        shell("uname", &["-sr"])
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --benches` builds this and runs it without `--bench`: nothing to do.
+        return;
+    }
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let reps: usize = std::env::var("OPSPEC_BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let mut measured = Vec::new();
+    for line in lines() {
+        if !filter.is_empty() && !filter.iter().any(|f| line.name.contains(f.as_str())) {
+            continue;
+        }
+        let m = measure(&line, reps);
+        eprintln!(
+            "{:<45} {:>8.2} ms  copy {:>7.2} ms  {:>5.2}×  peak {:.2}×",
+            m.name,
+            m.seconds * 1e3,
+            m.copy_seconds * 1e3,
+            m.seconds / m.copy_seconds,
+            m.peak_ratio
+        );
+        measured.push(m);
+    }
+    let skip_numpy = std::env::var("OPSPEC_BENCH_NUMPY").is_ok_and(|v| v == "0");
+    let (numpy, numpy_version) = if skip_numpy {
+        (HashMap::new(), "not run".to_string())
+    } else {
+        numpy(reps)
+    };
+    let suite = if filter.is_empty() { suite(5) } else { None };
+
+    let mut report = String::new();
+    let _ = writeln!(report, "| operation | output MiB | ms | copy ms | × copy | numpy ms | × numpy | numpy × its copy | peak / largest tensor | `Vec::clone` ms |");
+    let _ = writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for m in &measured {
+        let ratio = m.seconds / m.copy_seconds;
+        let mark = if m.layout && ratio > 1.5 { " ✗" } else { "" };
+        let (numpy_ms, vs_numpy, numpy_copy) = match numpy.get(numpy_key(m.name)) {
+            Some(&(s, c)) => {
+                let vs = m.seconds / s;
+                let mark = if vs >= 1.0 { " ✗" } else { "" };
+                (
+                    format!("{:.1}", s * 1e3),
+                    format!("{vs:.2}{mark}"),
+                    format!("{:.2}", s / c),
+                )
+            }
+            None => ("–".into(), "–".into(), "–".into()),
+        };
+        let peak_mark = if m.peak_ratio > 3.0 { " ✗" } else { "" };
+        let _ = writeln!(
+            report,
+            "| {} | {:.1} | {:.1} | {:.1} | {ratio:.2}{mark} | {numpy_ms} | {vs_numpy} | {numpy_copy} | {:.2}{peak_mark} | {:.1} |",
+            m.name,
+            m.out_bytes as f64 / MIB as f64,
+            m.seconds * 1e3,
+            m.copy_seconds * 1e3,
+            m.peak_ratio,
+            m.clone_seconds * 1e3,
+        );
+    }
+    let suite_text = match &suite {
+        Some((seconds, rss, result)) => format!(
+            "`target/release/runner -q` over `specs/` (median of 5 runs, build excluded): \
+             **{:.3} s** wall, peak RSS {rss}; {result}.",
+            seconds
+        ),
+        None => "not measured (build `target/release/runner` first, and run without a filter)"
+            .to_string(),
+    };
+    let targets = targets(&measured, &numpy, suite.as_ref().map(|s| s.0));
+    println!("{report}\n{suite_text}\n\n{targets}");
+
+    if let Ok(path) = std::env::var("OPSPEC_BENCH_MARKDOWN") {
+        let document = format!(
+            "# Benchmarks\n\n\
+             Regenerate with `scripts/bench.sh` (builds `target/release/runner`, then runs \
+             `OPSPEC_BENCH_MARKDOWN=BENCHMARKS.md cargo bench --bench layout`; about a \
+             minute). The harness is `benches/layout.rs`; numpy's side is \
+             `benches/numpy_layout.py`. Ratios come from one run; on this shared machine they \
+             move by 10–20 % between runs.\n\n\
+             - Machine: {}\n- {numpy_version} (python3)\n- Date: {}\n- Repetitions: median \
+             of {reps} per line, after one warm-up call\n\n\
+             ## Layout operators\n\n\
+             Inputs are 64 MiB (float32 `[1, 64, 512, 512]`; float16 `[2, 64, 512, 512]` where the \
+             op or format does not take float32; DLA_LINEAR uses W = 500 so rows are padded; \
+             AsStrided takes float16 or int64 only, here 32 Mi float16 elements). Unpack lines \
+             read the packed buffer of the same logical tensor. Inputs are allocated as the ops \
+             allocate outputs (huge pages advised, as numpy's arrays are).\n\n\
+             - **× copy**: the op's time over a plain copy of as many bytes as the op's output \
+             (a fresh buffer allocated as the ops allocate theirs, then `copy_from_slice`), timed \
+             alternately with the op. Target: at most 1.5 for every layout op (✗ marks a miss; \
+             Scale is arithmetic, not held to it). The last column is a `Vec<u8>::clone` of the \
+             same bytes, on 4 KiB pages: most of its time is page faults (see \
+             `src/kernels/pages.rs`).\n\
+             - **× numpy**: the op's time over numpy's for the same operation in the same run \
+             (below 1 = faster than numpy; ✗ marks a loss). *numpy × its copy* is numpy's own \
+             ratio to `np.copy` of the output bytes.\n\
+             - **peak / largest tensor**: the most heap live during the call, the input included, \
+             over the larger of input and output (counting allocator). Target: at most 3; a \
+             two-pass op that holds input, intermediate and output shows 3.00 plus a few KiB of \
+             tables, a miss.\n\
+             - **[proposed]** lines are not what the ops do today: they time the one-pass plans \
+             `layout::transpose_reshape_transpose` (for `shuffle::run`) and `layout::scatter` of \
+             the unpack map (for `reformat`'s pack), for the ops' owners to adopt.\n\n\
+             {report}\n\
+             ## Whole suite\n\n{suite_text}\n\n\
+             ## Targets in this run\n\n{targets}\n\
+             ## Before the fast paths\n\n{BEFORE}",
+            machine(),
+            shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        );
+        std::fs::write(&path, document).expect("write the markdown report");
+        eprintln!("wrote {path}");
+    }
+}

@@ -1,0 +1,1006 @@
+//! Fast paths for the index maps of [`crate::layout`]: the same results as its plain loops
+//! ([`crate::layout::gather_reference`], [`crate::layout::scatter_reference`]), reached by
+//! other means, and tested against them on generated plans of every dtype (the tests also
+//! check that the generated plans take every path below).
+//!
+//! 1. **Normalise** the map. An element moves from `src[s + Σ src_i(y_i)]` to
+//!    `dst[d + Σ dst_i(y_i)]`; length-1 axes are folded into `s` and `d`, per-axis tables that
+//!    are arithmetic progressions become strides, a table that walks blocks of lanes
+//!    (`(y / L)·a + (y % L)·b`, a vector format's channel axis) becomes two strided axes, and
+//!    neighbouring axes that together walk one stride on both sides are merged: a crop becomes
+//!    a 2-D copy of rows, NCHW → NHWC a 2-D transpose of `[C, H·W]`.
+//! 2. **Rows**: when the innermost axis is contiguous in the destination, it is cut once into
+//!    runs — fill, contiguous (`copy_from_slice`), reversed, repeated, strided — which every row
+//!    replays; rows of one contiguous run at fixed steps go through a tight loop.
+//! 3. **Tiles**: when the innermost axis jumps through memory on one side while another axis
+//!    walks the other side contiguously (transposes, the vector formats), the two are walked in
+//!    blocks: long source runs are transposed into a local buffer (4 × 4 blocks, or a
+//!    deinterleave / interleave of a few lanes), which is written out in destination runs.
+//!    Rows shorter than a cache line that are contiguous on both sides are moved as chunks of
+//!    such a transpose.
+//!
+//! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
+//! element it always did; the fast paths never see one. Everything here is safe code except
+//! [`pages`], which asks for huge pages for large outputs.
+
+use crate::layout::{gather_reference, scatter_reference, AxisGather};
+use crate::map_buffer;
+use crate::tensor::{row_major_strides, Buffer};
+
+pub mod pages;
+
+use pages::ZeroBits;
+
+/// Word types the kernels move.
+pub trait Word: Copy + Default + ZeroBits {}
+impl<T: Copy + Default + ZeroBits> Word for T {}
+
+/// Counts the paths taken, so that a test can show the generated plans reach every one.
+#[cfg(test)]
+pub(crate) mod coverage {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Clone, Copy, Debug)]
+    pub enum Path {
+        Empty,
+        Vacant,
+        Outside,
+        Single,
+        Elements,
+        OneRow,
+        TightRows,
+        Rows,
+        FillRun,
+        RepeatRun,
+        ReversedRun,
+        HalvingRun,
+        SteppedRun,
+        BackSteppedRun,
+        FillTile,
+        Deinterleave,
+        Interleave,
+        Blocks4,
+        OneRun,
+        TableRun,
+        Chunks,
+        WholeStore,
+        ScatteredStore,
+    }
+
+    pub const ALL: [Path; 23] = {
+        use Path::*;
+        [
+            Empty,
+            Vacant,
+            Outside,
+            Single,
+            Elements,
+            OneRow,
+            TightRows,
+            Rows,
+            FillRun,
+            RepeatRun,
+            ReversedRun,
+            HalvingRun,
+            SteppedRun,
+            BackSteppedRun,
+            FillTile,
+            Deinterleave,
+            Interleave,
+            Blocks4,
+            OneRun,
+            TableRun,
+            Chunks,
+            WholeStore,
+            ScatteredStore,
+        ]
+    };
+
+    static HITS: [AtomicUsize; ALL.len()] = [const { AtomicUsize::new(0) }; ALL.len()];
+
+    pub fn hit(path: Path) {
+        HITS[path as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn hits(path: Path) -> usize {
+        HITS[path as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Records a path in test builds; nothing otherwise.
+macro_rules! hit {
+    ($path:ident) => {
+        #[cfg(test)]
+        coverage::hit(coverage::Path::$path);
+    };
+}
+
+/// A table entry meaning "fill" (source side) or "not written" (destination side).
+const FILL: isize = isize::MIN;
+
+/// One side of one axis: the offset that coordinate `y` adds.
+#[derive(Clone, Debug, PartialEq)]
+enum Map {
+    /// `y · step`, never fill.
+    Affine(isize),
+    /// Offsets relative to the base, or [`FILL`].
+    Table(Vec<isize>),
+}
+
+impl Map {
+    /// From a per-axis table: the anchor (first non-fill entry, moved into the base) and the
+    /// map of the rest relative to it; `None` when every entry is fill.
+    fn from_table(table: &[Option<usize>]) -> Option<(isize, Map)> {
+        let anchor = table.iter().find_map(|&entry| entry)? as isize;
+        let relative: Vec<isize> = table
+            .iter()
+            .map(|entry| entry.map_or(FILL, |offset| offset as isize - anchor))
+            .collect();
+        let step = relative.get(1).copied().unwrap_or(0);
+        let affine = table[0].is_some()
+            && step != FILL
+            && relative
+                .iter()
+                .enumerate()
+                .all(|(y, &offset)| offset == y as isize * step);
+        Some((
+            anchor,
+            if affine {
+                Map::Affine(step)
+            } else {
+                Map::Table(relative)
+            },
+        ))
+    }
+
+    fn at(&self, y: usize) -> isize {
+        match self {
+            Map::Affine(step) => y as isize * step,
+            Map::Table(table) => table[y],
+        }
+    }
+
+    fn has_fill(&self) -> bool {
+        matches!(self, Map::Table(table) if table.contains(&FILL))
+    }
+
+    /// `at(1) - at(0)`, when neither is fill.
+    fn first_step(&self) -> Option<isize> {
+        match self {
+            Map::Affine(step) => Some(*step),
+            Map::Table(table) => match (table.first(), table.get(1)) {
+                (Some(&a), Some(&b)) if a != FILL && b != FILL => Some(b - a),
+                _ => None,
+            },
+        }
+    }
+
+    /// The smallest and largest offset over `0..len`, fills ignored.
+    fn range(&self, len: usize) -> (isize, isize) {
+        match self {
+            Map::Affine(step) => {
+                let last = (len as isize - 1) * step;
+                (last.min(0), last.max(0))
+            }
+            Map::Table(table) => table
+                .iter()
+                .filter(|&&offset| offset != FILL)
+                .fold((isize::MAX, isize::MIN), |(lo, hi), &offset| {
+                    (lo.min(offset), hi.max(offset))
+                }),
+        }
+    }
+}
+
+/// One axis of a normalised copy.
+#[derive(Clone, Debug)]
+struct Axis {
+    len: usize,
+    dst: Map,
+    src: Map,
+}
+
+impl Axis {
+    /// A table axis that walks `lanes`-long blocks, `y ↦ (y / L)·a + (y % L)·b` on both
+    /// sides (a vector format's channel axis), as two strided axes: blocks, then lanes.
+    fn split(&self) -> Option<[Axis; 2]> {
+        let table = match (&self.dst, &self.src) {
+            (Map::Table(t), _) | (_, Map::Table(t)) => t,
+            _ => return None,
+        };
+        if self.dst.has_fill() || self.src.has_fill() {
+            return None;
+        }
+        let step = table[1] - table[0];
+        let lanes = (2..table.len()).find(|&y| table[y] - table[y - 1] != step)?;
+        if self.len % lanes != 0 {
+            return None;
+        }
+        let mut pair = [(0, 0); 2]; // (outer, inner) step, dst then src
+        for (steps, map) in pair.iter_mut().zip([&self.dst, &self.src]) {
+            let (outer, inner) = (map.at(lanes), map.at(1));
+            let fits = (0..self.len)
+                .all(|y| map.at(y) == (y / lanes) as isize * outer + (y % lanes) as isize * inner);
+            if !fits {
+                return None;
+            }
+            *steps = (outer, inner);
+        }
+        Some([
+            Axis {
+                len: self.len / lanes,
+                dst: Map::Affine(pair[0].0),
+                src: Map::Affine(pair[1].0),
+            },
+            Axis {
+                len: lanes,
+                dst: Map::Affine(pair[0].1),
+                src: Map::Affine(pair[1].1),
+            },
+        ])
+    }
+}
+
+/// `dst[dst_base + Σ dst(y)] = src[src_base + Σ src(y)]` over every `y`, row-major.
+#[derive(Clone, Debug)]
+struct Transfer {
+    dst_base: isize,
+    src_base: isize,
+    axes: Vec<Axis>,
+}
+
+enum Normal {
+    /// Some axis has length 0: nothing moves.
+    Empty,
+    /// Some axis is fill at every coordinate (source) or never written (destination).
+    Vacant,
+    Copy(Transfer),
+}
+
+impl Transfer {
+    /// Folds length-1 axes into the bases and merges neighbouring strided axes.
+    fn normalize(mut self) -> Normal {
+        if self.axes.iter().any(|axis| axis.len == 0) {
+            return Normal::Empty;
+        }
+        let mut kept: Vec<Axis> = Vec::with_capacity(self.axes.len());
+        let axes = self.axes.into_iter().flat_map(|axis| match axis.split() {
+            Some(pair) => pair.to_vec(),
+            None => vec![axis],
+        });
+        for axis in axes {
+            if axis.len == 1 {
+                let (d, s) = (axis.dst.at(0), axis.src.at(0));
+                if d == FILL || s == FILL {
+                    return Normal::Vacant;
+                }
+                self.dst_base += d;
+                self.src_base += s;
+                continue;
+            }
+            if let Some(outer) = kept.last_mut() {
+                if let (Map::Affine(od), Map::Affine(os), Map::Affine(id), Map::Affine(is)) =
+                    (&outer.dst, &outer.src, &axis.dst, &axis.src)
+                {
+                    let n = axis.len as isize;
+                    if *od == id * n && *os == is * n {
+                        outer.len *= axis.len;
+                        outer.dst = axis.dst;
+                        outer.src = axis.src;
+                        continue;
+                    }
+                }
+            }
+            kept.push(axis);
+        }
+        self.axes = kept;
+        Normal::Copy(self)
+    }
+
+    /// Whether every offset either side may reach lies inside buffers of these lengths.
+    fn in_bounds(&self, dst_len: usize, src_len: usize) -> bool {
+        let side = |base: isize, len: usize, map: fn(&Axis) -> &Map| {
+            let (mut lo, mut hi) = (base, base);
+            for axis in &self.axes {
+                let (a, b) = map(axis).range(axis.len);
+                if a > b {
+                    return true; // every entry is fill: nothing is read on this side
+                }
+                lo += a;
+                hi += b;
+            }
+            lo >= 0 && (hi as usize) < len
+        };
+        side(self.dst_base, dst_len, |axis| &axis.dst)
+            && side(self.src_base, src_len, |axis| &axis.src)
+    }
+}
+
+/// [`crate::layout::gather`], fast.
+pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
+    let shape = plan.shape();
+    let volume: usize = shape.iter().product();
+    let strides = row_major_strides(&shape);
+    let mut copy = Transfer {
+        dst_base: 0,
+        src_base: plan.base as isize,
+        axes: Vec::with_capacity(shape.len()),
+    };
+    let mut vacant = false;
+    for (table, &stride) in plan.tables.iter().zip(&strides) {
+        let src = match Map::from_table(table) {
+            Some((anchor, map)) => {
+                copy.src_base += anchor;
+                map
+            }
+            None => {
+                vacant |= !table.is_empty();
+                Map::Affine(0)
+            }
+        };
+        copy.axes.push(Axis {
+            len: table.len(),
+            dst: Map::Affine(stride as isize),
+            src,
+        });
+    }
+    let normal = if vacant {
+        // Every output element has a fill coordinate (unless the output is empty).
+        if volume == 0 {
+            Normal::Empty
+        } else {
+            Normal::Vacant
+        }
+    } else {
+        copy.normalize()
+    };
+    match normal {
+        Normal::Empty => {
+            hit!(Empty);
+            map_buffer!(source, _input => Vec::new())
+        }
+        Normal::Vacant => {
+            hit!(Vacant);
+            map_buffer!(source, _input => pages::filled(volume, fill_bits as _))
+        }
+        Normal::Copy(copy) if copy.in_bounds(volume, source.len()) => {
+            map_buffer!(source, input => {
+                let mut output = pages::zeroed(volume);
+                run(&mut output, input, &copy, fill_bits as _);
+                output
+            })
+        }
+        Normal::Copy(_) => {
+            hit!(Outside);
+            gather_reference(source, plan, fill_bits)
+        }
+    }
+}
+
+/// [`crate::layout::scatter`], fast.
+pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
+    let shape = plan.shape();
+    let strides = row_major_strides(&shape);
+    let mut copy = Transfer {
+        dst_base: plan.base as isize,
+        src_base: 0,
+        axes: Vec::with_capacity(shape.len()),
+    };
+    let mut vacant = false;
+    for (table, &stride) in plan.tables.iter().zip(&strides) {
+        let dst = match Map::from_table(table) {
+            Some((anchor, map)) => {
+                copy.dst_base += anchor;
+                map
+            }
+            None => {
+                vacant = true;
+                Map::Affine(0)
+            }
+        };
+        copy.axes.push(Axis {
+            len: table.len(),
+            dst,
+            src: Map::Affine(stride as isize),
+        });
+    }
+    let volume: usize = shape.iter().product();
+    let normal = if vacant {
+        Normal::Vacant
+    } else {
+        copy.normalize()
+    };
+    match normal {
+        Normal::Empty | Normal::Vacant if source.len() == volume => {
+            hit!(Vacant);
+            map_buffer!(source, _input => pages::filled(len, fill_bits as _))
+        }
+        Normal::Copy(copy) if source.len() == volume && copy.in_bounds(len, source.len()) => {
+            map_buffer!(source, input => {
+                let mut output = pages::filled(len, fill_bits as _);
+                run(&mut output, input, &copy, fill_bits as _);
+                output
+            })
+        }
+        _ => {
+            hit!(Outside);
+            scatter_reference(source, plan, len, fill_bits)
+        }
+    }
+}
+
+/// Moves every element of a normalised, in-bounds copy.
+fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
+    let Some(inner) = copy.axes.last() else {
+        hit!(Single);
+        dst[copy.dst_base as usize] = src[copy.src_base as usize];
+        return;
+    };
+    let contiguous = inner.dst == Map::Affine(1) && inner.src == Map::Affine(1);
+    if contiguous {
+        // Rows that are contiguous on both sides: copied whole, unless they are shorter than a
+        // cache line, then moved as chunks of a tiled transpose when one fits.
+        if inner.len * std::mem::size_of::<T>() < 64 {
+            if let Some((p, q)) = tile_axes(&copy.axes[..copy.axes.len() - 1], inner.len) {
+                return tiles(dst, src, copy, p, q, inner.len, fill);
+            }
+        }
+        return rows(dst, src, copy, fill);
+    }
+    let rows_fit = inner.dst == Map::Affine(1)
+        && match inner.src {
+            Map::Affine(step) => step.abs() <= 1,
+            Map::Table(_) => true,
+        };
+    if !rows_fit {
+        if let Some((p, q)) = tile_axes(&copy.axes, 1) {
+            return tiles(dst, src, copy, p, q, 1, fill);
+        }
+    }
+    rows(dst, src, copy, fill)
+}
+
+/// For a tiled walk in chunks of `chunk` elements: `q`, the innermost axis whose step in the
+/// destination is one chunk, and `p`, the innermost other axis whose step in the source is one
+/// chunk; neither with fill on either side.
+fn tile_axes(axes: &[Axis], chunk: usize) -> Option<(usize, usize)> {
+    let chunk = chunk as isize;
+    let clean = |axis: &Axis| !axis.dst.has_fill() && !axis.src.has_fill();
+    let q = axes
+        .iter()
+        .rposition(|axis| clean(axis) && axis.dst.first_step() == Some(chunk))?;
+    let p = axes
+        .iter()
+        .enumerate()
+        .rposition(|(i, axis)| i != q && clean(axis) && axis.src.first_step() == Some(chunk))?;
+    Some((p, q))
+}
+
+/// Calls `each(dst_offset, src_offset)` for every coordinate of the axes not in `skip`, in
+/// row-major order; `src_offset` is `None` where some axis is fill, and coordinates where some
+/// axis says "not written" are left out.
+fn outer<F: FnMut(usize, Option<usize>)>(copy: &Transfer, skip: &[usize], mut each: F) {
+    let axes: Vec<&Axis> = copy
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !skip.contains(i))
+        .map(|(_, axis)| axis)
+        .collect();
+    let count: usize = axes.iter().map(|axis| axis.len).product();
+    let mut index = vec![0usize; axes.len()];
+    for _ in 0..count {
+        let (mut d, mut s, mut skipped, mut filled) = (copy.dst_base, copy.src_base, false, false);
+        for (axis, &y) in axes.iter().zip(&index) {
+            match axis.dst.at(y) {
+                FILL => skipped = true,
+                offset => d += offset,
+            }
+            match axis.src.at(y) {
+                FILL => filled = true,
+                offset => s += offset,
+            }
+        }
+        if !skipped {
+            each(d as usize, (!filled).then_some(s as usize));
+        }
+        for axis in (0..axes.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < axes[axis].len {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+/// A run of the innermost axis: `len` elements from destination position `start` on, read
+/// from `offset + k · step` (relative to the row's source offset), or fill.
+struct Run {
+    start: usize,
+    len: usize,
+    source: Option<(isize, isize)>,
+}
+
+/// Cuts a source map into maximal runs of fill or of one step.
+fn runs(map: &Map, len: usize) -> Vec<Run> {
+    let table = match map {
+        Map::Affine(step) => {
+            return vec![Run {
+                start: 0,
+                len,
+                source: Some((0, *step)),
+            }]
+        }
+        Map::Table(table) => table,
+    };
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < len {
+        let mut end = start + 1;
+        let source = if table[start] == FILL {
+            while end < len && table[end] == FILL {
+                end += 1;
+            }
+            None
+        } else {
+            let step = match table.get(start + 1) {
+                Some(&next) if next != FILL => next - table[start],
+                _ => 0,
+            };
+            while end < len && table[end] != FILL && table[end] - table[end - 1] == step {
+                end += 1;
+            }
+            Some((table[start], step))
+        };
+        runs.push(Run {
+            start,
+            len: end - start,
+            source,
+        });
+        start = end;
+    }
+    runs
+}
+
+/// Row by row over the innermost axis, the axis before it walked in a tight loop.
+fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
+    let m = copy.axes.len() - 1;
+    let inner = &copy.axes[m];
+    if inner.dst != Map::Affine(1) {
+        // Scattered writes with no axis to tile against: element by element.
+        hit!(Elements);
+        return outer(copy, &[], |d, s| match s {
+            Some(s) => dst[d] = src[s],
+            None => dst[d] = fill,
+        });
+    }
+    let runs = runs(&inner.src, inner.len);
+    let len = inner.len;
+    let row = |dst: &mut [T], d: usize, s: Option<usize>| {
+        let row = &mut dst[d..d + len];
+        match s {
+            Some(s) => copy_runs(row, src, s, &runs, fill),
+            None => row.fill(fill),
+        }
+    };
+    if m == 0 {
+        hit!(OneRow);
+        return row(dst, copy.dst_base as usize, Some(copy.src_base as usize));
+    }
+    let second = &copy.axes[m - 1];
+    let contiguous = inner.src == Map::Affine(1);
+    if let (true, Map::Affine(ds), Map::Affine(ss)) = (contiguous, &second.dst, &second.src) {
+        // Contiguous rows at fixed steps (crops, windows, padded images): a tight loop.
+        hit!(TightRows);
+        let (ds, ss) = (*ds, *ss);
+        return outer(copy, &[m - 1, m], |d0, s0| {
+            let Some(s0) = s0 else {
+                for y in 0..second.len {
+                    let d = (d0 as isize + y as isize * ds) as usize;
+                    dst[d..d + len].fill(fill);
+                }
+                return;
+            };
+            for y in 0..second.len {
+                let d = (d0 as isize + y as isize * ds) as usize;
+                let s = (s0 as isize + y as isize * ss) as usize;
+                copy_short(&mut dst[d..d + len], &src[s..s + len]);
+            }
+        });
+    }
+    hit!(Rows);
+    outer(copy, &[m - 1, m], |d0, s0| {
+        for y in 0..second.len {
+            let d = match second.dst.at(y) {
+                FILL => continue,
+                offset => (d0 as isize + offset) as usize,
+            };
+            let s = s0.and_then(|s0| match second.src.at(y) {
+                FILL => None,
+                offset => Some((s0 as isize + offset) as usize),
+            });
+            row(dst, d, s);
+        }
+    });
+}
+
+/// Fills one destination row from the runs of the innermost axis, read from source offset `s`.
+#[inline]
+fn copy_runs<T: Word>(row: &mut [T], src: &[T], s: usize, runs: &[Run], fill: T) {
+    for run in runs {
+        let out = &mut row[run.start..run.start + run.len];
+        let Some((offset, step)) = run.source else {
+            hit!(FillRun);
+            out.fill(fill);
+            continue;
+        };
+        let first = (s as isize + offset) as usize;
+        match step {
+            1 => copy_short(out, &src[first..first + run.len]),
+            0 => {
+                hit!(RepeatRun);
+                out.fill(src[first]);
+            }
+            -1 => {
+                hit!(ReversedRun);
+                let from = &src[first + 1 - run.len..=first];
+                for (o, &x) in out.iter_mut().zip(from.iter().rev()) {
+                    *o = x;
+                }
+            }
+            2 => {
+                hit!(HalvingRun);
+                // Whole pairs, then the last element alone (the pair after it may lie past the
+                // source): a loop the compiler vectorises. Downsampling by 2 is common.
+                let (body, last) = out.split_at_mut(run.len - 1);
+                let pairs = &src[first..first + 2 * body.len()];
+                for (o, pair) in body.iter_mut().zip(pairs.chunks_exact(2)) {
+                    *o = pair[0];
+                }
+                last[0] = src[first + 2 * body.len()];
+            }
+            step if step > 0 => {
+                hit!(SteppedRun);
+                let step = step as usize;
+                let from = &src[first..first + (run.len - 1) * step + 1];
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = from[k * step];
+                }
+            }
+            step => {
+                hit!(BackSteppedRun);
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = src[(first as isize + k as isize * step) as usize];
+                }
+            }
+        }
+    }
+}
+
+/// `copy_from_slice`, without a `memcpy` call for runs of up to 256 bytes (measured: rows of
+/// 64 float16, AsStrided windows, spend more in the call than in the copy).
+#[inline]
+fn copy_short<T: Word>(out: &mut [T], from: &[T]) {
+    fn chunked<T: Word, const N: usize>(out: &mut [T], from: &[T]) {
+        let mut chunks = out.chunks_exact_mut(N);
+        let mut from_chunks = from.chunks_exact(N);
+        for (o, f) in (&mut chunks).zip(&mut from_chunks) {
+            let o: &mut [T; N] = o.try_into().expect("N elements");
+            *o = f.try_into().expect("N elements");
+        }
+        for (o, &f) in chunks
+            .into_remainder()
+            .iter_mut()
+            .zip(from_chunks.remainder())
+        {
+            *o = f;
+        }
+    }
+    if std::mem::size_of_val(out) > 256 {
+        return out.copy_from_slice(from);
+    }
+    assert_eq!(out.len(), from.len());
+    // 32-byte pieces: two 16-byte moves each.
+    match std::mem::size_of::<T>() {
+        1 => chunked::<T, 32>(out, from),
+        2 => chunked::<T, 16>(out, from),
+        4 => chunked::<T, 8>(out, from),
+        _ => chunked::<T, 4>(out, from),
+    }
+}
+
+/// Bytes of a tile's local buffer, and the most source runs it gathers. Measured here on
+/// NCHW → NHWC: long runs (4 KiB from each of 64 sources, an L2-sized block) beat L1-sized
+/// 32 × 32 tiles by 1.5–2×; the hardware prefetcher follows a few dozen long streams well.
+const TILE_BYTES: usize = 256 << 10;
+const TILE_RUNS: usize = 64;
+
+/// In blocks over axes `p` (one chunk per step in the source) and `q` (one chunk per step in
+/// the destination), the other axes outside; with `chunk > 1`, the last axis is a run of
+/// `chunk` elements contiguous on both sides, moved whole. Each block is read a source run at
+/// a time and transposed into a local buffer laid out as the destination, then written out a
+/// destination run at a time: every cache line is used whole, and source rows a power of two
+/// apart do not evict each other before they are used up.
+#[allow(clippy::too_many_arguments)]
+fn tiles<T: Word>(
+    dst: &mut [T],
+    src: &[T],
+    copy: &Transfer,
+    p: usize,
+    q: usize,
+    chunk: usize,
+    fill: T,
+) {
+    let (pa, qa) = (&copy.axes[p], &copy.axes[q]);
+    let w = chunk;
+    let size = std::mem::size_of::<T>();
+    let p_dense = pa.src == Map::Affine(w as isize);
+    let q_dense = qa.dst == Map::Affine(w as isize);
+    // A block is `tp` destination runs of `tq` chunks: up to TILE_RUNS source runs, or, when
+    // the p axis is short (a vector format's lanes), as many as fill the block.
+    let area = TILE_BYTES / size;
+    let tq = if pa.len * w * size <= 256 {
+        qa.len.min(area / (pa.len * w))
+    } else {
+        qa.len.min(TILE_RUNS)
+    };
+    let tp = (area / tq / w).max(1).min(pa.len);
+    let run = tq * w; // local elements per p coordinate
+                      // Local rows of an odd number of cache lines, so that writing down a column does not
+                      // land every row in the same cache set.
+    let line = (64 / size).max(1);
+    let stride = if run * size >= 256 {
+        let lines = run.div_ceil(line);
+        (lines + 1 - lines % 2) * line
+    } else {
+        run
+    };
+    // The whole block is one destination run when p steps over all of q.
+    let block_dense =
+        q_dense && tq == qa.len && stride == run && pa.dst == Map::Affine((qa.len * w) as isize);
+    // The runs of one block are one stretch of the source when q steps over all of p.
+    let runs_adjacent = p_dense && tp == pa.len && qa.src == Map::Affine((pa.len * w) as isize);
+    // Adjacent runs of a few elements each are interleaved lanes, taken apart in one pass.
+    let lanes = runs_adjacent && w == 1 && DEINTERLEAVED.contains(&pa.len);
+    // The converse: a few long runs woven into each destination run.
+    let interleaved =
+        p_dense && !runs_adjacent && w == 1 && stride == run && INTERLEAVED.contains(&qa.len);
+    let mut local = vec![T::default(); tp * stride];
+    let (mut dp, mut sp) = (vec![0isize; tp], vec![0isize; tp]);
+    let (mut dq, mut sq) = (vec![0isize; tq], vec![0isize; tq]);
+    let mut skip = vec![p, q];
+    if w > 1 {
+        skip.push(copy.axes.len() - 1);
+    }
+    outer(copy, &skip, |d0, s0| {
+        let d0 = d0 as isize;
+        for i0 in (0..pa.len).step_by(tp) {
+            let ni = tp.min(pa.len - i0);
+            // Per-coordinate offsets, only where a path below reads more than the first.
+            let dp_len = if block_dense { 1 } else { ni };
+            for (k, d) in dp[..dp_len].iter_mut().enumerate() {
+                *d = d0 + pa.dst.at(i0 + k);
+            }
+            if !(p_dense && w == 1) {
+                for (k, s) in sp[..ni].iter_mut().enumerate() {
+                    *s = pa.src.at(i0 + k);
+                }
+            }
+            for j0 in (0..qa.len).step_by(tq) {
+                let nj = tq.min(qa.len - j0);
+                // As for p: only the offsets a path below reads.
+                let dq_len = if q_dense { 0 } else { nj };
+                for (k, d) in dq[..dq_len].iter_mut().enumerate() {
+                    *d = qa.dst.at(j0 + k);
+                }
+                let sq_len = if lanes { 1 } else { nj };
+                for (k, s) in sq[..sq_len].iter_mut().enumerate() {
+                    *s = qa.src.at(j0 + k);
+                }
+                let block = Block {
+                    dp: &dp,
+                    ni,
+                    dq: &dq[..nj],
+                    j0,
+                    w,
+                    stride,
+                    q_dense,
+                    whole: block_dense && nj == tq,
+                };
+                let Some(s0) = s0 else {
+                    hit!(FillTile);
+                    local.fill(fill);
+                    block.store(dst, &local);
+                    continue;
+                };
+                // Load: one source run of `ni` chunks per q coordinate, transposed.
+                let mut j = 0;
+                if lanes {
+                    hit!(Deinterleave);
+                    // The block's source is one stretch of `nj` runs of `ni`: deinterleave.
+                    let first = (s0 as isize + sq[0]) as usize;
+                    deinterleave(&mut local, stride, &src[first..first + nj * ni], ni);
+                    j = nj;
+                } else if interleaved && nj == tq {
+                    hit!(Interleave);
+                    // A few long runs woven into one: the lanes of a vector format.
+                    let first = (s0 as isize + i0 as isize) as usize;
+                    interleave(&mut local[..ni * nj], src, first, &sq[..nj], ni);
+                    j = nj;
+                } else if p_dense && w == 1 && (!runs_adjacent || ni * size <= 256) {
+                    // Four runs at a time, in 4 × 4 blocks (vectorised shuffles). Long adjacent
+                    // runs are read one after the other instead: a single sequential read
+                    // measured faster than four interleaved ones.
+                    hit!(Blocks4);
+                    while j + 4 <= nj {
+                        let runs: [&[T]; 4] = std::array::from_fn(|b| {
+                            let first = (s0 as isize + sq[j + b] + i0 as isize) as usize;
+                            &src[first..first + ni]
+                        });
+                        transpose_runs(&mut local, stride, j, runs);
+                        j += 4;
+                    }
+                }
+                for j in j..nj {
+                    let s = s0 as isize + sq[j];
+                    let rows = local.chunks_exact_mut(stride).take(ni);
+                    if p_dense && w == 1 {
+                        hit!(OneRun);
+                        let first = (s + i0 as isize) as usize;
+                        for (row, &x) in rows.zip(&src[first..first + ni]) {
+                            row[j] = x;
+                        }
+                    } else if w == 1 {
+                        hit!(TableRun);
+                        for (row, &i) in rows.zip(&sp[..ni]) {
+                            row[j] = src[(s + i) as usize];
+                        }
+                    } else {
+                        hit!(Chunks);
+                        for (row, &i) in rows.zip(&sp[..ni]) {
+                            let first = (s + i) as usize;
+                            copy_short(&mut row[j * w..j * w + w], &src[first..first + w]);
+                        }
+                    }
+                }
+                block.store(dst, &local);
+            }
+        }
+    });
+}
+
+/// The lane counts [`deinterleave`] takes, and those [`interleave`] takes (measured: weaving
+/// 16 or 32 runs at once is slower than 4 × 4 blocks, taking 32 apart is faster).
+const DEINTERLEAVED: [usize; 6] = [2, 3, 4, 8, 16, 32];
+const INTERLEAVED: [usize; 4] = [2, 3, 4, 8];
+
+/// `local[b · stride + j] = stretch[j · n + b]`: `n` interleaved runs apart (a vector
+/// format's lanes), `n` one of [`DEINTERLEAVED`].
+fn deinterleave<T: Word>(local: &mut [T], stride: usize, stretch: &[T], n: usize) {
+    fn fixed<T: Word, const N: usize>(local: &mut [T], stride: usize, stretch: &[T]) {
+        let count = stretch.len() / N;
+        let mut rows = local.chunks_exact_mut(stride);
+        let mut rows: [&mut [T]; N] =
+            std::array::from_fn(|_| &mut rows.next().expect("N rows")[..count]);
+        for (j, lanes) in stretch.chunks_exact(N).enumerate() {
+            for (row, &x) in rows.iter_mut().zip(lanes) {
+                row[j] = x;
+            }
+        }
+    }
+    match n {
+        2 => fixed::<T, 2>(local, stride, stretch),
+        3 => fixed::<T, 3>(local, stride, stretch),
+        4 => fixed::<T, 4>(local, stride, stretch),
+        8 => fixed::<T, 8>(local, stride, stretch),
+        16 => fixed::<T, 16>(local, stride, stretch),
+        32 => fixed::<T, 32>(local, stride, stretch),
+        _ => unreachable!("deinterleave of {n} lanes"),
+    }
+}
+
+/// `local[k · n + b] = src[first + sq[b] + k]` for `k < count`: `n` runs (one of
+/// [`INTERLEAVED`]) woven into one.
+fn interleave<T: Word>(local: &mut [T], src: &[T], first: usize, sq: &[isize], count: usize) {
+    fn fixed<T: Word, const N: usize>(local: &mut [T], runs: [&[T]; N]) {
+        for (k, out) in local.chunks_exact_mut(N).enumerate() {
+            let out: &mut [T; N] = out.try_into().expect("N lanes");
+            *out = std::array::from_fn(|b| runs[b][k]);
+        }
+    }
+    fn runs<'a, T, const N: usize>(
+        src: &'a [T],
+        first: usize,
+        sq: &[isize],
+        count: usize,
+    ) -> [&'a [T]; N] {
+        std::array::from_fn(|b| {
+            let start = (first as isize + sq[b]) as usize;
+            &src[start..start + count]
+        })
+    }
+    match sq.len() {
+        2 => fixed::<T, 2>(local, runs(src, first, sq, count)),
+        3 => fixed::<T, 3>(local, runs(src, first, sq, count)),
+        4 => fixed::<T, 4>(local, runs(src, first, sq, count)),
+        8 => fixed::<T, 8>(local, runs(src, first, sq, count)),
+        n => unreachable!("interleave of {n} runs"),
+    }
+}
+
+/// `local[k · stride + j + b] = runs[b][k]` for the four runs `b`, four `k` at a time.
+#[inline]
+fn transpose_runs<T: Word>(local: &mut [T], stride: usize, j: usize, runs: [&[T]; 4]) {
+    let n = runs[0].len();
+    let mut k = 0;
+    while k + 4 <= n {
+        let pieces: [&[T]; 4] = std::array::from_fn(|b| &runs[b][k..k + 4]);
+        block4(pieces, &mut local[k * stride + j..], stride);
+        k += 4;
+    }
+    for k in k..n {
+        let out = &mut local[k * stride + j..k * stride + j + 4];
+        for (o, r) in out.iter_mut().zip(&runs) {
+            *o = r[k];
+        }
+    }
+}
+
+/// `out[k · stride + b] = rows[b][k]` for a 4 × 4 block.
+#[inline(always)]
+fn block4<T: Word>(rows: [&[T]; 4], out: &mut [T], stride: usize) {
+    let a: [[T; 4]; 4] = std::array::from_fn(|b| rows[b][..4].try_into().expect("4 elements"));
+    for k in 0..4 {
+        let o: &mut [T; 4] = (&mut out[k * stride..k * stride + 4])
+            .try_into()
+            .expect("4 elements");
+        *o = std::array::from_fn(|b| a[b][k]);
+    }
+}
+
+/// Where a transposed block goes: local row `k` (of `stride` elements) to destination offset
+/// `dp[k]`, chunk `j` of it at `dq[j]` (or `j0 + j` chunks on when `q_dense`); when `whole`,
+/// the block is a single destination run from `dp[0]`.
+struct Block<'a> {
+    dp: &'a [isize],
+    ni: usize,
+    dq: &'a [isize],
+    j0: usize,
+    w: usize,
+    stride: usize,
+    q_dense: bool,
+    whole: bool,
+}
+
+impl Block<'_> {
+    #[inline]
+    fn store<T: Word>(&self, dst: &mut [T], local: &[T]) {
+        let (ni, nj, w) = (self.ni, self.dq.len(), self.w);
+        if self.whole {
+            hit!(WholeStore);
+            let first = self.dp[0] as usize;
+            let len = ni * self.stride;
+            return dst[first..first + len].copy_from_slice(&local[..len]);
+        }
+        for (k, row) in local.chunks_exact(self.stride).take(ni).enumerate() {
+            if self.q_dense {
+                let first = (self.dp[k] + (self.j0 * w) as isize) as usize;
+                copy_short(&mut dst[first..first + nj * w], &row[..nj * w]);
+            } else if w == 1 {
+                hit!(ScatteredStore);
+                for (&x, &dj) in row.iter().zip(self.dq) {
+                    dst[(self.dp[k] + dj) as usize] = x;
+                }
+            } else {
+                for (j, &dj) in self.dq.iter().enumerate() {
+                    let first = (self.dp[k] + dj) as usize;
+                    copy_short(&mut dst[first..first + w], &row[j * w..j * w + w]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
