@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, AxisGather};
+use crate::layout::{gather_tensor, transpose_reshape_transpose, AxisGather};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -98,17 +98,32 @@ pub fn run(
     reshape_input: Option<&Tensor>,
 ) -> Result<Tensor, OpError> {
     let plan = plan(attrs, &input.shape, reshape_input)?;
+    // Fast path: when the reshape of the transposed view needs no copy, the three stages are
+    // one index map and one pass (same bits as `run_stages`, checked in the tests below).
+    if let Some(single) =
+        transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)
+    {
+        return Ok(gather_tensor(input, &single, 0));
+    }
+    Ok(run_stages(input, &plan))
+}
+
+/// The three stages one after the other, as the layer documents them.
+fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
     let transposed = gather_tensor(input, &AxisGather::transpose(&input.shape, &plan.first), 0);
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
         shape: plan.reshaped.clone(),
         ..transposed
     };
-    Ok(gather_tensor(
+    if plan.second.iter().enumerate().all(|(i, &axis)| i == axis) {
+        return reshaped;
+    }
+    gather_tensor(
         &reshaped,
         &AxisGather::transpose(&plan.reshaped, &plan.second),
         0,
-    ))
+    )
 }
 
 /// The reshape dims carried by input 1 (§1.4: a 1-D Int32 or Int64 tensor).
@@ -309,6 +324,34 @@ mod tests {
             resolve_reshape(&[2, -1], &[0, 3], true).unwrap(),
             vec![2, 0]
         );
+    }
+
+    #[test]
+    fn one_pass_equals_the_three_stages() {
+        // Every rank-3 permutation pair around a few reshapes, composed or not.
+        let input = Tensor::from_bits(crate::DType::Int32, vec![2, 3, 4], (0..24).collect());
+        let perms3 = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        for first in perms3 {
+            for dims in [vec![6, 4], vec![4, 6], vec![2, 12], vec![24, 1]] {
+                for second in [[0, 1], [1, 0]] {
+                    let attrs = Attrs {
+                        first_transpose: Some(first.to_vec()),
+                        reshape_dims: Some(dims.clone()),
+                        second_transpose: Some(second.to_vec()),
+                        zero_is_placeholder: None,
+                    };
+                    let staged = run_stages(&input, &plan(&attrs, &input.shape, None).unwrap());
+                    assert_eq!(run(&attrs, &input, None).unwrap(), staged, "{attrs:?}");
+                }
+            }
+        }
     }
 
     #[test]
