@@ -217,3 +217,16 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
     assert_eq!(json["failed"], 2, "{stdout}");
     std::fs::remove_dir_all(scratch).unwrap();
 }
+
+#[test]
+fn a_backend_that_supports_no_case_is_an_error() {
+    // A hello that lists no op: every case would be "unsupported", which is no green run.
+    let backend = r#"read hello; echo '{"type":"hello","protocol":1,"name":"empty","ops":[]}'; cat >/dev/null"#;
+    let run = runner().args(["--backend", backend]).output().unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("backend empty supports none of the"),
+        "{stderr}"
+    );
+}
