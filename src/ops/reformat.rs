@@ -6,6 +6,9 @@
 //! unpacks a buffer (whose logical `shape` is an attribute) back, or does both in turn.
 //! Packing writes 0 into every padding slot (what TensorRT writes, [obs] cookbook DataFormat
 //! log); unpacking ignores padding ([inferred], §4 "Padding contents"). Bits move unchanged.
+//! Both are one pass over the image's slots ([`Image::slots`]: per logical coordinate, its
+//! memory offset by the §4 formulas below): unpack gathers every element from its slot, pack
+//! scatters every element to its slot in a zeroed buffer ([`crate::layout::scatter`]).
 //!
 //! With `C` the vector dim — the third-to-last axis, or the fourth-to-last for the `D…`
 //! formats — and the axes before it kept outermost in order (§4 general rule):
@@ -43,12 +46,14 @@
 //! LINEAR input's (`invalid_input`), a buffer that is not 1-D of the format's length for
 //! `shape` (`invalid_buffer`), a padded size past the element budget (`too_large`).
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Word};
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather, gather_tensor, AxisGather};
+use crate::layout::{gather_tensor, scatter, AxisGather};
 use crate::tensor::{checked_volume, row_major_strides, Tensor};
 
 /// Input positions.
@@ -375,34 +380,11 @@ impl Image {
         self.len() == 0
     }
 
-    /// Logical tensor → buffer: pad with zeros to `padded`, then lay `split` out in `order`.
-    pub fn pack(&self, logical: &Tensor) -> Tensor {
-        let strides = row_major_strides(&self.logical);
-        let pad = AxisGather {
-            base: 0,
-            tables: self
-                .padded
-                .iter()
-                .zip(&self.logical)
-                .zip(&strides)
-                .map(|((&padded, &dim), &stride)| {
-                    (0..padded)
-                        .map(|y| (y < dim).then_some(y * stride))
-                        .collect()
-                })
-                .collect(),
-        };
-        let padded = gather(&logical.buffer, &pad, 0);
-        let memory = AxisGather::transpose(&self.split, &self.order);
-        Tensor {
-            dtype: logical.dtype,
-            shape: vec![self.len()],
-            buffer: gather(&padded, &memory, 0),
-        }
-    }
-
-    /// Buffer → logical tensor: each logical element reads its slot; padding is never read.
-    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+    /// Where each logical element lives in the image: per logical axis, the memory offset that
+    /// each coordinate adds (a vector-major channel `y` adds its block's and its lane's offset).
+    /// Every logical element has one slot and no two share one; the slots no element maps to
+    /// are the padding.
+    pub fn slots(&self) -> AxisGather {
         let memory_shape: Vec<usize> = self.order.iter().map(|&axis| self.split[axis]).collect();
         let memory_strides = row_major_strides(&memory_shape);
         // The memory stride of each split axis.
@@ -432,7 +414,23 @@ impl Image {
                     .collect()
             })
             .collect();
-        gather_tensor(buffer, &AxisGather { base: 0, tables }, 0)
+        AxisGather { base: 0, tables }
+    }
+
+    /// Logical tensor → buffer: every element written to its slot, padding left at 0, in one
+    /// pass (the scatter of [`Image::slots`]).
+    pub fn pack(&self, logical: &Tensor) -> Tensor {
+        Tensor {
+            dtype: logical.dtype,
+            shape: vec![self.len()],
+            buffer: scatter(&logical.buffer, &self.slots(), self.len(), 0),
+        }
+    }
+
+    /// Buffer → logical tensor: each logical element reads its slot (the gather of
+    /// [`Image::slots`]); padding is never read.
+    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+        gather_tensor(buffer, &self.slots(), 0)
     }
 }
 
@@ -525,12 +523,13 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
 
 pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
     let plan = plan(attrs, input)?;
+    // A LINEAR input is the logical tensor itself: borrowed, not copied, on the way to a pack.
     let logical = match attrs.from {
-        Format::Linear => input.clone(),
-        _ => plan.from.unpack(input),
+        Format::Linear => Cow::Borrowed(input),
+        _ => Cow::Owned(plan.from.unpack(input)),
     };
     Ok(match attrs.to {
-        Format::Linear => logical,
+        Format::Linear => logical.into_owned(),
         _ => plan.to.pack(&logical),
     })
 }
@@ -714,6 +713,70 @@ mod tests {
         )
         .unwrap();
         assert_eq!(bits(&hwc8), concat(&[&[0x3c00, 0x4000, 0x4200], &zeros(5)]));
+    }
+
+    /// Pack as it was first written, two plain passes: pad the logical tensor with zeros to
+    /// `padded`, then lay `split` out in `order` (a transpose).
+    fn pack_two_pass(image: &Image, logical: &Tensor) -> Vec<u64> {
+        use crate::layout::gather_reference;
+        let strides = row_major_strides(&image.logical);
+        let pad = AxisGather {
+            base: 0,
+            tables: image
+                .padded
+                .iter()
+                .zip(&image.logical)
+                .zip(&strides)
+                .map(|((&padded, &dim), &stride)| {
+                    (0..padded)
+                        .map(|y| (y < dim).then_some(y * stride))
+                        .collect()
+                })
+                .collect(),
+        };
+        let padded = gather_reference(&logical.buffer, &pad, 0);
+        let memory = AxisGather::transpose(&image.split, &image.order);
+        let packed = gather_reference(&padded, &memory, 0);
+        (0..packed.len()).map(|i| packed.bits(i)).collect()
+    }
+
+    #[test]
+    fn one_pass_pack_matches_pad_then_transpose() {
+        // Every format and dtype, generated shapes (ranks from the minimum to 2 more; C past
+        // a 32-lane block, W past a DLA row, now and then a 0), against the plain loops of the
+        // two-pass pack; the packed buffer unpacks back to the logical tensor.
+        let mut rng = crate::generate::rng::Rng::new(0x5eed_f0a7);
+        for format in Format::ALL {
+            for &dtype in format.dtypes() {
+                for _ in 0..12 {
+                    let exact = matches!(format.kind(), Kind::DlaLinear | Kind::DlaHwc4);
+                    let rank =
+                        format.min_rank().max(1) + if exact { 0 } else { rng.below(3) as usize };
+                    let mut shape: Vec<usize> = (0..rank)
+                        .map(|_| match rng.below(10) {
+                            0 if rng.chance(30) => 0,
+                            0..=2 => 1,
+                            3 => 20 + rng.below(50) as usize,
+                            _ => 2 + rng.below(4) as usize,
+                        })
+                        .collect();
+                    if format == Format::DlaHwc4 {
+                        shape[1] = *rng.pick(&[1, 3, 4]);
+                    }
+                    let volume: usize = shape.iter().product();
+                    let logical =
+                        Tensor::from_bits(dtype, shape.clone(), (1..=volume as u64).collect());
+                    let dla = *rng.pick(&[Dla::Orin, Dla::Xavier]);
+                    let image = Image::new(format, dtype, &shape, dla).unwrap();
+                    let mut a = attrs(Format::Linear, format, None);
+                    a.dla = Some(dla);
+                    let packed = run(&a, &logical).unwrap();
+                    let expected = pack_two_pass(&image, &logical);
+                    assert_eq!(bits(&packed), expected, "{format:?} {dtype} {shape:?}");
+                    assert_eq!(image.unpack(&packed), logical, "{format:?} {shape:?}");
+                }
+            }
+        }
     }
 
     #[test]
