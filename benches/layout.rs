@@ -29,9 +29,8 @@ use std::time::{Duration, Instant};
 
 use opspec::dtype::{DType, Word};
 use opspec::kernels::pages;
-use opspec::layout::{self, AxisGather};
 use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
-use opspec::tensor::{row_major_strides, Buffer, Tensor};
+use opspec::tensor::{Buffer, Tensor};
 
 struct Counting;
 
@@ -201,43 +200,6 @@ fn slice_line(
     )
 }
 
-/// What `reformat` could do in one pass (proposed to the op's owner): the unpack map of the
-/// image, built here from its public layout, and pack as the scatter of that map.
-fn slots(image: &reformat::Image) -> AxisGather {
-    let memory: Vec<usize> = image.order.iter().map(|&axis| image.split[axis]).collect();
-    let memory_strides = row_major_strides(&memory);
-    let mut split_strides = vec![0; image.split.len()];
-    for (position, &axis) in image.order.iter().enumerate() {
-        split_strides[axis] = memory_strides[position];
-    }
-    // A vector-major image splits logical axis c into (blocks, lanes).
-    let vector = (image.split.len() == image.logical.len() + 1).then(|| {
-        let c = (0..image.logical.len())
-            .find(|&c| image.split[c] != image.padded[c])
-            .expect("a split axis");
-        (c, image.split[c + 1])
-    });
-    let tables = image
-        .logical
-        .iter()
-        .enumerate()
-        .map(|(axis, &dim)| {
-            (0..dim)
-                .map(|y| {
-                    Some(match vector {
-                        Some((c, lanes)) if axis == c => {
-                            (y / lanes) * split_strides[c] + (y % lanes) * split_strides[c + 1]
-                        }
-                        Some((c, _)) if axis > c => y * split_strides[axis + 1],
-                        _ => y * split_strides[axis],
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    AxisGather { base: 0, tables }
-}
-
 fn reformat_lines(
     format: reformat::Format,
     dtype: DType,
@@ -275,29 +237,6 @@ fn reformat_lines(
     ]
 }
 
-/// `pack` as one scatter of the unpack map (proposed; not what `reformat::run` does today).
-fn scatter_pack_line(
-    name: &'static str,
-    format: reformat::Format,
-    dtype: DType,
-    shape: [usize; 4],
-) -> Line {
-    line(
-        name,
-        true,
-        move || noise(dtype, &shape),
-        move |x| {
-            let image = reformat::Image::new(format, x.dtype, &x.shape, reformat::Dla::Orin)
-                .expect("image");
-            Tensor {
-                dtype: x.dtype,
-                shape: vec![image.len()],
-                buffer: layout::scatter(&x.buffer, &slots(&image), image.len(), 0),
-            }
-        },
-    )
-}
-
 fn lines() -> Vec<Line> {
     use slice::Mode::*;
     let mut lines = vec![
@@ -323,21 +262,6 @@ fn lines() -> Vec<Line> {
                 reshape_dims: Some(vec![1, 512, 512, 8, 8]),
                 second_transpose: Some(vec![0, 3, 1, 2, 4]),
                 ..Default::default()
-            },
-        ),
-        line(
-            "shuffle transpose–reshape–transpose, composed [proposed]",
-            true,
-            || noise(DType::Float32, &NCHW),
-            |x| {
-                let plan = layout::transpose_reshape_transpose(
-                    &x.shape,
-                    &[0, 2, 3, 1],
-                    &[1, 512, 512, 8, 8],
-                    &[0, 3, 1, 2, 4],
-                )
-                .expect("composable");
-                layout::gather_tensor(x, &plan, 0)
             },
         ),
         slice_line(
@@ -418,34 +342,6 @@ fn lines() -> Vec<Line> {
         "pack DLA_LINEAR (float16, W 500)",
         "unpack DLA_LINEAR (float16, W 500)",
     ));
-    for (name, format, dtype, shape) in [
-        (
-            "pack CHW4 (float16), one scatter [proposed]",
-            Chw4,
-            DType::Float16,
-            NCHW_F16,
-        ),
-        (
-            "pack CHW32 (float32), one scatter [proposed]",
-            Chw32,
-            DType::Float32,
-            NCHW,
-        ),
-        (
-            "pack HWC8 (float16), one scatter [proposed]",
-            Hwc8,
-            DType::Float16,
-            NCHW_F16,
-        ),
-        (
-            "pack DLA_LINEAR (float16, W 500), one scatter [proposed]",
-            DlaLinear,
-            DType::Float16,
-            NCHW_F16_DLA,
-        ),
-    ] {
-        lines.push(scatter_pack_line(name, format, dtype, shape));
-    }
     let channels = NCHW[1];
     let coefficients = |f: fn(usize) -> f32| {
         scale::Coefficients::from_values(&(0..channels).map(f).collect::<Vec<f32>>())
@@ -595,12 +491,6 @@ fn suite(reps: usize) -> Option<(f64, String, String)> {
     Some((median(times), rss, result))
 }
 
-/// The numpy line a benchmark line is compared with (proposed lines share the op's).
-fn numpy_key(name: &str) -> &str {
-    let key = name.split(", composed").next().unwrap_or(name);
-    key.split(", one scatter").next().unwrap_or(key)
-}
-
 /// Which targets this run meets, line by line where one is missed.
 fn targets(
     measured: &[Measured],
@@ -624,7 +514,7 @@ fn targets(
     let beaten: Vec<String> = measured
         .iter()
         .filter_map(|m| {
-            let &(s, _) = numpy.get(numpy_key(m.name))?;
+            let &(s, _) = numpy.get(m.name)?;
             (m.seconds >= s).then(|| format!("{} ({:.2}×)", m.name, m.seconds / s))
         })
         .collect();
@@ -748,7 +638,7 @@ fn main() {
     for m in &measured {
         let ratio = m.seconds / m.copy_seconds;
         let mark = if m.layout && ratio > 1.5 { " ✗" } else { "" };
-        let (numpy_ms, vs_numpy, numpy_copy) = match numpy.get(numpy_key(m.name)) {
+        let (numpy_ms, vs_numpy, numpy_copy) = match numpy.get(m.name) {
             Some(&(s, c)) => {
                 let vs = m.seconds / s;
                 let mark = if vs >= 1.0 { " ✗" } else { "" };
@@ -813,9 +703,9 @@ fn main() {
              over the larger of input and output (counting allocator). Target: at most 3; a \
              two-pass op that holds input, intermediate and output shows 3.00 plus a few KiB of \
              tables, a miss.\n\
-             - **[proposed]** lines are not what the ops do today: they time the one-pass plans \
-             `layout::transpose_reshape_transpose` (for `shuffle::run`) and `layout::scatter` of \
-             the unpack map (for `reformat`'s pack), for the ops' owners to adopt.\n\n\
+             - Shuffle's transpose–reshape–transpose runs as one composed pass \
+             (`layout::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
+             `layout::scatter` of the image's slots.\n\n\
              {report}\n\
              ## Whole suite\n\n{suite_text}\n\n\
              ## Targets in this run\n\n{targets}\n\
