@@ -49,9 +49,9 @@ use crate::dtype::DType;
 use crate::generate::rng::Rng;
 use crate::golden::GoldenId;
 use crate::ops::reformat::{Dla, Format, Image};
-use crate::ops::{Attrs, Invocation, Op};
+use crate::ops::{Invocation, Op};
 use crate::spec::value::{flatten, to_bits, DataNode};
-use crate::spec::{op_files, OpFile, SpecError};
+use crate::spec::{op_files, parse_attrs, OpFile, SpecError};
 use crate::tensor::{checked_volume, Tensor};
 
 /// The generated cases of a set of sweep folders.
@@ -467,28 +467,6 @@ fn expand_entry(
         ));
     }
     Ok(generated)
-}
-
-fn parse_attrs(op: Op, value: Option<Value>) -> Result<Attrs, (String, String)> {
-    fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." {
-                "attrs".to_owned()
-            } else {
-                format!("attrs.{path}")
-            };
-            (field, e.into_inner().to_string())
-        })
-    }
-    let value = value.unwrap_or_else(|| Value::Mapping(Mapping::new()));
-    Ok(match op {
-        Op::Shuffle => Attrs::Shuffle(typed(value)?),
-        Op::Slice => Attrs::Slice(typed(value)?),
-        Op::AsStrided => Attrs::AsStrided(typed(value)?),
-        Op::Scale => Attrs::Scale(typed(value)?),
-        Op::Reformat => Attrs::Reformat(typed(value)?),
-    })
 }
 
 /// Builds one input; the flag says its values are provenance codes.

@@ -543,7 +543,9 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
     Ok(cases)
 }
 
-fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, CaseProblem> {
+/// An op's typed attributes from their YAML mapping (absent = all defaults); an error names
+/// the field, e.g. `attrs.start`. Spec and sweep loaders share it.
+pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, CaseProblem> {
     fn typed<T: serde::de::DeserializeOwned>(value: serde_yaml::Value) -> Result<T, CaseProblem> {
         serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
