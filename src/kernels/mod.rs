@@ -19,8 +19,11 @@
 //!    Rows shorter than a cache line that are contiguous on both sides are moved as chunks of
 //!    such a transpose.
 //!
-//! 4. **Threads**: a gather of 4 MiB or more is cut along its outermost output axis into one
-//!    chunk per core, each a smaller copy of the same kind taken through the steps above.
+//! 4. **Threads**: a gather or scatter that writes 4 MiB or more is cut along its outermost
+//!    axis into one chunk per core, each a smaller copy of the same kind taken through the
+//!    steps above, when the chunks write disjoint stretches of the output (a gather's
+//!    row-major output; a scatter into a vector format's image, whose outermost axis steps
+//!    over all the others).
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
@@ -69,9 +72,10 @@ pub(crate) mod coverage {
         WholeStore,
         ScatteredStore,
         Split,
+        PaddedSplit,
     }
 
-    pub const ALL: [Path; 24] = {
+    pub const ALL: [Path; 25] = {
         use Path::*;
         [
             Empty,
@@ -98,6 +102,7 @@ pub(crate) mod coverage {
             WholeStore,
             ScatteredStore,
             Split,
+            PaddedSplit,
         ]
     };
 
@@ -419,14 +424,18 @@ fn parallel_chunks() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// [`run`] for a gather's full, row-major output: when it is large, cut along the outermost
-/// axis (the one with the largest destination step, so each chunk of coordinates writes one
-/// contiguous stretch of `dst`) and the chunks moved on scoped threads. The layout kernels are
-/// bound by the latency of scattered reads and by first-touch page faults of the fresh output
-/// more than by memory bandwidth, so a second core takes a third to a half off (measured on the
-/// 64 MiB benchmark inputs with the second core idle: NCHW → NHWC 20.6 → 12.2 ms, unpack
-/// CHW32 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms). Every element is still written by the same code from the same source
-/// offset, so the bits do not change.
+/// [`run`] for a large copy: cut along the outermost axis (for a gather, the one with the
+/// largest destination step; for a scatter into a vector format's image, its batch or block
+/// axis), when the other axes stay within one of its steps so that each chunk of coordinates
+/// writes its own contiguous stretch of `dst`, and the chunks moved on scoped threads. The
+/// layout kernels are bound by the latency of scattered reads and by first-touch page faults
+/// of the fresh output more than by memory bandwidth, so a second core takes a third to a half
+/// off (measured on the 64 MiB benchmark inputs with the second core idle: NCHW → NHWC
+/// 20.6 → 12.2 ms, unpack CHW32 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms;
+/// with the machine's load near 2, pack CHW4 19.4 → 13.1 ms, pack CHW32 21.9 → 13.2 ms, pack
+/// DLA_LINEAR 14.1 → 9.2 ms, medians of three runs of 5). Every element is still written by
+/// the same code from the same source offset, and the chunks' writes do not overlap, so the
+/// bits do not change.
 fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
     let chunks = parallel_chunks();
     let Some(axis) = copy.axes.first() else {
@@ -436,20 +445,41 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
         Map::Affine(step) if step > 0 => step as usize,
         _ => return run(dst, src, copy, fill),
     };
-    let row_major = copy.dst_base == 0 && step * axis.len == dst.len();
-    if chunks < 2 || !row_major || std::mem::size_of_val(dst) < PARALLEL_BYTES {
+    // The other axes stay within one step of the first (a row-major output, or a scatter
+    // into a padded image): the chunks write disjoint stretches of `dst`.
+    let mut inner = (0isize, 0isize);
+    for other in &copy.axes[1..] {
+        let (lo, hi) = other.dst.range(other.len);
+        if lo > hi {
+            return run(dst, src, copy, fill);
+        }
+        inner = (inner.0 + lo, inner.1 + hi);
+    }
+    let disjoint = copy.dst_base >= 0 && inner.0 >= 0 && inner.1 < step as isize;
+    let bytes = step * axis.len * std::mem::size_of::<T>();
+    if chunks < 2 || !disjoint || bytes < PARALLEL_BYTES {
         return run(dst, src, copy, fill);
     }
     hit!(Split);
+    if copy.dst_base != 0 || step * axis.len != dst.len() {
+        // Not the whole output: a scatter into a padded or offset image.
+        hit!(PaddedSplit);
+    }
     let chunks = chunks.min(axis.len);
     std::thread::scope(|scope| {
-        let mut rest = dst;
+        let mut rest = &mut dst[copy.dst_base as usize..];
         let mut start = 0;
         for k in 0..chunks {
             let end = axis.len * (k + 1) / chunks;
-            let (part, tail) = rest.split_at_mut((end - start) * step);
-            rest = tail;
-            let piece = copy.cut(start, end);
+            let part = if k + 1 == chunks {
+                std::mem::take(&mut rest)
+            } else {
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut((end - start) * step);
+                rest = tail;
+                part
+            };
+            let mut piece = copy.cut(start, end);
+            piece.dst_base = 0;
             let work = move || match piece.normalize() {
                 Normal::Copy(piece) => run(part, src, &piece, fill),
                 // A length-1 cut of an axis whose one coordinate is fill.
@@ -508,7 +538,7 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
         Normal::Copy(copy) if source.len() == volume && copy.in_bounds(len, source.len()) => {
             map_buffer!(source, input => {
                 let mut output = pages::filled(len, fill_bits as _);
-                run(&mut output, input, &copy, fill_bits as _);
+                run_split(&mut output, input, &copy, fill_bits as _);
                 output
             })
         }
