@@ -19,6 +19,34 @@ fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_runner"))
 }
 
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("opspec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the suite through `backend` with extra `args`: whether the run succeeded, its stdout,
+/// and its JSON report.
+fn run_with_report(name: &str, backend: &str, args: &[&str]) -> (bool, String, serde_json::Value) {
+    let dir = scratch(name);
+    let report = dir.join("report.json");
+    let run = runner()
+        .args(["--backend", backend])
+        .args(args)
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--backend-log")
+        .arg(dir.join("backend.log"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let json = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+    (run.status.success(), stdout, json)
+}
+
 /// Every trial name, as `runner --list` prints them.
 fn trial_names() -> Vec<String> {
     let listing = runner().arg("--list").output().unwrap();
@@ -41,31 +69,13 @@ fn crash_hang_and_lie_fail_exactly_those_cases() {
             .clone()
     };
     let (crash, hang, lie) = (pick("shuffle::"), pick("slice::"), pick("as_strided::"));
-    let scratch = std::env::temp_dir().join(format!("opspec-faulty-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
-    let report = scratch.join("report.json");
     let command = format!(
         "{} --crash {crash} --hang {hang} --lie {lie}",
         faulty_backend().display()
     );
-    let run = runner()
-        .args([
-            "--backend",
-            &command,
-            "--timeout",
-            "1",
-            "--test-threads",
-            "1",
-        ])
-        .arg("--report-json")
-        .arg(&report)
-        .arg("--backend-log")
-        .arg(scratch.join("backend.log"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(!run.status.success(), "the run must fail:\n{stdout}");
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let args = ["--timeout", "1", "--test-threads", "1"];
+    let (success, stdout, json) = run_with_report("faulty", &command, &args);
+    assert!(!success, "the run must fail:\n{stdout}");
     let failed: Vec<(&str, &str)> = json["trials"]
         .as_array()
         .unwrap()
@@ -91,7 +101,6 @@ fn crash_hang_and_lie_fail_exactly_those_cases() {
         message(&lie)
     );
     assert_eq!(json["passed"].as_u64().unwrap() as usize, names.len() - 3);
-    std::fs::remove_dir_all(scratch).unwrap();
 }
 
 #[test]
@@ -112,21 +121,9 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
         .map(|case| case.trial_name())
         .collect();
     assert!(!restricted.is_empty(), "no case is restricted on dla");
-    let scratch = std::env::temp_dir().join(format!("opspec-dla-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
-    let report = scratch.join("report.json");
     let backend = format!("{} --serve --target dla", env!("CARGO_BIN_EXE_runner"));
-    let run = runner()
-        .args(["--backend", &backend, "--report-json"])
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stdout)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let (success, stdout, json) = run_with_report("dla", &backend, &[]);
+    assert!(success, "{stdout}");
     let mut skipped: Vec<String> = json["trials"]
         .as_array()
         .unwrap()
@@ -144,7 +141,6 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
     let mut expected = restricted;
     expected.sort();
     assert_eq!(skipped, expected);
-    std::fs::remove_dir_all(scratch).unwrap();
 }
 
 #[test]
@@ -160,9 +156,8 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
         .find(|n| n.starts_with("shuffle::seed"))
         .unwrap()
         .clone();
-    let scratch = std::env::temp_dir().join(format!("opspec-expect-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
-    let expectations = scratch.join("faulty.expect");
+    let dir = scratch("expect");
+    let expectations = dir.join("faulty.expect");
     std::fs::write(
         &expectations,
         format!(
@@ -170,23 +165,14 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
         ),
     )
     .unwrap();
-    let report = scratch.join("report.json");
     let command = format!("{} --lie {lie}", faulty_backend().display());
-    let run = runner()
-        .args(["--backend", &command, "--expectations"])
-        .arg(&expectations)
-        .arg("--report-json")
-        .arg(&report)
-        .arg("--backend-log")
-        .arg(scratch.join("backend.log"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        !run.status.success(),
-        "stale entries must fail the run:\n{stdout}"
+    let (success, stdout, json) = run_with_report(
+        "expect-run",
+        &command,
+        &["--expectations", expectations.to_str().unwrap()],
     );
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+    assert!(!success, "stale entries must fail the run:\n{stdout}");
     let status = |name: &str| {
         let trial = json["trials"]
             .as_array()
@@ -215,7 +201,6 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
     assert_eq!(unmatched, "failed");
     assert!(message.contains("matches no case"), "{message}");
     assert_eq!(json["failed"], 2, "{stdout}");
-    std::fs::remove_dir_all(scratch).unwrap();
 }
 
 #[test]

@@ -46,8 +46,19 @@ impl<T: Copy + Default + ZeroBits> Word for T {}
 pub(crate) mod coverage {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    #[derive(Clone, Copy, Debug)]
-    pub enum Path {
+    /// Declares the paths once: the enum, and `ALL` listing every variant in order.
+    macro_rules! paths {
+        ($($path:ident),* $(,)?) => {
+            #[derive(Clone, Copy, Debug)]
+            pub enum Path {
+                $($path),*
+            }
+
+            pub const ALL: &[Path] = &[$(Path::$path),*];
+        };
+    }
+
+    paths![
         Empty,
         Vacant,
         Outside,
@@ -73,38 +84,7 @@ pub(crate) mod coverage {
         ScatteredStore,
         Split,
         PaddedSplit,
-    }
-
-    pub const ALL: [Path; 25] = {
-        use Path::*;
-        [
-            Empty,
-            Vacant,
-            Outside,
-            Single,
-            Elements,
-            OneRow,
-            TightRows,
-            Rows,
-            FillRun,
-            RepeatRun,
-            ReversedRun,
-            HalvingRun,
-            SteppedRun,
-            BackSteppedRun,
-            FillTile,
-            Deinterleave,
-            Interleave,
-            Blocks4,
-            OneRun,
-            TableRun,
-            Chunks,
-            WholeStore,
-            ScatteredStore,
-            Split,
-            PaddedSplit,
-        ]
-    };
+    ];
 
     static HITS: [AtomicUsize; ALL.len()] = [const { AtomicUsize::new(0) }; ALL.len()];
 

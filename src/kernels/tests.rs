@@ -377,7 +377,8 @@ fn fast_paths_match_the_reference_on_generated_plans() {
     large_plans();
     out_of_bounds();
     let missed: Vec<_> = coverage::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&path| coverage::hits(path) == 0)
         .collect();
     assert!(missed.is_empty(), "no generated plan takes {missed:?}");
