@@ -14,32 +14,33 @@
 //!    replays; rows of one contiguous run at fixed steps go through a tight loop.
 //! 3. **Tiles**: when the innermost axis jumps through memory on one side while another axis
 //!    walks the other side contiguously (transposes, the vector formats), the two are walked in
-//!    blocks: long source runs are transposed into a local buffer (4 × 4 blocks, or a
-//!    deinterleave / interleave of a few lanes), which is written out in destination runs.
-//!    Rows shorter than a cache line that are contiguous on both sides are moved as chunks of
-//!    such a transpose.
+//!    blocks: long source runs are transposed into a local buffer (square blocks of 4 × 4 or
+//!    8 × 8 words, transposed in registers, see [`words`]; or a deinterleave / interleave of a
+//!    few lanes), which is written out in destination runs, or, when the block is itself one
+//!    destination run, built in the destination directly. Rows shorter than a cache line that
+//!    are contiguous on both sides are moved as chunks of such a transpose. Source runs that
+//!    are far apart are asked for a group ahead (a prefetch hint), as are the rows of a
+//!    strided row copy.
 //!
 //! 4. **Threads**: a gather or scatter that writes 4 MiB or more is cut along its outermost
-//!    axis into one chunk per core, each a smaller copy of the same kind taken through the
-//!    steps above, when the chunks write disjoint stretches of the output (a gather's
-//!    row-major output; a scatter into a vector format's image, whose outermost axis steps
-//!    over all the others).
+//!    axis into pieces of about 2 MiB of output, each a smaller copy of the same kind taken
+//!    through the steps above, which one thread per core takes from a shared queue, when the
+//!    pieces write disjoint stretches of the output (a gather's row-major output; a scatter
+//!    into a vector format's image, whose outermost axis steps over all the others).
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
-//! [`pages`], which asks for huge pages for large outputs.
+//! [`pages`], which asks for huge pages for large outputs (the register transposes and the
+//! prefetch hints go through `safe_arch`'s safe wrappers).
 
 use crate::layout::{gather_reference, scatter_reference, AxisGather};
 use crate::map_buffer;
 use crate::tensor::{row_major_strides, Buffer};
 
 pub mod pages;
+pub mod words;
 
-use pages::ZeroBits;
-
-/// Word types the kernels move.
-pub trait Word: Copy + Default + ZeroBits {}
-impl<T: Copy + Default + ZeroBits> Word for T {}
+pub use words::Word;
 
 /// Counts the paths taken, so that a test can show the generated plans reach every one.
 #[cfg(test)]
@@ -75,12 +76,15 @@ pub(crate) mod coverage {
         BackSteppedRun,
         FillTile,
         Deinterleave,
+        SquareDeinterleave,
         Interleave,
+        SquareInterleave,
         Blocks4,
+        Blocks8,
         OneRun,
         TableRun,
         Chunks,
-        WholeStore,
+        InPlace,
         ScatteredStore,
         Split,
         PaddedSplit,
@@ -404,20 +408,29 @@ fn parallel_chunks() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Output bytes per piece of a split copy (see [`run_split`]).
+#[cfg(not(test))]
+const PIECE_BYTES: usize = 2 << 20;
+#[cfg(test)]
+const PIECE_BYTES: usize = 1 << 10;
+
 /// [`run`] for a large copy: cut along the outermost axis (for a gather, the one with the
 /// largest destination step; for a scatter into a vector format's image, its batch or block
-/// axis), when the other axes stay within one of its steps so that each chunk of coordinates
-/// writes its own contiguous stretch of `dst`, and the chunks moved on scoped threads. The
-/// layout kernels are bound by the latency of scattered reads and by first-touch page faults
-/// of the fresh output more than by memory bandwidth, so a second core takes a third to a half
-/// off (measured on the 64 MiB benchmark inputs with the second core idle: NCHW → NHWC
-/// 20.6 → 12.2 ms, unpack CHW32 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms;
-/// with the machine's load near 2, pack CHW4 19.4 → 13.1 ms, pack CHW32 21.9 → 13.2 ms, pack
-/// DLA_LINEAR 14.1 → 9.2 ms, medians of three runs of 5). Every element is still written by
-/// the same code from the same source offset, and the chunks' writes do not overlap, so the
-/// bits do not change.
+/// axis), when the other axes stay within one of its steps so that each piece of coordinates
+/// writes its own contiguous stretch of `dst`, and the pieces moved by one scoped thread per
+/// core. The layout kernels are bound by the latency of scattered reads and by first-touch page
+/// faults of the fresh output more than by memory bandwidth, so a second core takes a third to
+/// a half off (measured on the 64 MiB benchmark inputs with the second core idle: NCHW → NHWC
+/// 20.6 → 12.2 ms, unpack CHW32 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms).
+///
+/// The pieces are small (about 2 MiB of output each) and taken from a shared queue, so that a
+/// core that is busy elsewhere only slows the op down by the share it could not take: with one
+/// fixed half per core, the op waited for the slower core (a crop measured 7 ms with both
+/// cores free and 16–23 ms with the other core taken by another process). Every element is
+/// still written by the same code from the same source offset, and the pieces' writes do not
+/// overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
-    let chunks = parallel_chunks();
+    let threads = parallel_chunks();
     let Some(axis) = copy.axes.first() else {
         return run(dst, src, copy, fill);
     };
@@ -426,7 +439,7 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
         _ => return run(dst, src, copy, fill),
     };
     // The other axes stay within one step of the first (a row-major output, or a scatter
-    // into a padded image): the chunks write disjoint stretches of `dst`.
+    // into a padded image): the pieces write disjoint stretches of `dst`.
     let mut inner = (0isize, 0isize);
     for other in &copy.axes[1..] {
         let (lo, hi) = other.dst.range(other.len);
@@ -437,7 +450,7 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
     }
     let disjoint = copy.dst_base >= 0 && inner.0 >= 0 && inner.1 < step as isize;
     let bytes = step * axis.len * std::mem::size_of::<T>();
-    if chunks < 2 || !disjoint || bytes < PARALLEL_BYTES {
+    if threads < 2 || !disjoint || bytes < PARALLEL_BYTES {
         return run(dst, src, copy, fill);
     }
     hit!(Split);
@@ -445,35 +458,44 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
         // Not the whole output: a scatter into a padded or offset image.
         hit!(PaddedSplit);
     }
-    let chunks = chunks.min(axis.len);
-    std::thread::scope(|scope| {
-        let mut rest = &mut dst[copy.dst_base as usize..];
-        let mut start = 0;
-        for k in 0..chunks {
-            let end = axis.len * (k + 1) / chunks;
-            let part = if k + 1 == chunks {
-                std::mem::take(&mut rest)
-            } else {
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut((end - start) * step);
-                rest = tail;
-                part
-            };
-            let mut piece = copy.cut(start, end);
-            piece.dst_base = 0;
-            let work = move || match piece.normalize() {
-                Normal::Copy(piece) => run(part, src, &piece, fill),
-                // A length-1 cut of an axis whose one coordinate is fill.
-                Normal::Vacant => part.fill(fill),
-                Normal::Empty => {}
-            };
-            // The last chunk runs on this thread, which would otherwise only wait.
-            if k + 1 == chunks {
-                work();
-            } else {
-                scope.spawn(work);
-            }
-            start = end;
+    let count = (bytes / PIECE_BYTES).max(threads).min(axis.len);
+    let mut pieces = Vec::with_capacity(count);
+    let mut rest = &mut dst[copy.dst_base as usize..];
+    let mut start = 0;
+    for k in 0..count {
+        let end = axis.len * (k + 1) / count;
+        let part = if k + 1 == count {
+            std::mem::take(&mut rest)
+        } else {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut((end - start) * step);
+            rest = tail;
+            part
+        };
+        let mut piece = copy.cut(start, end);
+        piece.dst_base = 0;
+        pieces.push((piece, part));
+        start = end;
+    }
+    let queue = std::sync::Mutex::new(pieces.into_iter());
+    let work = || loop {
+        // The lock is held only to take the next piece.
+        let next = queue.lock().map(|mut queue| queue.next());
+        let Ok(Some((piece, part))) = next else {
+            return;
+        };
+        match piece.normalize() {
+            Normal::Copy(piece) => run(part, src, &piece, fill),
+            // A length-1 cut of an axis whose one coordinate is fill.
+            Normal::Vacant => part.fill(fill),
+            Normal::Empty => {}
         }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        // This thread takes pieces too, rather than only wait.
+        work();
     });
 }
 
@@ -710,6 +732,18 @@ fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
         });
     }
     hit!(Rows);
+    // Rows read with gaps (a strided slice skips rows and elements) are read too briefly for
+    // the hardware prefetcher to follow: the lines of the row after next are asked for ahead.
+    let (lo, hi) = inner.src.range(len);
+    let line = (64 / std::mem::size_of::<T>()) as isize;
+    let ahead = |s: isize| {
+        let mut at = s + lo;
+        while at <= s + hi {
+            prefetch(&src[at as usize]);
+            at += line;
+        }
+    };
+    let prefetching = lo <= hi && (hi - lo) < 64 * line;
     outer(copy, &[m - 1, m], |d0, s0| {
         for y in 0..second.len {
             let d = match second.dst.at(y) {
@@ -720,6 +754,12 @@ fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
                 FILL => None,
                 offset => Some((s0 as isize + offset) as usize),
             });
+            if let (true, Some(s0)) = (prefetching, s0) {
+                match second.src.at((y + 2).min(second.len - 1)) {
+                    FILL => {}
+                    offset => ahead(s0 as isize + offset),
+                }
+            }
             row(dst, d, s);
         }
     });
@@ -850,7 +890,7 @@ fn tiles<T: Word>(
                       // Local rows of an odd number of cache lines, so that writing down a column does not
                       // land every row in the same cache set.
     let line = (64 / size).max(1);
-    let stride = if run * size >= 256 {
+    let stride = if run * size > 256 {
         let lines = run.div_ceil(line);
         (lines + 1 - lines % 2) * line
     } else {
@@ -908,10 +948,21 @@ fn tiles<T: Word>(
                     q_dense,
                     whole: block_dense && nj == tq,
                 };
+                // A block that is one destination run, laid out as the local buffer would
+                // be, is built in place: one pass over its bytes fewer.
+                let buf: &mut [T] = if block.whole {
+                    hit!(InPlace);
+                    let first = dp[0] as usize;
+                    &mut dst[first..first + ni * stride]
+                } else {
+                    &mut local
+                };
                 let Some(s0) = s0 else {
                     hit!(FillTile);
-                    local.fill(fill);
-                    block.store(dst, &local);
+                    buf.fill(fill);
+                    if !block.whole {
+                        block.store(dst, &local);
+                    }
                     continue;
                 };
                 // Load: one source run of `ni` chunks per q coordinate, transposed.
@@ -920,31 +971,44 @@ fn tiles<T: Word>(
                     hit!(Deinterleave);
                     // The block's source is one stretch of `nj` runs of `ni`: deinterleave.
                     let first = (s0 as isize + sq[0]) as usize;
-                    deinterleave(&mut local, stride, &src[first..first + nj * ni], ni);
+                    deinterleave(buf, stride, &src[first..first + nj * ni], ni);
                     j = nj;
                 } else if interleaved && nj == tq {
                     hit!(Interleave);
                     // A few long runs woven into one: the lanes of a vector format.
                     let first = (s0 as isize + i0 as isize) as usize;
-                    interleave(&mut local[..ni * nj], src, first, &sq[..nj], ni);
+                    interleave(&mut buf[..ni * nj], src, first, &sq[..nj], ni);
                     j = nj;
-                } else if p_dense && w == 1 && (!runs_adjacent || ni * size <= 256) {
-                    // Four runs at a time, in 4 × 4 blocks (vectorised shuffles). Long adjacent
-                    // runs are read one after the other instead: a single sequential read
-                    // measured faster than four interleaved ones.
-                    hit!(Blocks4);
-                    while j + 4 <= nj {
-                        let runs: [&[T]; 4] = std::array::from_fn(|b| {
-                            let first = (s0 as isize + sq[j + b] + i0 as isize) as usize;
-                            &src[first..first + ni]
-                        });
-                        transpose_runs(&mut local, stride, j, runs);
-                        j += 4;
-                    }
+                } else if p_dense && w == 1 {
+                    // Runs a few at a time, in square blocks transposed in registers: 8 × 8
+                    // for 16-bit words and bytes, 4 × 4 otherwise (see `words`).
+                    j = if std::mem::size_of::<T>() <= 2 {
+                        transpose_groups::<T, 8>(
+                            buf,
+                            stride,
+                            src,
+                            s0,
+                            &sq[..nj],
+                            i0,
+                            ni,
+                            T::transpose8,
+                        )
+                    } else {
+                        transpose_groups::<T, 4>(
+                            buf,
+                            stride,
+                            src,
+                            s0,
+                            &sq[..nj],
+                            i0,
+                            ni,
+                            T::transpose4,
+                        )
+                    };
                 }
                 for j in j..nj {
                     let s = s0 as isize + sq[j];
-                    let rows = local.chunks_exact_mut(stride).take(ni);
+                    let rows = buf.chunks_exact_mut(stride).take(ni);
                     if p_dense && w == 1 {
                         hit!(OneRun);
                         let first = (s + i0 as isize) as usize;
@@ -964,7 +1028,9 @@ fn tiles<T: Word>(
                         }
                     }
                 }
-                block.store(dst, &local);
+                if !block.whole {
+                    block.store(dst, &local);
+                }
             }
         }
     });
@@ -989,11 +1055,41 @@ fn deinterleave<T: Word>(local: &mut [T], stride: usize, stretch: &[T], n: usize
             }
         }
     }
+    /// As `fixed`, `N` chunks at a time through a square transpose.
+    fn square<T: Word, const N: usize>(
+        local: &mut [T],
+        stride: usize,
+        stretch: &[T],
+        transpose: fn([[T; N]; N]) -> [[T; N]; N],
+    ) {
+        let count = stretch.len() / N;
+        let whole = count / N * N;
+        if whole > 0 {
+            hit!(SquareDeinterleave);
+        }
+        let mut rows = local.chunks_exact_mut(stride);
+        let mut rows: [&mut [T]; N] =
+            std::array::from_fn(|_| &mut rows.next().expect("N rows")[..count]);
+        for (j, chunks) in stretch[..whole * N].chunks_exact(N * N).enumerate() {
+            let block = transpose(std::array::from_fn(|c| {
+                chunks[c * N..c * N + N].try_into().expect("N lanes")
+            }));
+            for (row, lanes) in rows.iter_mut().zip(block) {
+                let out: &mut [T; N] = (&mut row[j * N..j * N + N]).try_into().expect("N");
+                *out = lanes;
+            }
+        }
+        for (j, lanes) in stretch.chunks_exact(N).enumerate().skip(whole) {
+            for (row, &x) in rows.iter_mut().zip(lanes) {
+                row[j] = x;
+            }
+        }
+    }
     match n {
         2 => fixed::<T, 2>(local, stride, stretch),
         3 => fixed::<T, 3>(local, stride, stretch),
-        4 => fixed::<T, 4>(local, stride, stretch),
-        8 => fixed::<T, 8>(local, stride, stretch),
+        4 => square::<T, 4>(local, stride, stretch, T::transpose4),
+        8 => square::<T, 8>(local, stride, stretch, T::transpose8),
         16 => fixed::<T, 16>(local, stride, stretch),
         32 => fixed::<T, 32>(local, stride, stretch),
         _ => unreachable!("deinterleave of {n} lanes"),
@@ -1020,48 +1116,112 @@ fn interleave<T: Word>(local: &mut [T], src: &[T], first: usize, sq: &[isize], c
             &src[start..start + count]
         })
     }
+    /// As `fixed`, `N` elements of each run at a time through a square transpose.
+    fn square<T: Word, const N: usize>(
+        local: &mut [T],
+        runs: [&[T]; N],
+        transpose: fn([[T; N]; N]) -> [[T; N]; N],
+    ) {
+        let count = runs[0].len();
+        let whole = count / N * N;
+        if whole > 0 {
+            hit!(SquareInterleave);
+        }
+        for (k, out) in local[..whole * N].chunks_exact_mut(N * N).enumerate() {
+            let block = transpose(std::array::from_fn(|b| {
+                runs[b][k * N..k * N + N].try_into().expect("N elements")
+            }));
+            for (out, lanes) in out.chunks_exact_mut(N).zip(block) {
+                let out: &mut [T; N] = out.try_into().expect("N lanes");
+                *out = lanes;
+            }
+        }
+        fixed(&mut local[whole * N..], runs.map(|run| &run[whole..]));
+    }
     match sq.len() {
         2 => fixed::<T, 2>(local, runs(src, first, sq, count)),
         3 => fixed::<T, 3>(local, runs(src, first, sq, count)),
-        4 => fixed::<T, 4>(local, runs(src, first, sq, count)),
-        8 => fixed::<T, 8>(local, runs(src, first, sq, count)),
+        4 => square::<T, 4>(local, runs(src, first, sq, count), T::transpose4),
+        8 => square::<T, 8>(local, runs(src, first, sq, count), T::transpose8),
         n => unreachable!("interleave of {n} runs"),
     }
 }
 
-/// `local[k · stride + j + b] = runs[b][k]` for the four runs `b`, four `k` at a time.
-#[inline]
-fn transpose_runs<T: Word>(local: &mut [T], stride: usize, j: usize, runs: [&[T]; 4]) {
-    let n = runs[0].len();
-    let mut k = 0;
-    while k + 4 <= n {
-        let pieces: [&[T]; 4] = std::array::from_fn(|b| &runs[b][k..k + 4]);
-        block4(pieces, &mut local[k * stride + j..], stride);
-        k += 4;
-    }
-    for k in k..n {
-        let out = &mut local[k * stride + j..k * stride + j + 4];
-        for (o, r) in out.iter_mut().zip(&runs) {
-            *o = r[k];
+/// Square transposes of `N` source runs at a time: `local[k · stride + j] =
+/// src[s0 + sq[j] + i0 + k]` for `k < ni` and each whole group of `N` runs `j`, the next
+/// group's lines asked for while one is moved (the runs of a transpose are far apart, too
+/// short for the hardware prefetcher to follow). Returns how many runs it moved.
+#[allow(clippy::too_many_arguments)]
+fn transpose_groups<T: Word, const N: usize>(
+    local: &mut [T],
+    stride: usize,
+    src: &[T],
+    s0: usize,
+    sq: &[isize],
+    i0: usize,
+    ni: usize,
+    transpose: fn([[T; N]; N]) -> [[T; N]; N],
+) -> usize {
+    let group = |j: usize| -> [&[T]; N] {
+        std::array::from_fn(|b| {
+            let first = (s0 as isize + sq[j + b] + i0 as isize) as usize;
+            &src[first..first + ni]
+        })
+    };
+    if sq.len() >= N && ni >= N {
+        if N == 8 {
+            hit!(Blocks8);
+        } else {
+            hit!(Blocks4);
         }
     }
+    let line = (64 / std::mem::size_of::<T>()).max(N);
+    let mut j = 0;
+    while j + N <= sq.len() {
+        let (runs, next) = (group(j), (j + 2 * N <= sq.len()).then(|| group(j + N)));
+        let mut k = 0;
+        while k + N <= ni {
+            if let Some(next) = next {
+                if k % line == 0 {
+                    for run in next {
+                        prefetch(&run[k]);
+                    }
+                }
+            }
+            let block = transpose(std::array::from_fn(|b| {
+                runs[b][k..k + N].try_into().expect("N elements")
+            }));
+            for (q, lanes) in block.into_iter().enumerate() {
+                let at = (k + q) * stride + j;
+                let out: &mut [T; N] = (&mut local[at..at + N]).try_into().expect("N elements");
+                *out = lanes;
+            }
+            k += N;
+        }
+        for k in k..ni {
+            let out = &mut local[k * stride + j..k * stride + j + N];
+            for (o, r) in out.iter_mut().zip(&runs) {
+                *o = r[k];
+            }
+        }
+        j += N;
+    }
+    j
 }
 
-/// `out[k · stride + b] = rows[b][k]` for a 4 × 4 block.
+/// Asks for the cache line holding `x` ahead of its use (a hint: no effect on any value).
 #[inline(always)]
-fn block4<T: Word>(rows: [&[T]; 4], out: &mut [T], stride: usize) {
-    let a: [[T; 4]; 4] = std::array::from_fn(|b| rows[b][..4].try_into().expect("4 elements"));
-    for k in 0..4 {
-        let o: &mut [T; 4] = (&mut out[k * stride..k * stride + 4])
-            .try_into()
-            .expect("4 elements");
-        *o = std::array::from_fn(|b| a[b][k]);
-    }
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    safe_arch::prefetch_t0(x);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Where a transposed block goes: local row `k` (of `stride` elements) to destination offset
 /// `dp[k]`, chunk `j` of it at `dq[j]` (or `j0 + j` chunks on when `q_dense`); when `whole`,
-/// the block is a single destination run from `dp[0]`.
+/// the block is a single destination run from `dp[0]`, built there in place, with nothing to
+/// store.
 struct Block<'a> {
     dp: &'a [isize],
     ni: usize,
@@ -1077,12 +1237,6 @@ impl Block<'_> {
     #[inline]
     fn store<T: Word>(&self, dst: &mut [T], local: &[T]) {
         let (ni, nj, w) = (self.ni, self.dq.len(), self.w);
-        if self.whole {
-            hit!(WholeStore);
-            let first = self.dp[0] as usize;
-            let len = ni * self.stride;
-            return dst[first..first + len].copy_from_slice(&local[..len]);
-        }
         for (k, row) in local.chunks_exact(self.stride).take(ni).enumerate() {
             if self.q_dense {
                 let first = (self.dp[k] + (self.j0 * w) as isize) as usize;

@@ -3,7 +3,7 @@
 //! | op | module | documented by |
 //! |---|---|---|
 //! | `shuffle` | [`shuffle`] | TensorRT `IShuffleLayer` (seed 000) |
-//! | `slice` | [`slice`] | TensorRT `ISliceLayer` (seed 004) |
+//! | `slice` | [`slice`](mod@slice) | TensorRT `ISliceLayer` (seed 004) |
 //! | `as_strided` | [`as_strided`] | Ascend ATB `AsStridedOperation` (seed 001) |
 //! | `scale` | [`scale`] | TensorRT `IScaleLayer` (seed 003) |
 //! | `reformat` | [`reformat`] | TensorRT `TensorFormat` memory layouts (NvInferRuntime.h; not seed 002) |

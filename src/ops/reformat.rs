@@ -4,8 +4,8 @@
 //! A tensor in `LINEAR` is the logical tensor. Any other format is a 1-D buffer holding the
 //! format's memory image, padding included. `reformat` packs a logical tensor into a buffer,
 //! unpacks a buffer (whose logical `shape` is an attribute) back, or does both in turn.
-//! Packing writes 0 into every padding slot (what TensorRT writes, [obs] cookbook DataFormat
-//! log); unpacking ignores padding ([inferred], §4 "Padding contents"). Bits move unchanged.
+//! Packing writes 0 into every padding slot (what TensorRT writes, \[obs\] cookbook DataFormat
+//! log); unpacking ignores padding (\[inferred\], §4 "Padding contents"). Bits move unchanged.
 //! Both are one pass over the image's slots ([`Image::slots`]: per logical coordinate, its
 //! memory offset by the §4 formulas below): unpack gathers every element from its slot, pack
 //! scatters every element to its slot in a zeroed buffer ([`crate::layout::scatter`]).
@@ -37,7 +37,7 @@
 //!
 //! CHW4 accepts float16 as well as int8: the 10.16 header says int8 only, but the 8.6 header
 //! allows float16 and the 10.16 cookbook runs CHW4 in FP16 successfully on TensorRT 10.16 (§4
-//! [obs], §8.8), so a real engine accepts it. The DLA-only constraints of CHW4/CHW16/CHW32
+//! \[obs\], §8.8), so a real engine accepts it. The DLA-only constraints of CHW4/CHW16/CHW32
 //! (C ≤ 4, dims ≤ 8192, strides in 64-byte units) are properties of a DLA engine, not of the
 //! memory image, and are not checked here.
 //!

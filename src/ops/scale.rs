@@ -5,10 +5,10 @@
 //! ```
 //! Coefficients (§3.1, §3.2): `uniform` one for every element; `channel` one per index of the
 //! channel axis; `elementwise` one per coordinate `[a_axis, …, a_n]`, laid out row-major
-//! ([inferred], §3.2), so the leading (batch) axes before the channel axis are not indexed. An
+//! (\[inferred\], §3.2), so the leading (batch) axes before the channel axis are not indexed. An
 //! empty (or absent) list means scale 1, shift 0, power 1; each list independently has 0
 //! entries or exactly the mode's count — 1, `dim[axis]`, or `dim[axis] · … · dim[n]` —
-//! anything else is `invalid_weights` ([inferred], §3.2).
+//! anything else is `invalid_weights` (\[inferred\], §3.2).
 //!
 //! Channel axis (§3.3): `channel_axis` as `add_scale_nd` takes it, or, when absent, the
 //! `add_scale` default, the third-to-last axis. It must lie in `[0, rank)`
@@ -18,7 +18,7 @@
 //!
 //! Data types (§3.5, §6): input and output in {int8, float16, bfloat16, float32}; int32 ("not
 //! valid input tensors") and every other type are `unsupported_dtype`. `output_dtype` defaults
-//! to the input's; any of the four may be asked for ([inferred]: the header documents float32 →
+//! to the input's; any of the four may be asked for (\[inferred\]: the header documents float32 →
 //! int8, the quantization use).
 //!
 //! How an element is computed (the reference's reading, stated so implementations can be
@@ -34,8 +34,8 @@
 //!    either, §9; the default tolerance covers both).
 //! 4. Rounded to the output type: float32 as is; float16 / bfloat16 to nearest even, with
 //!    overflow to ±∞ (an arithmetic result, unlike a spec value, may overflow); int8 rounds
-//!    half to even and clamps to [-128, 127] (§3.5, [doc]), ±∞ clamp, and NaN becomes 0
-//!    ([inferred]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
+//!    half to even and clamps to [-128, 127] (§3.5, \[doc\]), ±∞ clamp, and NaN becomes 0
+//!    (\[inferred\]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
 //!    CUDA). A NaN float result is the format's canonical NaN (payloads are not compared).
 //!
 //! [`run_reference`] is the reference: these steps one element at a time, in row-major order.

@@ -13,7 +13,7 @@
 //! Negative start is an ordinary coordinate below 0, not counted from the end. An axis of
 //! output size 0 uses no coordinate and so cannot be out of bounds (§2.2, §2.7). `d = 0` with a
 //! non-zero size is `empty_dimension` for clamp and reflect (NvInfer.h) and for wrap
-//! ([inferred]); fill gives all fill values ([inferred]). Axes not listed in `axes` are copied
+//! (\[inferred\]); fill gives all fill values (\[inferred\]). Axes not listed in `axes` are copied
 //! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
 
 use schemars::JsonSchema;
@@ -250,7 +250,7 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
 /// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
 /// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
 /// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
-/// integer in range ([inferred]: the conversion rule is not documented).
+/// integer in range (\[inferred\]: the conversion rule is not documented).
 fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
     let Some(fill) = fill else {
         return Ok(0);

@@ -47,7 +47,7 @@ pub struct Case {
     pub source: String,
     /// The clause ids (from `specs/<op>.clauses.yaml`) the case exercises.
     pub clauses: Vec<String>,
-    /// The expected result rests on a point the reference marks [inferred].
+    /// The expected result rests on a point the reference marks \[inferred\].
     pub inferred: bool,
     pub note: Option<String>,
     pub invocation: Invocation,
