@@ -12,6 +12,9 @@
 /// numpy's threshold for the advice.
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
+/// The size of a transparent huge page on x86-64 and most arm64 kernels.
+pub const HUGE_PAGE: usize = 2 << 20;
+
 /// A vector of `len` zero words (all-zero bits is a valid element of every width).
 pub fn zeroed<T: Copy + Default + ZeroBits>(len: usize) -> Vec<T> {
     // `vec![0; len]` is `calloc`: for a large buffer, untouched pages fresh from `mmap`, so the
