@@ -7,13 +7,15 @@
 //! cargo bench --bench layout            prints the table
 //! cargo bench --bench layout -- slice   only the lines whose name contains `slice`
 //! ```
-//! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 5; the median is kept),
+//! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 11; the median is kept),
 //! `OPSPEC_BENCH_MARKDOWN` (write the report there), `OPSPEC_BENCH_NUMPY=0` (skip numpy).
 //!
 //! What is compared:
-//! - **copy**: `Vec<u8>::clone` of a buffer as large as the op's *output*: a fresh allocation,
-//!   its page faults and a `memcpy`, which is what any op that returns a new tensor pays at
-//!   least. It is timed right after each repetition of the op.
+//! - **copy**: a fresh buffer as large as the op's *output*, allocated as the ops allocate
+//!   theirs (huge pages advised), filled by `copy_from_slice` from a buffer allocated as the
+//!   inputs are: its page faults and a `memcpy`, which is what any op that returns a new
+//!   tensor pays at least. It is timed right after each repetition of the op. A
+//!   `Vec<u8>::clone` (4 KiB pages) is shown beside it.
 //! - **numpy**: `benches/numpy_layout.py`, the same operation written the idiomatic numpy way
 //!   (`ascontiguousarray` of a transposed view, `np.pad`, `as_strided(...).copy()`, ...), with its
 //!   own copy baseline. Both sides take the median of the same number of repetitions.
@@ -389,7 +391,8 @@ fn measure(line: &Line, reps: usize) -> Measured {
     let out_bytes = bytes(&output);
     drop(output);
     let largest = in_bytes.max(out_bytes);
-    let copy_source = vec![0x5a_u8; out_bytes];
+    // The copy reads a buffer allocated as the op's input is (huge pages advised).
+    let copy_source = words(out_bytes, || 0x5a_u8);
     let (mut op, mut copy, mut clone) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
         let started = Instant::now();
@@ -606,7 +609,7 @@ fn main() {
     let reps: usize = std::env::var("OPSPEC_BENCH_REPS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(5)
+        .unwrap_or(11)
         .max(1);
     let mut measured = Vec::new();
     for line in lines() {

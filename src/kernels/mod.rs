@@ -1067,28 +1067,31 @@ fn deinterleave<T: Word>(local: &mut [T], stride: usize, stretch: &[T], n: usize
             }
         }
     }
-    /// As `fixed`, `N` chunks at a time through a square transpose.
-    fn square<T: Word, const N: usize>(
+    /// As `fixed`, `B` chunks and `B` lanes at a time through a square transpose.
+    fn blocks<T: Word, const N: usize, const B: usize>(
         local: &mut [T],
         stride: usize,
         stretch: &[T],
-        transpose: fn([[T; N]; N]) -> [[T; N]; N],
+        transpose: fn([[T; B]; B]) -> [[T; B]; B],
     ) {
         let count = stretch.len() / N;
-        let whole = count / N * N;
+        let whole = count / B * B;
         if whole > 0 {
             hit!(SquareDeinterleave);
         }
         let mut rows = local.chunks_exact_mut(stride);
         let mut rows: [&mut [T]; N] =
             std::array::from_fn(|_| &mut rows.next().expect("N rows")[..count]);
-        for (j, chunks) in stretch[..whole * N].chunks_exact(N * N).enumerate() {
-            let block = transpose(std::array::from_fn(|c| {
-                chunks[c * N..c * N + N].try_into().expect("N lanes")
-            }));
-            for (row, lanes) in rows.iter_mut().zip(block) {
-                let out: &mut [T; N] = (&mut row[j * N..j * N + N]).try_into().expect("N");
-                *out = lanes;
+        for (j, chunks) in stretch[..whole * N].chunks_exact(B * N).enumerate() {
+            for g in (0..N).step_by(B) {
+                let block = transpose(std::array::from_fn(|c| {
+                    let at = c * N + g;
+                    chunks[at..at + B].try_into().expect("B lanes")
+                }));
+                for (row, lanes) in rows[g..g + B].iter_mut().zip(block) {
+                    let out: &mut [T; B] = (&mut row[j * B..j * B + B]).try_into().expect("B");
+                    *out = lanes;
+                }
             }
         }
         for (j, lanes) in stretch.chunks_exact(N).enumerate().skip(whole) {
@@ -1100,10 +1103,10 @@ fn deinterleave<T: Word>(local: &mut [T], stride: usize, stretch: &[T], n: usize
     match n {
         2 => fixed::<T, 2>(local, stride, stretch),
         3 => fixed::<T, 3>(local, stride, stretch),
-        4 => square::<T, 4>(local, stride, stretch, T::transpose4),
-        8 => square::<T, 8>(local, stride, stretch, T::transpose8),
-        16 => fixed::<T, 16>(local, stride, stretch),
-        32 => fixed::<T, 32>(local, stride, stretch),
+        4 => blocks::<T, 4, 4>(local, stride, stretch, T::transpose4),
+        8 => blocks::<T, 8, 8>(local, stride, stretch, T::transpose8),
+        16 => blocks::<T, 16, 8>(local, stride, stretch, T::transpose8),
+        32 => blocks::<T, 32, 8>(local, stride, stretch, T::transpose8),
         _ => unreachable!("deinterleave of {n} lanes"),
     }
 }
