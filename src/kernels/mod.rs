@@ -127,25 +127,24 @@ impl Map {
     /// map of the rest relative to it; `None` when every entry is fill.
     fn from_table(table: &[Option<usize>]) -> Option<(isize, Map)> {
         let anchor = table.iter().find_map(|&entry| entry)? as isize;
-        let relative: Vec<isize> = table
+        // An arithmetic progression from its first entry is kept as its step (checked before
+        // any table is built: an AsStrided axis may have millions of entries).
+        let step = match table {
+            [Some(a), Some(b), ..] => *b as isize - *a as isize,
+            _ => 0,
+        };
+        let affine = table[0].is_some()
+            && table.iter().enumerate().all(|(y, entry)| {
+                entry.map(|offset| offset as isize) == Some(anchor + y as isize * step)
+            });
+        if affine {
+            return Some((anchor, Map::Affine(step)));
+        }
+        let relative = table
             .iter()
             .map(|entry| entry.map_or(FILL, |offset| offset as isize - anchor))
             .collect();
-        let step = relative.get(1).copied().unwrap_or(0);
-        let affine = table[0].is_some()
-            && step != FILL
-            && relative
-                .iter()
-                .enumerate()
-                .all(|(y, &offset)| offset == y as isize * step);
-        Some((
-            anchor,
-            if affine {
-                Map::Affine(step)
-            } else {
-                Map::Table(relative)
-            },
-        ))
+        Some((anchor, Map::Table(relative)))
     }
 
     fn at(&self, y: usize) -> isize {
