@@ -89,6 +89,7 @@ pub(crate) mod coverage {
         LocalStore,
         ScatteredStore,
         Split,
+        Pieces,
         PaddedSplit,
     ];
 
@@ -412,6 +413,13 @@ fn parallel_chunks() -> usize {
 /// Pieces per thread of a split copy (see [`run_split`]).
 const PIECES_PER_THREAD: usize = 4;
 
+/// Where pieces end in the output: on huge-page boundaries. Tests use cache lines, so that
+/// their small outputs are cut into several pieces too.
+#[cfg(not(test))]
+const PIECE_ALIGN: usize = pages::HUGE_PAGE;
+#[cfg(test)]
+const PIECE_ALIGN: usize = 64;
+
 /// [`run`] for a large copy: cut along the outermost axis (for a gather, the one with the
 /// largest destination step; for a scatter into a vector format's image, its batch or block
 /// axis), when the other axes stay within one of its steps so that each piece of coordinates
@@ -465,7 +473,7 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
     let origin = rest.as_ptr() as usize;
     let step_bytes = step * std::mem::size_of::<T>();
     let cut = |k: usize| {
-        let target = (origin + bytes * k / count).next_multiple_of(pages::HUGE_PAGE);
+        let target = (origin + bytes * k / count).next_multiple_of(PIECE_ALIGN);
         (target - origin).div_ceil(step_bytes).min(axis.len)
     };
     let mut pieces = Vec::with_capacity(count);
@@ -487,6 +495,9 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
         piece.dst_base = 0;
         pieces.push((piece, part));
         start = end;
+    }
+    if pieces.len() > 1 {
+        hit!(Pieces);
     }
     let queue = std::sync::Mutex::new(pieces.into_iter());
     let work = || loop {
