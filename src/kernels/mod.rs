@@ -76,6 +76,7 @@ pub(crate) mod coverage {
         SteppedRun,
         BackSteppedRun,
         FillTile,
+        FillInPlace,
         Deinterleave,
         SquareDeinterleave,
         Interleave,
@@ -434,9 +435,8 @@ const PIECE_ALIGN: usize = 64;
 /// core, the op waited for the slower core (a crop measured 7 ms with both cores free and
 /// 16–23 ms with the other core taken by another process). Many small pieces (2 MiB each)
 /// measured up to 10 % slower than halves on the AsStrided windows line; four per thread
-/// measured as fast as halves. Every element is
-/// still written by the same code from the same source offset, and the pieces' writes do not
-/// overlap, so the bits do not change.
+/// measured as fast as halves. Every element is still written by the same code from the same
+/// source offset, and the pieces' writes do not overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
     let threads = parallel_chunks();
     let Some(axis) = copy.axes.first() else {
@@ -912,9 +912,9 @@ fn tiles<T: Word>(
         qa.len.min(TILE_RUNS)
     };
     let tp = (area / tq / w).max(1).min(pa.len);
-    let run = tq * w; // local elements per p coordinate
-                      // Local rows of an odd number of cache lines, so that writing down a column does not
-                      // land every row in the same cache set.
+    // Local elements per p coordinate; local rows of an odd number of cache lines, so that
+    // writing down a column does not land every row in the same cache set.
+    let run = tq * w;
     let line = (64 / size).max(1);
     let stride = if run * size > 256 {
         let lines = run.div_ceil(line);
@@ -998,14 +998,15 @@ fn tiles<T: Word>(
                     None => &mut local,
                 };
                 let Some(s0) = s0 else {
-                    // Only a gather has fill, and a gather's blocks are always built in place
-                    // (its destination is row-major); the store stays for a general plan.
-                    hit!(FillTile);
+                    // Row by row: in place, the gaps between rows belong to other blocks.
                     for row in buf.chunks_mut(row_step).take(ni) {
                         row[..nj * w].fill(fill);
                     }
                     if in_place.is_none() {
+                        hit!(FillTile);
                         block.store(dst, &local);
+                    } else {
+                        hit!(FillInPlace);
                     }
                     continue;
                 };
