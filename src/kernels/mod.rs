@@ -332,34 +332,50 @@ impl Transfer {
     }
 }
 
+/// The side of a copy that a plan's tables index (the source of a gather, the destination of
+/// a scatter): its base with each table's anchor added; the copy's axes, that side's maps
+/// against the row-major strides of the plan's shape on the other (`order` says which is
+/// `(dst, src)`); and whether some non-empty table has no entry at all, so that no element
+/// has an offset on that side.
+fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize, Vec<Axis>, bool) {
+    let shape = plan.shape();
+    let row_major = row_major_strides(&shape);
+    let (mut base, mut vacant) = (plan.base as isize, false);
+    let axes = plan
+        .tables
+        .iter()
+        .zip(row_major)
+        .map(|(table, stride)| {
+            let map = match Map::from_table(table) {
+                Some((anchor, map)) => {
+                    base += anchor;
+                    map
+                }
+                None => {
+                    vacant |= !table.is_empty();
+                    Map::Affine(0)
+                }
+            };
+            let (dst, src) = order(map, Map::Affine(stride as isize));
+            Axis {
+                len: table.len(),
+                dst,
+                src,
+            }
+        })
+        .collect();
+    (base, axes, vacant)
+}
+
 /// [`crate::layout::gather`], fast.
 pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
-    let shape = plan.shape();
-    let volume: usize = shape.iter().product();
-    let strides = row_major_strides(&shape);
-    let mut copy = Transfer {
+    let volume: usize = plan.shape().iter().product();
+    let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
+    let copy = Transfer {
         dst_base: 0,
-        src_base: plan.base as isize,
-        axes: Vec::with_capacity(shape.len()),
+        src_base,
+        axes,
     };
-    let mut vacant = false;
-    for (table, &stride) in plan.tables.iter().zip(&strides) {
-        let src = match Map::from_table(table) {
-            Some((anchor, map)) => {
-                copy.src_base += anchor;
-                map
-            }
-            None => {
-                vacant |= !table.is_empty();
-                Map::Affine(0)
-            }
-        };
-        copy.axes.push(Axis {
-            len: table.len(),
-            dst: Map::Affine(stride as isize),
-            src,
-        });
-    }
     let normal = if vacant {
         // Every output element has a fill coordinate (unless the output is empty).
         if volume == 0 {
@@ -524,32 +540,13 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
 
 /// [`crate::layout::scatter`], fast.
 pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
-    let shape = plan.shape();
-    let strides = row_major_strides(&shape);
-    let mut copy = Transfer {
-        dst_base: plan.base as isize,
+    let (dst_base, axes, vacant) = indexed_side(plan, |table, row_major| (table, row_major));
+    let copy = Transfer {
+        dst_base,
         src_base: 0,
-        axes: Vec::with_capacity(shape.len()),
+        axes,
     };
-    let mut vacant = false;
-    for (table, &stride) in plan.tables.iter().zip(&strides) {
-        let dst = match Map::from_table(table) {
-            Some((anchor, map)) => {
-                copy.dst_base += anchor;
-                map
-            }
-            None => {
-                vacant = true;
-                Map::Affine(0)
-            }
-        };
-        copy.axes.push(Axis {
-            len: table.len(),
-            dst,
-            src: Map::Affine(stride as isize),
-        });
-    }
-    let volume: usize = shape.iter().product();
+    let volume: usize = plan.shape().iter().product();
     let normal = if vacant {
         Normal::Vacant
     } else {
