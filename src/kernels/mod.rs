@@ -1024,28 +1024,17 @@ fn tiles<T: Word>(
                 } else if p_dense && w == 1 {
                     // Runs a few at a time, in square blocks transposed in registers: 8 × 8
                     // for 16-bit words and bytes, 4 × 4 otherwise (see `words`).
+                    let runs = Runs {
+                        src,
+                        s0,
+                        sq: &sq[..nj],
+                        i0,
+                        len: ni,
+                    };
                     j = if std::mem::size_of::<T>() <= 2 {
-                        transpose_groups::<T, 8>(
-                            buf,
-                            row_step,
-                            src,
-                            s0,
-                            &sq[..nj],
-                            i0,
-                            ni,
-                            T::transpose8,
-                        )
+                        transpose_groups::<T, 8>(buf, row_step, &runs, T::transpose8)
                     } else {
-                        transpose_groups::<T, 4>(
-                            buf,
-                            row_step,
-                            src,
-                            s0,
-                            &sq[..nj],
-                            i0,
-                            ni,
-                            T::transpose4,
-                        )
+                        transpose_groups::<T, 4>(buf, row_step, &runs, T::transpose4)
                     };
                 }
                 for j in j..nj {
@@ -1193,21 +1182,32 @@ fn interleave<T: Word>(local: &mut [T], src: &[T], first: usize, sq: &[isize], c
     }
 }
 
-/// Square transposes of `N` source runs at a time: `local[k · stride + j] =
-/// src[s0 + sq[j] + i0 + k]` for `k < ni` and each whole group of `N` runs `j`, the next
-/// group's lines asked for while one is moved (the runs of a transpose are far apart, too
-/// short for the hardware prefetcher to follow). Returns how many runs it moved.
-#[allow(clippy::too_many_arguments)]
+/// The source runs of a block: run `j` is `src[s0 + sq[j] + i0..][..len]`.
+struct Runs<'a, T> {
+    src: &'a [T],
+    s0: usize,
+    sq: &'a [isize],
+    i0: usize,
+    len: usize,
+}
+
+/// Square transposes of `N` source runs at a time: `local[k · stride + j] = run j [k]` for
+/// `k < len` and each whole group of `N` runs `j`, the next group's lines asked for while one
+/// is moved (the runs of a transpose are far apart, too short for the hardware prefetcher to
+/// follow). Returns how many runs it moved.
 fn transpose_groups<T: Word, const N: usize>(
     local: &mut [T],
     stride: usize,
-    src: &[T],
-    s0: usize,
-    sq: &[isize],
-    i0: usize,
-    ni: usize,
+    runs: &Runs<T>,
     transpose: fn([[T; N]; N]) -> [[T; N]; N],
 ) -> usize {
+    let Runs {
+        src,
+        s0,
+        sq,
+        i0,
+        len: ni,
+    } = *runs;
     let group = |j: usize| -> [&[T]; N] {
         std::array::from_fn(|b| {
             let first = (s0 as isize + sq[j + b] + i0 as isize) as usize;
