@@ -80,14 +80,7 @@ pub fn gather_reference(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> B
                 Some(offset) => input[offset],
                 None => fill_bits as _,
             });
-            // Advance the row-major odometer.
-            for axis in (0..shape.len()).rev() {
-                index[axis] += 1;
-                if index[axis] < shape[axis] {
-                    break;
-                }
-                index[axis] = 0;
-            }
+            advance(&mut index, &shape);
         }
         output
     })
@@ -128,13 +121,7 @@ pub fn scatter_reference(source: &Buffer, plan: &AxisGather, len: usize, fill_bi
             if let Some(offset) = offset {
                 output[offset] = element;
             }
-            for axis in (0..shape.len()).rev() {
-                index[axis] += 1;
-                if index[axis] < shape[axis] {
-                    break;
-                }
-                index[axis] = 0;
-            }
+            advance(&mut index, &shape);
         }
         output
     })
@@ -202,6 +189,18 @@ pub fn transpose_reshape_transpose(
     let out_shape: Vec<usize> = second.iter().map(|&axis| reshaped[axis]).collect();
     let out_strides: Vec<usize> = second.iter().map(|&axis| reshaped_strides[axis]).collect();
     Some(AxisGather::strided(&out_shape, &out_strides, 0))
+}
+
+/// Steps a row-major odometer: the coordinates after `index` in a tensor of `shape` (back to
+/// all zeros after the last).
+pub(crate) fn advance(index: &mut [usize], shape: &[usize]) {
+    for axis in (0..shape.len()).rev() {
+        index[axis] += 1;
+        if index[axis] < shape[axis] {
+            return;
+        }
+        index[axis] = 0;
+    }
 }
 
 /// Applies a plan to a tensor, keeping its dtype.

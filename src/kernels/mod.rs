@@ -34,7 +34,7 @@
 //! [`pages`], which asks for huge pages for large outputs (the register transposes and the
 //! prefetch hints go through `safe_arch`'s safe wrappers).
 
-use crate::layout::{gather_reference, scatter_reference, AxisGather};
+use crate::layout::{advance, gather_reference, scatter_reference, AxisGather};
 use crate::map_buffer;
 use crate::tensor::{row_major_strides, Buffer};
 
@@ -629,7 +629,8 @@ fn outer<F: FnMut(usize, Option<usize>)>(copy: &Transfer, skip: &[usize], mut ea
         .filter(|(i, _)| !skip.contains(i))
         .map(|(_, axis)| axis)
         .collect();
-    let count: usize = axes.iter().map(|axis| axis.len).product();
+    let lens: Vec<usize> = axes.iter().map(|axis| axis.len).collect();
+    let count: usize = lens.iter().product();
     let mut index = vec![0usize; axes.len()];
     for _ in 0..count {
         let (mut d, mut s, mut skipped, mut filled) = (copy.dst_base, copy.src_base, false, false);
@@ -646,13 +647,7 @@ fn outer<F: FnMut(usize, Option<usize>)>(copy: &Transfer, skip: &[usize], mut ea
         if !skipped {
             each(d as usize, (!filled).then_some(s as usize));
         }
-        for axis in (0..axes.len()).rev() {
-            index[axis] += 1;
-            if index[axis] < axes[axis].len {
-                break;
-            }
-            index[axis] = 0;
-        }
+        advance(&mut index, &lens);
     }
 }
 
