@@ -31,16 +31,19 @@
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
-//! [`pages`], which asks for huge pages for large outputs (the register transposes and the
-//! prefetch hints go through `safe_arch`'s safe wrappers).
+//! [`pages`], which asks for huge pages for large outputs, and [`stream`], which writes the
+//! rows of a large stored block whose rows lie far apart past the caches (the register
+//! transposes and the prefetch hints go through `safe_arch`'s safe wrappers).
 
 use crate::layout::{advance, gather_reference, scatter_reference, AxisGather};
 use crate::map_buffer;
 use crate::tensor::{row_major_strides, Buffer};
 
 pub mod pages;
+pub mod stream;
 pub mod words;
 
+use stream::Stores;
 pub use words::Word;
 
 /// Counts the paths taken, so that a test can show the generated plans reach every one.
@@ -83,6 +86,7 @@ pub(crate) mod coverage {
         SquareInterleave,
         Blocks4,
         Blocks8,
+        Streamed,
         OneRun,
         TableRun,
         Chunks,
@@ -455,12 +459,13 @@ const PIECE_ALIGN: usize = 64;
 /// source offset, and the pieces' writes do not overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
     let threads = parallel_chunks();
+    let stores = Stores::for_output(std::mem::size_of_val(dst));
     let Some(axis) = copy.axes.first() else {
-        return run(dst, src, copy, fill);
+        return run(dst, src, copy, fill, stores);
     };
     let step = match axis.dst {
         Map::Affine(step) if step > 0 => step as usize,
-        _ => return run(dst, src, copy, fill),
+        _ => return run(dst, src, copy, fill, stores),
     };
     // The other axes stay within one step of the first (a row-major output, or a scatter
     // into a padded image): the pieces write disjoint stretches of `dst`.
@@ -468,14 +473,14 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
     for other in &copy.axes[1..] {
         let (lo, hi) = other.dst.range(other.len);
         if lo > hi {
-            return run(dst, src, copy, fill);
+            return run(dst, src, copy, fill, stores);
         }
         inner = (inner.0 + lo, inner.1 + hi);
     }
     let disjoint = copy.dst_base >= 0 && inner.0 >= 0 && inner.1 < step as isize;
     let bytes = step * axis.len * std::mem::size_of::<T>();
     if threads < 2 || !disjoint || bytes < PARALLEL_BYTES {
-        return run(dst, src, copy, fill);
+        return run(dst, src, copy, fill, stores);
     }
     hit!(Split);
     if copy.dst_base != 0 || step * axis.len != dst.len() {
@@ -523,7 +528,7 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
             return;
         };
         match piece.normalize() {
-            Normal::Copy(piece) => run(part, src, &piece, fill),
+            Normal::Copy(piece) => run(part, src, &piece, fill, stores),
             // A length-1 cut of an axis whose one coordinate is fill.
             Normal::Vacant => part.fill(fill),
             Normal::Empty => {}
@@ -571,8 +576,15 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
     }
 }
 
-/// Moves every element of a normalised, in-bounds copy.
-fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
+/// Moves every element of a normalised, in-bounds copy, its destination rows stored as
+/// `stores` says; every streamed store is ordered before the return.
+fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
+    dispatch(dst, src, copy, fill, stores);
+    stream::fence();
+}
+
+/// [`run`]'s choice of path.
+fn dispatch<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
     let Some(inner) = copy.axes.last() else {
         hit!(Single);
         dst[copy.dst_base as usize] = src[copy.src_base as usize];
@@ -584,7 +596,7 @@ fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
         // cache line, then moved as chunks of a tiled transpose when one fits.
         if inner.len * std::mem::size_of::<T>() < 64 {
             if let Some((p, q)) = tile_axes(&copy.axes[..copy.axes.len() - 1], inner.len) {
-                return tiles(dst, src, copy, p, q, inner.len, fill);
+                return tiles(dst, src, copy, p, q, inner.len, fill, stores);
             }
         }
         return rows(dst, src, copy, fill);
@@ -596,7 +608,7 @@ fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
         };
     if !rows_fit {
         if let Some((p, q)) = tile_axes(&copy.axes, 1) {
-            return tiles(dst, src, copy, p, q, 1, fill);
+            return tiles(dst, src, copy, p, q, 1, fill, stores);
         }
     }
     rows(dst, src, copy, fill)
@@ -833,6 +845,18 @@ fn copy_runs<T: Word>(row: &mut [T], src: &[T], s: usize, runs: &[Run], fill: T)
     }
 }
 
+/// `out.copy_from_slice(from)`, by `stores`: a destination row, or a piece of one.
+#[inline]
+fn store<T: Word>(stores: Stores, out: &mut [T], from: &[T]) {
+    // Rows of one line or less have no whole line to stream, unless aligned.
+    if stores == Stores::Cached || std::mem::size_of_val(out) < 128 {
+        return copy_short(out, from);
+    }
+    if stream::copy(out, from) {
+        hit!(Streamed);
+    }
+}
+
 /// `copy_from_slice`, without a `memcpy` call for runs of up to 256 bytes (measured: rows of
 /// 64 float16, AsStrided windows, spend more in the call than in the copy).
 #[inline]
@@ -889,6 +913,7 @@ fn tiles<T: Word>(
     q: usize,
     chunk: usize,
     fill: T,
+    stores: Stores,
 ) {
     let (pa, qa) = (&copy.axes[p], &copy.axes[q]);
     let w = chunk;
@@ -931,6 +956,17 @@ fn tiles<T: Word>(
         _ => None,
     };
     let row_step = in_place.unwrap_or(stride);
+    // Stored blocks whose rows span more than the caches hold stream their rows: every line
+    // of their output pages is written long after the page was first touched (see `stream`).
+    let span = match pa.dst {
+        Map::Affine(step) => step.unsigned_abs() * tp * size,
+        Map::Table(_) => 0,
+    };
+    let stores = if span >= stream::SPAN_BYTES {
+        stores
+    } else {
+        Stores::Cached
+    };
     // The runs of one block are one stretch of the source when q steps over all of p.
     let runs_adjacent = p_dense && tp == pa.len && qa.src == Map::Affine((pa.len * w) as isize);
     // Adjacent runs of a few elements each are interleaved lanes, taken apart in one pass.
@@ -979,6 +1015,7 @@ fn tiles<T: Word>(
                     w,
                     stride,
                     q_dense,
+                    stores,
                 };
                 let buf: &mut [T] = match in_place {
                     Some(step) => {
@@ -1269,6 +1306,7 @@ struct Block<'a> {
     w: usize,
     stride: usize,
     q_dense: bool,
+    stores: Stores,
 }
 
 impl Block<'_> {
@@ -1278,7 +1316,7 @@ impl Block<'_> {
         for (k, row) in local.chunks_exact(self.stride).take(ni).enumerate() {
             if self.q_dense {
                 let first = (self.dp[k] + (self.j0 * w) as isize) as usize;
-                copy_short(&mut dst[first..first + nj * w], &row[..nj * w]);
+                store(self.stores, &mut dst[first..first + nj * w], &row[..nj * w]);
             } else if w == 1 {
                 hit!(ScatteredStore);
                 for (&x, &dj) in row.iter().zip(self.dq) {

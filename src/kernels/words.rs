@@ -15,8 +15,9 @@
 
 use super::pages::ZeroBits;
 
-/// Word types the kernels move: `u8`, `u16`, `u32` and `u64` (the four buffer widths).
-pub trait Word: Copy + Default + ZeroBits {
+/// Word types the kernels move: `u8`, `u16`, `u32` and `u64` (the four buffer widths), and
+/// no others (sealed: [`super::stream`] copies their bytes as whole words).
+pub trait Word: sealed::Sealed + Copy + Default + ZeroBits {
     /// `out[k][b] = rows[b][k]` for a 4 × 4 block.
     #[inline(always)]
     fn transpose4(rows: [[Self; 4]; 4]) -> [[Self; 4]; 4] {
@@ -34,6 +35,14 @@ pub trait Word: Copy + Default + ZeroBits {
 #[inline(always)]
 pub fn plain_transpose<T: Copy, const N: usize>(rows: [[T; N]; N]) -> [[T; N]; N] {
     std::array::from_fn(|k| std::array::from_fn(|b| rows[b][k]))
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
 }
 
 impl Word for u8 {}
