@@ -22,12 +22,15 @@
 //!    are far apart are asked for a group ahead (a prefetch hint), as are the rows of a
 //!    strided row copy.
 //!
-//! 4. **Threads**: a gather or scatter that writes 4 MiB or more is cut along its outermost
-//!    axis into a few pieces per core, ending on huge-page boundaries of the output, each a
-//!    smaller copy of the same kind taken through the steps above, which one thread per core
-//!    takes from a shared queue, when the pieces write disjoint stretches of the output (a
-//!    gather's row-major output; a scatter into a vector format's image, whose outermost axis
-//!    steps over all the others).
+//! 4. **Threads**: a gather or scatter that moves 4 MiB or more is cut into a few pieces per
+//!    core, each a smaller copy of the same kind taken through the steps above, which one
+//!    thread per core takes from a shared queue. Pieces write disjoint stretches of the
+//!    output: they are cut along the axis with the largest destination step when every other
+//!    axis stays within one of its steps (a gather's outermost axis; for a scatter into a
+//!    vector format's image, its batch or pixel axis), and end on huge-page boundaries. An axis
+//!    shorter than the number of pieces (a batch of 2, a format's 2 channel blocks) is cut
+//!    into its coordinates, each cut further the same way, unless the pieces would share the
+//!    source's cache lines.
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
@@ -95,6 +98,7 @@ pub(crate) mod coverage {
         ScatteredStore,
         Split,
         Pieces,
+        NestedPieces,
         PaddedSplit,
     ];
 
@@ -298,20 +302,20 @@ impl Transfer {
         Normal::Copy(self)
     }
 
-    /// The coordinates `start..end` of the first axis, as a copy whose destination starts at
-    /// that chunk's first element (for [`run_split`]; the first axis must be affine in `dst`).
-    fn cut(&self, start: usize, end: usize) -> Transfer {
+    /// The coordinates `start..end` of axis `a`, whose destination map must be affine: the same
+    /// offsets, that axis's first coordinate moved into the bases.
+    fn cut(&self, a: usize, start: usize, end: usize) -> Transfer {
         let mut axes = self.axes.clone();
-        let first = &mut axes[0];
-        first.len = end - start;
+        let axis = &mut axes[a];
+        axis.len = end - start;
         let mut src_base = self.src_base;
-        match &mut first.src {
+        match &mut axis.src {
             Map::Affine(step) => src_base += start as isize * *step,
             // Table entries are relative to the base: the cut keeps its own entries.
             Map::Table(table) => *table = table[start..end].to_vec(),
         }
         Transfer {
-            dst_base: self.dst_base,
+            dst_base: self.dst_base + axis.dst.at(start),
             src_base,
             axes,
         }
@@ -441,14 +445,12 @@ const PIECE_ALIGN: usize = pages::HUGE_PAGE;
 #[cfg(test)]
 const PIECE_ALIGN: usize = 64;
 
-/// [`run`] for a large copy: cut along the outermost axis (for a gather, the one with the
-/// largest destination step; for a scatter into a vector format's image, its batch or block
-/// axis), when the other axes stay within one of its steps so that each piece of coordinates
-/// writes its own contiguous stretch of `dst`, and the pieces moved by one scoped thread per
-/// core. The layout kernels are bound by the latency of scattered reads and by first-touch page
-/// faults of the fresh output more than by memory bandwidth, so a second core takes a third to
-/// a half off (measured on the 64 MiB benchmark inputs with the second core idle: NCHW → NHWC
-/// 20.6 → 12.2 ms, unpack CHW32 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms).
+/// [`run`] for a large copy: cut into pieces that write disjoint stretches of `dst` (see
+/// [`cut_pieces`]), moved by one scoped thread per core. The layout kernels are bound by the
+/// latency of scattered reads and by first-touch page faults of the fresh output more than by
+/// memory bandwidth, so a second core takes a third to a half off (measured on the 64 MiB
+/// benchmark inputs with the second core idle: NCHW → NHWC 20.6 → 12.2 ms, unpack CHW32
+/// 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms).
 ///
 /// There are a few pieces per thread, taken from a shared queue, so that a core that is busy
 /// elsewhere only slows the op down by the share it could not take: with one fixed half per
@@ -459,77 +461,55 @@ const PIECE_ALIGN: usize = 64;
 /// source offset, and the pieces' writes do not overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
     let threads = parallel_chunks();
+    let size = std::mem::size_of::<T>();
     let stores = Stores::for_output(std::mem::size_of_val(dst));
-    let Some(axis) = copy.axes.first() else {
-        return run(dst, src, copy, fill, stores);
-    };
-    let step = match axis.dst {
-        Map::Affine(step) if step > 0 => step as usize,
-        _ => return run(dst, src, copy, fill, stores),
-    };
-    // The other axes stay within one step of the first (a row-major output, or a scatter
-    // into a padded image): the pieces write disjoint stretches of `dst`.
-    let mut inner = (0isize, 0isize);
-    for other in &copy.axes[1..] {
-        let (lo, hi) = other.dst.range(other.len);
-        if lo > hi {
-            return run(dst, src, copy, fill, stores);
-        }
-        inner = (inner.0 + lo, inner.1 + hi);
-    }
-    let disjoint = copy.dst_base >= 0 && inner.0 >= 0 && inner.1 < step as isize;
-    let bytes = step * axis.len * std::mem::size_of::<T>();
-    if threads < 2 || !disjoint || bytes < PARALLEL_BYTES {
+    let moved: usize = copy.axes.iter().map(|axis| axis.len).product();
+    let mut pieces = Vec::new();
+    let origin = dst.as_ptr() as usize;
+    let split = threads >= 2
+        && moved * size >= PARALLEL_BYTES
+        && cut_pieces(
+            copy,
+            dst.len(),
+            (origin, size),
+            threads * PIECES_PER_THREAD,
+            &mut pieces,
+        );
+    if !split {
         return run(dst, src, copy, fill, stores);
     }
     hit!(Split);
-    if copy.dst_base != 0 || step * axis.len != dst.len() {
-        // Not the whole output: a scatter into a padded or offset image.
-        hit!(PaddedSplit);
-    }
-    let count = (threads * PIECES_PER_THREAD).min(axis.len);
-    let mut rest = &mut dst[copy.dst_base as usize..];
-    // Pieces end where a huge page does (where the step allows): two threads that fault in the
-    // same fresh page wait for each other while the kernel clears it.
-    let origin = rest.as_ptr() as usize;
-    let step_bytes = step * std::mem::size_of::<T>();
-    let cut = |k: usize| {
-        let target = (origin + bytes * k / count).next_multiple_of(PIECE_ALIGN);
-        (target - origin).div_ceil(step_bytes).min(axis.len)
-    };
-    let mut pieces = Vec::with_capacity(count);
-    let mut start = 0;
-    for k in 1..=count {
-        let end = if k == count { axis.len } else { cut(k) };
-        if end <= start {
-            continue;
+    if let Some((a, step)) = outermost(copy) {
+        if copy.dst_base != 0 || step * copy.axes[a].len != dst.len() {
+            // Not the whole output: a scatter into a padded or offset image.
+            hit!(PaddedSplit);
         }
-        let part = if end == axis.len {
-            // The last piece takes what is left (a padded image may end inside its last step).
-            std::mem::take(&mut rest)
-        } else {
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut((end - start) * step);
-            rest = tail;
-            part
-        };
-        let mut piece = copy.cut(start, end);
-        piece.dst_base = 0;
-        pieces.push((piece, part));
-        start = end;
     }
     if pieces.len() > 1 {
         hit!(Pieces);
     }
-    let queue = std::sync::Mutex::new(pieces.into_iter());
+    let mut parts = Vec::with_capacity(pieces.len());
+    let (mut rest, mut at) = (dst, 0);
+    for Piece { work, start, end } in pieces {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+        let (part, tail) = tail.split_at_mut(end - start);
+        rest = tail;
+        at = end;
+        parts.push((work, start, part));
+    }
+    let queue = std::sync::Mutex::new(parts.into_iter());
     let work = || loop {
         // The lock is held only to take the next piece.
         let next = queue.lock().map(|mut queue| queue.next());
-        let Ok(Some((piece, part))) = next else {
+        let Ok(Some((work, start, part))) = next else {
             return;
         };
-        match piece.normalize() {
-            Normal::Copy(piece) => run(part, src, &piece, fill, stores),
-            // A length-1 cut of an axis whose one coordinate is fill.
+        match work {
+            Normal::Copy(mut piece) => {
+                piece.dst_base -= start as isize;
+                run(part, src, &piece, fill, stores);
+            }
+            // A coordinate whose every element is fill.
             Normal::Vacant => part.fill(fill),
             Normal::Empty => {}
         }
@@ -541,6 +521,115 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
         // This thread takes pieces too, rather than only wait.
         work();
     });
+}
+
+/// A piece of a split copy: `work` writes inside `dst[start..end]` (its offsets are still
+/// those of the whole `dst`).
+struct Piece {
+    work: Normal,
+    start: usize,
+    end: usize,
+}
+
+/// Cuts `copy`, which writes inside `dst[copy.dst_base..end]`, into about `count` pieces that
+/// write disjoint stretches, pushed in order: along the axis with the largest destination step
+/// (a gather's outermost axis; for a scatter into a vector format's image, its batch or pixel
+/// axis), when the other axes stay within one of its steps. An axis shorter than `count` (a
+/// batch of 2) is cut into its coordinates, each cut further the same way. Pieces end where a
+/// huge page of the output does, where the step allows: two threads that fault in the same
+/// fresh page wait for each other while the kernel clears it. `at` is the address of `dst[0]`
+/// and the size of its word. False, with nothing pushed, when no axis can be cut.
+fn cut_pieces(
+    copy: &Transfer,
+    end: usize,
+    at: (usize, usize),
+    count: usize,
+    pieces: &mut Vec<Piece>,
+) -> bool {
+    let Some((a, step)) = outermost(copy) else {
+        return false;
+    };
+    let (len, base) = (copy.axes[a].len, copy.dst_base as usize);
+    let (origin, size) = at;
+    // Pieces that would share the source's cache lines (a cut through a vector format's
+    // pixels, 16 of 64 channels each) read each line once per piece: measured, unpack HWC8
+    // cut into 4 pieces per image 24.0 → 28.3 ms. Such a copy is not cut.
+    let whole_lines = match copy.axes[a].src {
+        Map::Affine(step) => step.unsigned_abs() * size * (len / count).max(1) >= 64,
+        Map::Table(_) => true,
+    };
+    if !whole_lines {
+        return false;
+    }
+    if len < count {
+        hit!(NestedPieces);
+        let each = count.div_ceil(len);
+        for y in 0..len {
+            let start = base + y * step;
+            let stop = if y + 1 == len { end } else { start + step };
+            let work = copy.cut(a, y, y + 1).normalize();
+            if let Normal::Copy(inner) = &work {
+                if each > 1 && cut_pieces(inner, stop, at, each, pieces) {
+                    continue;
+                }
+            }
+            pieces.push(Piece {
+                work,
+                start,
+                end: stop,
+            });
+        }
+        return true;
+    }
+    let (first, bytes, step_bytes) = (origin + base * size, (end - base) * size, step * size);
+    // The first coordinate at or past the first huge-page boundary past an even share; an
+    // even share when a step spans a huge page.
+    let cut = |k: usize| {
+        if step_bytes >= PIECE_ALIGN {
+            return len * k / count;
+        }
+        let target = (first + bytes * k / count).next_multiple_of(PIECE_ALIGN);
+        (target - first).div_ceil(step_bytes).min(len)
+    };
+    let mut from = 0;
+    for k in 1..=count {
+        let to = if k == count { len } else { cut(k) };
+        if to <= from {
+            continue;
+        }
+        pieces.push(Piece {
+            work: copy.cut(a, from, to).normalize(),
+            start: base + from * step,
+            // The last piece takes what is left (a padded image may end inside its last step).
+            end: if to == len { end } else { base + to * step },
+        });
+        from = to;
+    }
+    true
+}
+
+/// The axis of `copy` with the largest positive destination step and that step, when every
+/// other axis stays within one step of it in the destination (and the base is in `dst`).
+fn outermost(copy: &Transfer) -> Option<(usize, usize)> {
+    let (a, step) = copy
+        .axes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, axis)| match axis.dst {
+            Map::Affine(step) if step > 0 && axis.len > 1 => Some((i, step as usize)),
+            _ => None,
+        })
+        .max_by_key(|&(_, step)| step)?;
+    let mut inner = (0isize, 0isize);
+    for other in copy.axes.iter().enumerate().filter(|&(i, _)| i != a) {
+        let (lo, hi) = other.1.dst.range(other.1.len);
+        if lo > hi {
+            return None;
+        }
+        inner = (inner.0 + lo, inner.1 + hi);
+    }
+    let disjoint = copy.dst_base >= 0 && inner.0 >= 0 && inner.1 < step as isize;
+    disjoint.then_some((a, step))
 }
 
 /// [`crate::layout::scatter`], fast.

@@ -358,16 +358,17 @@ fn large_plans() {
         for _ in 0..8 {
             plans.push(slice_plan(&mut rng, &shape));
         }
-        // W, N, H of two channels between fill: tiles of 67 rows far apart in the destination,
-        // built in the local buffer and stored, some of them all fill.
+        // N, W, two channels between fill, H: tiles of W rows (a split piece's share of 67)
+        // far apart in the destination, built in the local buffer and stored, some of them
+        // all fill.
         let strides = row_major_strides(&shape);
         let axis = |len: usize, stride: usize| (0..len).map(|y| Some(y * stride)).collect();
         plans.push(AxisGather {
             base: 0,
             tables: vec![
-                vec![None, Some(0), None, Some(5 * strides[1])],
-                axis(shape[3], strides[3]),
                 axis(shape[0], strides[0]),
+                axis(shape[3], strides[3]),
+                vec![None, Some(0), None, Some(5 * strides[1])],
                 axis(shape[2], strides[2]),
             ],
         });
