@@ -12,6 +12,7 @@
 //! [`gather`] and [`scatter`] use the plain loops, to run the suite (or a fuzzing session) on
 //! the reference path alone.
 
+use crate::kernels::pages;
 use crate::tensor::{row_major_strides, Buffer};
 use crate::{map_buffer, tensor::Tensor};
 
@@ -33,7 +34,11 @@ impl AxisGather {
         let tables = shape
             .iter()
             .zip(strides)
-            .map(|(&dim, &stride)| (0..dim).map(|y| Some(y * stride)).collect())
+            .map(|(&dim, &stride)| {
+                let mut table = pages::with_capacity(dim);
+                table.extend((0..dim).map(|y| Some(y * stride)));
+                table
+            })
             .collect();
         AxisGather { base, tables }
     }
