@@ -591,23 +591,36 @@ plain loop (not regenerated; the copy then was a `Vec::clone` on 4 KiB pages, 41
 
 /// What was measured about the lines furthest from the copy (not regenerated).
 const BOUNDS: &str = "Recorded on 2026-11-23 with one-off timing programs, best medians of \
-alternating runs of the old and new code (not regenerated):\n\n\
-- The copy is glibc's `memcpy`, which writes a buffer this large with non-temporal stores: \
-the destination's lines are never read. Every op writes through the cache, so each output line \
-is first read from memory. When the machine's memory bandwidth is the limit, that costs an op \
-up to a third more traffic than the copy before any layout work.\n\
-- **unpack HWC8, unpack CHW32** write 64 (32) destination planes 512 KiB (1 MiB) apart. In \
-their slow runs one thread is as fast as two (memory-bound); writing 64 MiB as 4 KiB pieces \
-of 64 planes took 15–17 ms against 12.8 ms in whole planes and 11 ms for the copy, reads \
-included. Tried and not kept: building the blocks in the destination (25 → 37 ms), regrouping \
-to 8 planes at a time over cached source stretches (23 → 31 ms), larger or smaller tiles \
-(no change), pre-faulting the output (no change). Non-temporal stores of the stored rows \
-measured 16–20 % faster but need `unsafe` and a fence, and still left 1.9 × copy in a slow \
-run; not taken.\n\
-- **slice strided (H, W step 2)** reads every line of every other row, twice the bytes it \
-writes, while the copy reads what it writes; the next row's lines are prefetched.\n\
-- **pack HWC8, pack CHW32** read 64 (32) source planes at once; their blocks are built in \
-the destination directly and the next group of planes is prefetched.\n";
+alternating runs of the old and new code, and `perf record` profiles (not regenerated):\n\n\
+- **Fresh pages.** Every op returns a new tensor, and so does the copy. A 64 MiB output is \
+fresh memory from the kernel, which zeroes each huge page on first touch: `clear_page_erms` \
+took 36 % of the samples of a swap of the last two axes and 45 % of the AsStrided windows. \
+An output of 32 MiB or less is memory glibc has recycled, which `calloc` zeroes with a \
+`memset` instead (15 % of the strided slice). The copy pays the same.\n\
+- **Writes.** The copy is glibc's `memcpy`, which writes a buffer this large with \
+non-temporal stores: it never reads the destination's lines. The ops write through the \
+cache, which pays off when they write in order: the kernel has just zeroed the page, and its \
+lines are still cached. Streaming every stored row measured slower (AsStrided windows \
+20.4 → 25.9 ms, crop 8.7 → 9.9 ms, swap 15.1 → 17.0 ms). The unpack lines write 32 or 64 \
+planes at once, and their lines are written long after the page was touched, so their \
+stored rows are streamed (`kernels::stream`): unpack HWC8 25.0 → 20.2 ms, unpack CHW32 \
+23.9 → 19.6 ms.\n\
+- **Threads.** Before a fix on that day, a copy whose outermost axis was shorter than its \
+pieces ran on one thread. This hit the batch of 2 of the float16 inputs and the 2 channel \
+blocks of CHW32. It is now cut inside that axis: pack HWC8 20.0 → 14.2 ms, unpack HWC8 \
+24.9 → 15.1 ms, unpack CHW32 21.2 → 13.5 ms, pack CHW32 21.6 → 12.8 ms.\n\
+- **slice strided (H, W step 2)** reads every line of every other row: twice the bytes it \
+writes, while the copy reads what it writes. Where memory bandwidth is the limit, that \
+bounds it near 1.5 × copy. The next row's lines are prefetched.\n\
+- **swap of the last two axes**: 55 % of the samples are in the tiles, most of them in \
+storing the 256-byte destination rows of each block. Half or twice the block's runs, and \
+local rows an odd number of lines apart, measured within the machine's noise.\n\
+- Tried on the unpack lines and not kept: building the blocks in the destination \
+(25 → 37 ms), regrouping to 8 planes at a time over cached source stretches (23 → 31 ms), \
+larger or smaller tiles, pre-faulting the output.\n\
+- **Noise.** The same binary's two-thread ops move by a third between runs minutes apart, \
+while the one-thread copy holds steady. Within one process, the AsStrided windows measured \
+25–43 ms in the harness.\n";
 
 fn shell(command: &str, args: &[&str]) -> String {
     Command::new(command)
