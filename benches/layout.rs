@@ -610,8 +610,12 @@ pieces ran on one thread. This hit the batch of 2 of the float16 inputs and the 
 blocks of CHW32. It is now cut inside that axis: pack HWC8 20.0 → 14.2 ms, unpack HWC8 \
 24.9 → 15.1 ms, unpack CHW32 21.2 → 13.5 ms, pack CHW32 21.6 → 12.8 ms.\n\
 - **slice strided (H, W step 2)** reads every line of every other row: twice the bytes it \
-writes, while the copy reads what it writes. Where memory bandwidth is the limit, that \
-bounds it near 1.5 × copy. The next row's lines are prefetched.\n\
+writes, while the copy reads what it writes. Reading those lines alone, one word per line on \
+two threads, with the 16 MiB output allocated, took 4.5–6.0 ms (medians of 30 calls, \
+alternating runs), the op 5.1–6.0 ms, and a copy of the output's bytes 3.2–3.8 ms: the op is \
+within a tenth of its reads, which alone are about 1.4 × copy. Reading every row, twice the \
+lines, measured 4.8–7.8 ms, within the noise of reading half of them. The row after next is \
+prefetched (without it: 5.15 → 5.39 ms); prefetching four rows ahead changed nothing.\n\
 - **swap of the last two axes**: 55 % of the samples are in the tiles, most of them in \
 storing the 256-byte destination rows of each block. Half or twice the block's runs, and \
 local rows an odd number of lines apart, measured within the machine's noise.\n\

@@ -12,7 +12,6 @@
 //! [`gather`] and [`scatter`] use the plain loops, to run the suite (or a fuzzing session) on
 //! the reference path alone.
 
-use crate::kernels::pages;
 use crate::tensor::{row_major_strides, Buffer};
 use crate::{map_buffer, tensor::Tensor};
 
@@ -34,11 +33,7 @@ impl AxisGather {
         let tables = shape
             .iter()
             .zip(strides)
-            .map(|(&dim, &stride)| {
-                let mut table = pages::with_capacity(dim);
-                table.extend((0..dim).map(|y| Some(y * stride)));
-                table
-            })
+            .map(|(&dim, &stride)| (0..dim).map(|y| Some(y * stride)).collect())
             .collect();
         AxisGather { base, tables }
     }
@@ -51,6 +46,32 @@ impl AxisGather {
         let out_strides: Vec<usize> = perm.iter().map(|&axis| strides[axis]).collect();
         AxisGather::strided(&out_shape, &out_strides, 0)
     }
+}
+
+/// A strided view of a flat buffer, `out[y] = source[base + Σ y_i · strides_i]` (AsStrided),
+/// kept as strides: one axis of a view may have millions of coordinates, whose table of
+/// offsets was built and scanned again on every call (a tenth of the AsStrided benchmark).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StridedView {
+    pub shape: Vec<usize>,
+    pub strides: Vec<usize>,
+    pub base: usize,
+}
+
+impl StridedView {
+    /// The same map as per-axis tables, for the plain loop.
+    pub fn plan(&self) -> AxisGather {
+        AxisGather::strided(&self.shape, &self.strides, self.base)
+    }
+}
+
+/// Builds the view's output buffer: the same result as [`gather_reference`] of
+/// [`StridedView::plan`], by the fast paths of [`crate::kernels`].
+pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
+    if plain_layout() {
+        return gather_reference(source, &view.plan(), 0);
+    }
+    crate::kernels::gather_view(source, view)
 }
 
 /// Builds the output buffer: `out[y] = source[base + Σ table_i[y_i]]`, or `fill_bits` where a

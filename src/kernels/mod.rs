@@ -38,7 +38,7 @@
 //! rows of a large stored block whose rows lie far apart past the caches (the register
 //! transposes and the prefetch hints go through `safe_arch`'s safe wrappers).
 
-use crate::layout::{advance, gather_reference, scatter_reference, AxisGather};
+use crate::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
 use crate::map_buffer;
 use crate::tensor::{row_major_strides, Buffer};
 
@@ -377,13 +377,51 @@ fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize,
 
 /// [`crate::layout::gather`], fast.
 pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
-    let volume: usize = plan.shape().iter().product();
     let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
     let copy = Transfer {
         dst_base: 0,
         src_base,
         axes,
     };
+    gather_copy(source, copy, vacant, fill_bits, || {
+        gather_reference(source, plan, fill_bits)
+    })
+}
+
+/// [`crate::layout::gather_view`], fast: the view's strides are the copy's source maps.
+pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
+    let row_major = row_major_strides(&view.shape);
+    let axes = view
+        .shape
+        .iter()
+        .zip(&view.strides)
+        .zip(row_major)
+        .map(|((&len, &stride), row_major)| Axis {
+            len,
+            dst: Map::Affine(row_major as isize),
+            src: Map::Affine(stride as isize),
+        })
+        .collect();
+    let copy = Transfer {
+        dst_base: 0,
+        src_base: view.base as isize,
+        axes,
+    };
+    gather_copy(source, copy, false, 0, || {
+        gather_reference(source, &view.plan(), 0)
+    })
+}
+
+/// A gather's output from its copy (`vacant`: every element is fill); a copy that reaches
+/// outside `source` is handed to `reference`, the plain loop.
+fn gather_copy(
+    source: &Buffer,
+    copy: Transfer,
+    vacant: bool,
+    fill_bits: u64,
+    reference: impl FnOnce() -> Buffer,
+) -> Buffer {
+    let volume: usize = copy.axes.iter().map(|axis| axis.len).product();
     let normal = if vacant {
         // Every output element has a fill coordinate (unless the output is empty).
         if volume == 0 {
@@ -412,7 +450,7 @@ pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
         }
         Normal::Copy(_) => {
             hit!(Outside);
-            gather_reference(source, plan, fill_bits)
+            reference()
         }
     }
 }

@@ -35,15 +35,6 @@ pub fn filled<T: Copy + Default + ZeroBits>(len: usize, value: T) -> Vec<T> {
     vec
 }
 
-/// An empty vector with room for `len` elements, advised as the outputs are (a large index
-/// table: an AsStrided axis of a million coordinates is a 16 MiB table, whose 4 KiB page
-/// faults took a tenth of that op's time).
-pub fn with_capacity<T>(len: usize) -> Vec<T> {
-    let mut vec = Vec::with_capacity(len);
-    advise_huge_pages(&mut vec);
-    vec
-}
-
 /// Word types whose all-zero bit pattern is `T::default()`.
 pub trait ZeroBits {
     fn is_zero(&self) -> bool;

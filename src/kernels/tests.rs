@@ -1,13 +1,13 @@
 //! The fast paths against the plain loops, on generated plans: transposes, slices with every
-//! out-of-bounds rule, strided views with zero and repeated strides, format maps with split
+//! out-of-bounds rule, strided views (as tables and as strides) with zero and repeated strides, format maps with split
 //! axes, random tables; ranks 0–6, axes long enough to cross tile edges; every dtype (so all
 //! four word widths, int4 and bool among the bytes).
 
 use super::*;
 use crate::dtype::DType;
 use crate::layout::{
-    gather as gather_fast, gather_tensor, reshape_strides, scatter as scatter_fast,
-    transpose_reshape_transpose,
+    gather as gather_fast, gather_tensor, gather_view as gather_view_fast, reshape_strides,
+    scatter as scatter_fast, transpose_reshape_transpose, StridedView,
 };
 use crate::tensor::Tensor;
 
@@ -164,20 +164,8 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
             (slice_plan(rng, &shape), shape.iter().product())
         }
         2 => {
-            // A strided view, zero strides (broadcast) and overlaps included.
-            let shape = rng.shape(6000);
-            let strides: Vec<usize> = shape
-                .iter()
-                .map(|_| [0, 1, 2, 3, 7, 40, 100][rng.below(7)])
-                .collect();
-            let base = rng.below(10);
-            let last: usize = shape
-                .iter()
-                .zip(&strides)
-                .map(|(&d, &s)| d.saturating_sub(1) * s)
-                .sum();
-            let plan = AxisGather::strided(&shape, &strides, base);
-            (plan, base + last + 1 + rng.below(3))
+            let (view, len) = strided_view(rng);
+            (view.plan(), len)
         }
         3 => {
             let shape = rng.shape(6000);
@@ -217,6 +205,31 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
             (plan, shape.iter().product())
         }
     }
+}
+
+/// A strided view, zero strides (broadcast) and overlaps included, and a source length that
+/// holds it.
+fn strided_view(rng: &mut Rng) -> (StridedView, usize) {
+    let shape = rng.shape(6000);
+    let strides: Vec<usize> = shape
+        .iter()
+        .map(|_| [0, 1, 2, 3, 7, 32, 40, 100][rng.below(8)])
+        .collect();
+    let base = rng.below(10);
+    let last: usize = shape
+        .iter()
+        .zip(&strides)
+        .map(|(&d, &s)| d.saturating_sub(1) * s)
+        .sum();
+    let len = base + last + 1 + rng.below(3);
+    (
+        StridedView {
+            shape,
+            strides,
+            base,
+        },
+        len,
+    )
 }
 
 /// Where two buffers first differ, briefly (a failure message must stay readable).
@@ -271,6 +284,19 @@ fn generated_gathers() {
         let got = gather_fast(&source.buffer, &plan, fill);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {}: {why}", brief(&plan));
+        }
+    }
+}
+
+fn generated_views() {
+    let mut rng = Rng(0x5eed_0a55_7d1d_0003);
+    for (case, dtype) in (0..1000).zip(dtypes()) {
+        let (view, len) = strided_view(&mut rng);
+        let source = rng.tensor(dtype, vec![len]);
+        let expected = gather_reference(&source.buffer, &view.plan(), 0);
+        let got = gather_view_fast(&source.buffer, &view);
+        if let Some(why) = difference(&got, &expected) {
+            panic!("case {case}, {dtype}, {view:?}: {why}");
         }
     }
 }
@@ -387,6 +413,7 @@ fn large_plans() {
 #[test]
 fn fast_paths_match_the_reference_on_generated_plans() {
     generated_gathers();
+    generated_views();
     generated_scatters();
     large_plans();
     out_of_bounds();

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, AxisGather};
+use crate::layout::{gather_view, StridedView};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -47,7 +47,7 @@ pub struct Attrs {
 }
 
 /// Checks the attributes against the input and builds the index map.
-pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
+pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
@@ -124,11 +124,20 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<AxisGather, OpError> {
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
     checked_volume(&shape)?;
     let strides: Vec<usize> = stride.iter().map(|&s| s as usize).collect();
-    Ok(AxisGather::strided(&shape, &strides, offset as usize))
+    Ok(StridedView {
+        shape,
+        strides,
+        base: offset as usize,
+    })
 }
 
 pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-    Ok(gather_tensor(input, &plan(attrs, input)?, 0))
+    let view = plan(attrs, input)?;
+    Ok(Tensor {
+        dtype: input.dtype,
+        buffer: gather_view(&input.buffer, &view),
+        shape: view.shape,
+    })
 }
 
 #[cfg(test)]
