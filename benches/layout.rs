@@ -614,7 +614,9 @@ writes, while the copy reads what it writes. Reading those lines alone, one word
 two threads, with the 16 MiB output allocated, took 4.5–6.0 ms (medians of 30 calls, \
 alternating runs), the op 5.1–6.0 ms, and a copy of the output's bytes 3.2–3.8 ms: the op is \
 within a tenth of its reads, which alone are about 1.4 × copy. Reading every row, twice the \
-lines, measured 4.8–7.8 ms, within the noise of reading half of them. The row after next is \
+lines, took as long as reading every other row (best medians of 8 alternating runs: 3.78 \
+against 3.76 ms): the hardware prefetchers fetch the skipped rows too, and reading each row \
+backwards did not stop them (3.66 ms, and slower in most runs). The row after next is \
 prefetched (without it: 5.15 → 5.39 ms); prefetching four rows ahead changed nothing.\n\
 - **swap of the last two axes**: 55 % of the samples are in the tiles, most of them in \
 storing the 256-byte destination rows of each block. Half or twice the block's runs, and \
