@@ -18,7 +18,8 @@
 //!   inputs are: its page faults and a `memcpy`, which is what any op that returns a new
 //!   tensor pays at least. It is timed right after each repetition of the op, and the ratio
 //!   is the median of those pairs' ratios, so that the machine's slower and faster spells
-//!   weigh on both sides alike. A `Vec<u8>::clone` (4 KiB pages) is shown beside it.
+//!   weigh on both sides alike. A `Vec<u8>::clone` (4 KiB pages) is shown beside it, timed
+//!   after all the pairs (freeing a clone just before an op slowed the op by a quarter).
 //! - **numpy**: `benches/numpy_layout.py`, the same operation written the idiomatic numpy way
 //!   (`ascontiguousarray` of a transposed view, `np.pad`, `as_strided(...).copy()`, ...), with its
 //!   own copy baseline. Both sides take the median of the same number of repetitions.
@@ -423,6 +424,10 @@ fn measure(line: &Line, reps: usize) -> Measured {
         copied.copy_from_slice(&copy_source);
         copy.push(started.elapsed());
         drop(copied);
+    }
+    // The clones are timed apart: freeing a clone's 4 KiB pages just before an op slowed the
+    // op by a quarter (AsStrided windows, medians: 21.6 ms without, 27.3–28.6 ms with).
+    for _ in 0..reps {
         let started = Instant::now();
         let cloned = copy_source.clone();
         clone.push(started.elapsed());
@@ -801,7 +806,8 @@ fn main() {
              each side). Target: at most 1.5 for every layout op (✗ marks a miss; \
              Scale is arithmetic, not held to it). The last column is a `Vec<u8>::clone` of the \
              same bytes, on 4 KiB pages: most of its time is page faults (see \
-             `src/kernels/pages.rs`).\n\
+             `src/kernels/pages.rs`). The clones are timed after all the pairs: freeing one \
+             just before an op slowed the op by a quarter.\n\
              - **× numpy**: the op's time over numpy's for the same operation in the same run \
              (below 1 = faster than numpy; ✗ marks a loss). *numpy × its copy* is numpy's own \
              ratio to `np.copy` of the output bytes.\n\
