@@ -22,7 +22,9 @@
 //!   after all the pairs (freeing a clone just before an op slowed the op by a quarter).
 //! - **numpy**: `benches/numpy_layout.py`, the same operation written the idiomatic numpy way
 //!   (`ascontiguousarray` of a transposed view, `np.pad`, `as_strided(...).copy()`, ...), with its
-//!   own copy baseline. Both sides take the median of the same number of repetitions.
+//!   own copy baseline. Both sides take the median of the same number of repetitions. The
+//!   script runs beside the harness (`--serve`) and times each line right after the harness
+//!   has timed its own (first run only), so that both are timed in the same spell.
 //! - **peak**: the largest live heap during the call, counting the input, over the largest of
 //!   the input and output tensors (a counting global allocator in this binary).
 
@@ -449,39 +451,74 @@ fn measure(line: &Line, reps: usize) -> Measured {
     }
 }
 
-/// The numpy script's lines: name → (seconds, its own copy's seconds); and its version.
-fn numpy(reps: usize) -> (HashMap<String, (f64, f64)>, String) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/numpy_layout.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .arg(reps.to_string())
-        .output();
-    let mut lines = HashMap::new();
-    let mut version = "not run".to_string();
-    match output {
-        Ok(output) if output.status.success() => {
-            for row in String::from_utf8_lossy(&output.stdout).lines() {
-                let fields: Vec<&str> = row.split('\t').collect();
-                match fields.as_slice() {
-                    ["#numpy", v] => version = format!("numpy {v}"),
-                    [name, seconds, copy] => {
-                        if let (Ok(s), Ok(c)) = (seconds.parse(), copy.parse()) {
-                            lines.insert(name.to_string(), (s, c));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Ok(output) => {
-            eprintln!(
-                "numpy script failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Err(e) => eprintln!("cannot start python3: {e}"),
+/// numpy's side, `benches/numpy_layout.py --serve`, kept running beside the harness: each line
+/// is sent to it right after the harness has timed its own, so that both sides of a ratio are
+/// measured in the same spell of this shared machine (the whole script run after every line
+/// measured numpy a minute or two later).
+struct Numpy {
+    child: std::process::Child,
+    requests: Option<std::process::ChildStdin>,
+    replies: std::io::BufReader<std::process::ChildStdout>,
+    version: String,
+}
+
+impl Numpy {
+    /// Starts the script; `None` (with a message) when python3 or numpy is missing.
+    fn start(reps: usize) -> Option<Numpy> {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/numpy_layout.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(reps.to_string())
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| eprintln!("cannot start python3: {e}"))
+            .ok()?;
+        let requests = child.stdin.take();
+        let mut replies = std::io::BufReader::new(child.stdout.take()?);
+        let mut first = String::new();
+        let _ = replies.read_line(&mut first);
+        let Some(version) = first.trim_end().strip_prefix("#numpy\t") else {
+            eprintln!("the numpy script did not start (is numpy installed?)");
+            let _ = child.kill();
+            return None;
+        };
+        let version = format!("numpy {version}");
+        Some(Numpy {
+            child,
+            requests,
+            replies,
+            version,
+        })
     }
-    (lines, version)
+
+    /// numpy's (seconds, its own copy's seconds) for the line `name`.
+    fn measure(&mut self, name: &str) -> Option<(f64, f64)> {
+        use std::io::{BufRead, Write};
+        let requests = self.requests.as_mut()?;
+        writeln!(requests, "{name}").ok()?;
+        requests.flush().ok()?;
+        let mut reply = String::new();
+        self.replies.read_line(&mut reply).ok()?;
+        let fields: Vec<&str> = reply.trim_end().split('\t').collect();
+        match fields.as_slice() {
+            [reply_name, seconds, copy] if *reply_name == name => {
+                Some((seconds.parse().ok()?, copy.parse().ok()?))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Numpy {
+    fn drop(&mut self) {
+        // Closing stdin ends the script's loop; wait so that no process is left behind.
+        drop(self.requests.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Wall time (median of `reps`) and peak RSS of `target/release/runner` over `specs/`.
@@ -685,6 +722,9 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1)
         .max(1);
+    let skip_numpy = std::env::var("OPSPEC_BENCH_NUMPY").is_ok_and(|v| v == "0");
+    let mut server = if skip_numpy { None } else { Numpy::start(reps) };
+    let mut numpy: HashMap<String, (f64, f64)> = HashMap::new();
     let mut measured = Vec::new();
     let mut ratios: HashMap<&'static str, Vec<f64>> = HashMap::new();
     for run in 0..runs {
@@ -706,16 +746,18 @@ fn main() {
             );
             ratios.entry(m.name).or_default().push(m.ratio);
             if run == 0 {
+                // numpy's side of the line, right after this side's.
+                if let Some(times) = server.as_mut().and_then(|server| server.measure(m.name)) {
+                    numpy.insert(m.name.to_string(), times);
+                }
                 measured.push(m);
             }
         }
     }
-    let skip_numpy = std::env::var("OPSPEC_BENCH_NUMPY").is_ok_and(|v| v == "0");
-    let (numpy, numpy_version) = if skip_numpy {
-        (HashMap::new(), "not run".to_string())
-    } else {
-        numpy(reps)
-    };
+    let numpy_version = server.take().map_or_else(
+        || "numpy not run".to_string(),
+        |server| server.version.clone(),
+    );
     let suite = if filter.is_empty() { suite(5) } else { None };
 
     let mut report = String::new();
@@ -808,9 +850,9 @@ fn main() {
              same bytes, on 4 KiB pages: most of its time is page faults (see \
              `src/kernels/pages.rs`). The clones are timed after all the pairs: freeing one \
              just before an op slowed the op by a quarter.\n\
-             - **× numpy**: the op's time over numpy's for the same operation in the same run \
-             (below 1 = faster than numpy; ✗ marks a loss). *numpy × its copy* is numpy's own \
-             ratio to `np.copy` of the output bytes.\n\
+             - **× numpy**: the op's time over numpy's for the same operation, numpy's timed by \
+             the script right after this side's (below 1 = faster than numpy; ✗ marks a loss). \
+             *numpy × its copy* is numpy's own ratio to `np.copy` of the output bytes.\n\
              - **peak / largest tensor**: the most heap live during the call, the input included, \
              over the larger of input and output (counting allocator). Target: at most 3; a \
              two-pass op that holds input, intermediate and output shows 3.00 plus a few KiB of \

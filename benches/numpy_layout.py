@@ -1,9 +1,11 @@
 """numpy's side of benches/layout.rs: the same operations on the same shapes, done the usual
 numpy way, each timed against np.copy of its output bytes in the same run.
 
-Usage: python3 benches/numpy_layout.py [REPS]. Prints `#numpy<TAB>version`, then one
+Usage: python3 benches/numpy_layout.py [REPS] [--serve]. Prints `#numpy<TAB>version`, then one
 `name<TAB>seconds<TAB>copy_seconds` line per operation (medians of REPS, after one warm-up).
-The names are the Rust harness's line names.
+The names are the Rust harness's line names. With --serve, it measures a line when its name
+arrives on stdin (names in the harness's order; lines not asked for are passed over), so
+that each line is timed right after the harness's own timing of it.
 """
 
 import statistics
@@ -100,22 +102,42 @@ def timed(f, *args):
     return time.perf_counter() - started, result
 
 
-def main():
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    print(f"#numpy\t{np.__version__}", flush=True)
-    for name, x, op in lines():
-        out = op(x)  # warm-up
-        source = np.full(out.nbytes, 0x5A, np.uint8)
+def measure(name, x, op, reps):
+    out = op(x)  # warm-up
+    source = np.full(out.nbytes, 0x5A, np.uint8)
+    del out
+    op_times, copy_times = [], []
+    for _ in range(reps):
+        seconds, out = timed(op, x)
+        op_times.append(seconds)
         del out
-        op_times, copy_times = [], []
-        for _ in range(reps):
-            seconds, out = timed(op, x)
-            op_times.append(seconds)
-            del out
-            seconds, copied = timed(np.copy, source)
-            copy_times.append(seconds)
-            del copied
-        print(f"{name}\t{statistics.median(op_times)}\t{statistics.median(copy_times)}", flush=True)
+        seconds, copied = timed(np.copy, source)
+        copy_times.append(seconds)
+        del copied
+    return f"{name}\t{statistics.median(op_times)}\t{statistics.median(copy_times)}"
+
+
+def serve(reps):
+    pending = lines()
+    for request in sys.stdin:
+        name = request.rstrip("\n")
+        for line_name, x, op in pending:
+            if line_name == name:
+                print(measure(name, x, op, reps), flush=True)
+                break
+        else:
+            print(f"{name}\tunknown", flush=True)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--serve"]
+    reps = int(args[0]) if args else 5
+    print(f"#numpy\t{np.__version__}", flush=True)
+    if "--serve" in sys.argv[1:]:
+        serve(reps)
+        return
+    for name, x, op in lines():
+        print(measure(name, x, op, reps), flush=True)
 
 
 if __name__ == "__main__":
