@@ -18,8 +18,9 @@
 //! line is never half written by the two kinds of store. Streamed stores are weakly ordered:
 //! every copy ends with [`fence`] before its thread hands the output on.
 //!
-//! This module holds the crate's second `unsafe` block (after [`super::pages`]): 16-byte
-//! loads and streamed stores between two slices of the same length, at offsets inside them.
+//! This module is the crate's other place of `unsafe` code (besides [`super::pages`]): 16-byte
+//! loads and streamed stores between two slices of the same length, at offsets inside them,
+//! and the fence.
 
 use super::Word;
 
