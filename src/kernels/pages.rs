@@ -7,7 +7,8 @@
 //! this does the same, and nothing else. The advice never changes contents: it is a hint the
 //! kernel may ignore (where transparent huge pages are off, or off Linux, it is a no-op).
 //!
-//! This is the crate's one `unsafe` block: a call to `madvise` on the allocation's own pages.
+//! Its one `unsafe` block is a call to `madvise` on the allocation's own pages (the crate's
+//! other `unsafe` code is the streamed stores of [`super::stream`]).
 
 /// numpy's threshold for the advice.
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
