@@ -13,10 +13,11 @@
 //! `OPSPEC_BENCH_MARKDOWN` (write the report there), `OPSPEC_BENCH_NUMPY=0` (skip numpy).
 //!
 //! What is compared:
-//! - **copy**: a fresh buffer as large as the op's *output*, allocated as the ops allocate
-//!   theirs (huge pages advised), filled by `copy_from_slice` from a buffer allocated as the
-//!   inputs are: its page faults and a `memcpy`, which is what any op that returns a new
-//!   tensor pays at least. It is timed right after each repetition of the op, and the ratio
+//! - **copy**: a fresh zeroed buffer as large as the op's *output* (`pages::zeroed`: `calloc`,
+//!   huge pages advised), filled by `copy_from_slice` from a buffer allocated as the inputs
+//!   are: its page faults, or for 32 MiB or less glibc's `memset` of reused memory, and a
+//!   `memcpy`. The ops set their outputs' initial value too, but part by part on the threads
+//!   that write them (`pages::Output`). It is timed right after each repetition of the op, and the ratio
 //!   is the median of those pairs' ratios, so that the machine's slower and faster spells
 //!   weigh on both sides alike. A `Vec<u8>::clone` (4 KiB pages) is shown beside it, timed
 //!   after all the pairs (freeing a clone just before an op slowed the op by a quarter).
@@ -637,8 +638,12 @@ alternating runs of the old and new code, and `perf record` profiles (not regene
 - **Fresh pages.** Every op returns a new tensor, and so does the copy. A 64 MiB output is \
 fresh memory from the kernel, which zeroes each huge page on first touch: `clear_page_erms` \
 took 36 % of the samples of a swap of the last two axes and 45 % of the AsStrided windows. \
-An output of 32 MiB or less is memory glibc has recycled, which `calloc` zeroes with a \
-`memset` instead (15 % of the strided slice). The copy pays the same.\n\
+An output of 32 MiB or less is memory glibc has recycled, which `calloc` zeroed with a \
+`memset` instead, on the calling thread before the op started (15 % of the strided slice), \
+and which the op then read back from memory. Such outputs are now set part by part by the \
+threads that write them (`kernels::pages::Output`): the strided slice 4.65 → 4.18 ms; the \
+64 MiB lines are unchanged (a crop set that way measured 10.2 → 11.8 ms, so outputs above \
+32 MiB still come zeroed from `calloc`). The copy still pays `calloc`'s zeroing.\n\
 - **Writes.** The copy is glibc's `memcpy`, which writes a buffer this large with \
 non-temporal stores: it never reads the destination's lines. The ops write through the \
 cache, which pays off when they write in order: the kernel has just zeroed the page, and its \
@@ -652,10 +657,12 @@ pieces ran on one thread. This hit the batch of 2 of the float16 inputs and the 
 blocks of CHW32. It is now cut inside that axis: pack HWC8 20.0 → 14.2 ms, unpack HWC8 \
 24.9 → 15.1 ms, unpack CHW32 21.2 → 13.5 ms, pack CHW32 21.6 → 12.8 ms.\n\
 - **slice strided (H, W step 2)** reads every line of every other row: twice the bytes it \
-writes, while the copy reads what it writes. Reading those lines alone, one word per line on \
-two threads, with the 16 MiB output allocated, took 4.5–6.0 ms (medians of 30 calls, \
-alternating runs), the op 5.1–6.0 ms, and a copy of the output's bytes 3.2–3.8 ms: the op is \
-within a tenth of its reads, which alone are about 1.4 × copy. Reading every row, twice the \
+writes, while the copy reads what it writes. Before its output was set part by part: \
+reading those lines alone, one word per line on two threads, with the 16 MiB output \
+allocated, took 4.5–6.0 ms (medians of 30 calls, alternating runs), the op 5.1–6.0 ms, and \
+a copy of the output's bytes 3.2–3.8 ms: the op was within a tenth of its reads, which \
+alone were about 1.4 × copy. Streaming its output rows past the cache measured no faster \
+(best medians 5.03 against 5.21 ms). Reading every row, twice the \
 lines, took as long as reading every other row (best medians of 8 alternating runs: 3.78 \
 against 3.76 ms): the hardware prefetchers fetch the skipped rows too, and reading each row \
 backwards did not stop them (3.66 ms, and slower in most runs). The row after next is \
@@ -842,8 +849,9 @@ fn main() {
              read the packed buffer of the same logical tensor. Inputs are allocated as the ops \
              allocate outputs (huge pages advised, as numpy's arrays are).\n\n\
              - **× copy**: the op's time over a plain copy of as many bytes as the op's output \
-             (a fresh buffer allocated as the ops allocate theirs, then `copy_from_slice` from a \
-             buffer allocated as the inputs are), timed right after each repetition of the op; \
+             (a fresh zeroed buffer, `calloc` with huge pages advised, then `copy_from_slice` \
+             from a buffer allocated as the inputs are; the ops also start from zeroed or \
+             filled outputs, but set them part by part on the threads that write them), timed right after each repetition of the op; \
              the ratio is the median of those pairs' ratios (the times shown are the medians of \
              each side). Target: at most 1.5 for every layout op (✗ marks a miss; \
              Scale is arithmetic, not held to it). The last column is a `Vec<u8>::clone` of the \

@@ -4,7 +4,7 @@
 //! Data flows one way: spec YAML → [`spec::Case`] → a backend ([`ops::evaluate`] for the
 //! reference) → [`compare`] → a report in the runner.
 
-#![deny(unsafe_code)] // allowed in two places: `kernels::pages` (madvise) and `kernels::stream` (streamed stores), both measured in BENCHMARKS.md
+#![deny(unsafe_code)] // allowed in two places: `kernels::pages` (madvise, outputs set part by part) and `kernels::stream` (streamed stores), both measured in BENCHMARKS.md
 
 pub mod compare;
 pub mod dtype;

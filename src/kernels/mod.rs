@@ -30,11 +30,13 @@
 //!    vector format's image, its batch or pixel axis), and end on huge-page boundaries. An axis
 //!    shorter than the number of pieces (a batch of 2, a format's 2 channel blocks) is cut
 //!    into its coordinates, each cut further the same way, unless the pieces would share the
-//!    source's cache lines.
+//!    source's cache lines. Each thread also sets the stretch it takes to the output's
+//!    initial value, just before writing it.
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
-//! [`pages`], which asks for huge pages for large outputs, and [`stream`], which writes the
+//! [`pages`], which asks for huge pages for large outputs and lets the threads that write an
+//! output set its initial value part by part, and [`stream`], which writes the
 //! rows of a large stored block whose rows lie far apart past the caches (the register
 //! transposes and the prefetch hints go through `safe_arch`'s safe wrappers).
 
@@ -100,6 +102,8 @@ pub(crate) mod coverage {
         Pieces,
         NestedPieces,
         PaddedSplit,
+        PresetOutput,
+        OutputSetInParts,
     ];
 
     static HITS: [AtomicUsize; ALL.len()] = [const { AtomicUsize::new(0) }; ALL.len()];
@@ -443,9 +447,8 @@ fn gather_copy(
         }
         Normal::Copy(copy) if copy.in_bounds(volume, source.len()) => {
             map_buffer!(source, input => {
-                let mut output = pages::zeroed(volume);
-                run_split(&mut output, input, &copy, fill_bits as _);
-                output
+                // Every element is written (fill included): zero is only the start.
+                run_split(volume, 0, input, &copy, fill_bits as _)
             })
         }
         Normal::Copy(_) => {
@@ -483,8 +486,10 @@ const PIECE_ALIGN: usize = pages::HUGE_PAGE;
 #[cfg(test)]
 const PIECE_ALIGN: usize = 64;
 
-/// [`run`] for a large copy: cut into pieces that write disjoint stretches of `dst` (see
-/// [`cut_pieces`]), moved by one scoped thread per core. The layout kernels are bound by the
+/// A new output of `len` words, each `initial` unless the copy writes it: [`run`], or for a
+/// large copy, cut into pieces that write disjoint stretches of the output (see
+/// [`cut_pieces`]), moved by one scoped thread per core. Each thread sets the stretch it takes
+/// to `initial` just before writing it ([`pages::Output`]). The layout kernels are bound by the
 /// latency of scattered reads and by first-touch page faults of the fresh output more than by
 /// memory bandwidth, so a second core takes a third to a half off (measured on the 64 MiB
 /// benchmark inputs with the second core idle: NCHW → NHWC 20.6 → 12.2 ms, unpack CHW32
@@ -497,28 +502,43 @@ const PIECE_ALIGN: usize = 64;
 /// measured up to 10 % slower than halves on the AsStrided windows line; four per thread
 /// measured as fast as halves. Every element is still written by the same code from the same
 /// source offset, and the pieces' writes do not overlap, so the bits do not change.
-fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
+fn run_split<T: Word + Send + Sync>(
+    len: usize,
+    initial: T,
+    src: &[T],
+    copy: &Transfer,
+    fill: T,
+) -> Vec<T> {
+    let output = pages::Output::new(len, initial);
+    if output.is_preset() {
+        hit!(PresetOutput);
+    } else {
+        hit!(OutputSetInParts);
+    }
     let threads = parallel_chunks();
     let size = std::mem::size_of::<T>();
-    let stores = Stores::for_output(std::mem::size_of_val(dst));
+    let stores = Stores::for_output(len * size);
     let moved: usize = copy.axes.iter().map(|axis| axis.len).product();
     let mut pieces = Vec::new();
-    let origin = dst.as_ptr() as usize;
     let split = threads >= 2
         && moved * size >= PARALLEL_BYTES
         && cut_pieces(
             copy,
-            dst.len(),
-            (origin, size),
+            len,
+            (output.address(), size),
             threads * PIECES_PER_THREAD,
             &mut pieces,
         );
     if !split {
-        return run(dst, src, copy, fill, stores);
+        return output.write_in_parts(&[], |parts| {
+            for part in parts {
+                run(part.take(), src, copy, fill, stores);
+            }
+        });
     }
     hit!(Split);
     if let Some((a, step)) = outermost(copy) {
-        if copy.dst_base != 0 || step * copy.axes[a].len != dst.len() {
+        if copy.dst_base != 0 || step * copy.axes[a].len != len {
             // Not the whole output: a scatter into a padded or offset image.
             hit!(PaddedSplit);
         }
@@ -526,39 +546,46 @@ fn run_split<T: Word + Send + Sync>(dst: &mut [T], src: &[T], copy: &Transfer, f
     if pieces.len() > 1 {
         hit!(Pieces);
     }
-    let mut parts = Vec::with_capacity(pieces.len());
-    let (mut rest, mut at) = (dst, 0);
-    for Piece { work, start, end } in pieces {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-        let (part, tail) = tail.split_at_mut(end - start);
-        rest = tail;
-        at = end;
-        parts.push((work, start, part));
-    }
-    let queue = std::sync::Mutex::new(parts.into_iter());
-    let work = || loop {
-        // The lock is held only to take the next piece.
-        let next = queue.lock().map(|mut queue| queue.next());
-        let Ok(Some((work, start, part))) = next else {
-            return;
-        };
-        match work {
-            Normal::Copy(mut piece) => {
-                piece.dst_base -= start as isize;
-                run(part, src, &piece, fill, stores);
+    // Parts between pieces (an image's padding) keep the initial value.
+    let cuts: Vec<usize> = pieces
+        .iter()
+        .flat_map(|piece| [piece.start, piece.end])
+        .collect();
+    let mut works = pieces.into_iter().map(|piece| piece.work);
+    output.write_in_parts(&cuts, |parts| {
+        // Every second part, from the second on, is a piece's.
+        let parts = parts
+            .into_iter()
+            .enumerate()
+            .map(|(k, part)| (if k % 2 == 1 { works.next() } else { None }, part));
+        let queue = std::sync::Mutex::new(parts);
+        let work = || loop {
+            // The lock is held only to take the next part.
+            let next = queue.lock().map(|mut queue| queue.next());
+            let Ok(Some((work, part))) = next else {
+                return;
+            };
+            let start = part.start();
+            // The part is set to the initial value here, on the thread that writes it.
+            let part = part.take();
+            match work {
+                Some(Normal::Copy(mut piece)) => {
+                    piece.dst_base -= start as isize;
+                    run(part, src, &piece, fill, stores);
+                }
+                // A coordinate whose every element is fill.
+                Some(Normal::Vacant) => part.fill(fill),
+                Some(Normal::Empty) | None => {}
             }
-            // A coordinate whose every element is fill.
-            Normal::Vacant => part.fill(fill),
-            Normal::Empty => {}
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
-        }
-        // This thread takes pieces too, rather than only wait.
-        work();
-    });
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(work);
+            }
+            // This thread takes parts too, rather than only wait.
+            work();
+        });
+    })
 }
 
 /// A piece of a split copy: `work` writes inside `dst[start..end]` (its offsets are still
@@ -691,9 +718,8 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
         }
         Normal::Copy(copy) if source.len() == volume && copy.in_bounds(len, source.len()) => {
             map_buffer!(source, input => {
-                let mut output = pages::filled(len, fill_bits as _);
-                run_split(&mut output, input, &copy, fill_bits as _);
-                output
+                // Elements the copy does not write are fill.
+                run_split(len, fill_bits as _, input, &copy, fill_bits as _)
             })
         }
         _ => {
