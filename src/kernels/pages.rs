@@ -1,4 +1,5 @@
-//! Output allocation: large buffers are advised onto transparent huge pages.
+//! Output allocation: large buffers are advised onto transparent huge pages, and outputs that
+//! threads write are set part by part.
 //!
 //! A fresh 64 MiB output costs 16 384 page faults on 4 KiB pages, which on a virtual machine
 //! is most of the time of an operator that only moves bytes (measured in `BENCHMARKS.md`:
@@ -104,31 +105,16 @@ impl<T: Copy + Default + ZeroBits> Output<T> {
             "output cuts out of order or past the end"
         );
         let (len, value) = (self.len, self.value);
-        let ends = cuts.iter().copied().chain([len]);
         if self.is_preset() {
-            let mut rest = &mut self.vec[..];
-            let mut at = 0;
-            let parts = ends
-                .map(|end| {
-                    let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - at);
-                    rest = tail;
-                    let start = std::mem::replace(&mut at, end);
-                    Part::new(start, Slice::Set(part), value, None)
-                })
+            let parts = tile(&mut self.vec[..], cuts)
+                .map(|(start, part)| Part::new(start, Slice::Set(part), value, None))
                 .collect();
             work(parts);
             return self.vec;
         }
         let set = AtomicUsize::new(0);
-        let mut rest = &mut self.vec.spare_capacity_mut()[..len];
-        let mut at = 0;
-        let parts: Vec<Part<T>> = ends
-            .map(|end| {
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - at);
-                rest = tail;
-                let start = std::mem::replace(&mut at, end);
-                Part::new(start, Slice::Unset(part), value, Some(&set))
-            })
+        let parts: Vec<Part<T>> = tile(&mut self.vec.spare_capacity_mut()[..len], cuts)
+            .map(|(start, part)| Part::new(start, Slice::Unset(part), value, Some(&set)))
             .collect();
         let count = parts.len();
         work(parts);
@@ -149,6 +135,20 @@ impl<T: Copy + Default + ZeroBits> Output<T> {
         };
         self.vec
     }
+}
+
+/// `slice` cut at the ascending `cuts` into consecutive stretches, each with its start.
+fn tile<'a, S>(
+    slice: &'a mut [S],
+    cuts: &'a [usize],
+) -> impl Iterator<Item = (usize, &'a mut [S])> {
+    let ends = cuts.iter().copied().chain([slice.len()]);
+    let (mut rest, mut at) = (slice, 0);
+    ends.map(move |end| {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - at);
+        rest = tail;
+        (std::mem::replace(&mut at, end), part)
+    })
 }
 
 /// The elements of a part: already holding their value, or not yet set.
