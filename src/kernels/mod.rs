@@ -31,7 +31,8 @@
 //!    shorter than the number of pieces (a batch of 2, a format's 2 channel blocks) is cut
 //!    into its coordinates, each cut further the same way, unless the pieces would share the
 //!    source's cache lines. Each thread also sets the stretch it takes to the output's
-//!    initial value, just before writing it.
+//!    initial value, just before writing it; or, for rows written in order into a large
+//!    output, streams them into it unset.
 //!
 //! A map that reaches outside its buffer is handed to the plain loop, which panics on the same
 //! element it always did; the fast paths never see one. Everything here is safe code except
@@ -104,6 +105,7 @@ pub(crate) mod coverage {
         PaddedSplit,
         PresetOutput,
         OutputSetInParts,
+        AppendedRows,
     ];
 
     static HITS: [AtomicUsize; ALL.len()] = [const { AtomicUsize::new(0) }; ALL.len()];
@@ -532,7 +534,7 @@ fn run_split<T: Word + Send + Sync>(
     if !split {
         return output.write_in_parts(&[], |parts| {
             for part in parts {
-                run(part.take(), src, copy, fill, stores);
+                write(part, src, copy, fill, stores);
             }
         });
     }
@@ -565,17 +567,15 @@ fn run_split<T: Word + Send + Sync>(
             let Ok(Some((work, part))) = next else {
                 return;
             };
-            let start = part.start();
-            // The part is set to the initial value here, on the thread that writes it.
-            let part = part.take();
             match work {
                 Some(Normal::Copy(mut piece)) => {
-                    piece.dst_base -= start as isize;
-                    run(part, src, &piece, fill, stores);
+                    piece.dst_base -= part.start() as isize;
+                    write(part, src, &piece, fill, stores);
                 }
                 // A coordinate whose every element is fill.
-                Some(Normal::Vacant) => part.fill(fill),
-                Some(Normal::Empty) | None => {}
+                Some(Normal::Vacant) => part.take().fill(fill),
+                // Left as the initial value, set here, on the thread that took the part.
+                Some(Normal::Empty) | None => drop(part),
             }
         };
         std::thread::scope(|scope| {
@@ -729,6 +729,27 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
     }
 }
 
+/// [`run`] into `part`, which holds the output's initial value wherever the copy does not
+/// write: set on this thread just before, or never, when the copy [`appends`] every element
+/// to a large output, past the caches.
+fn write<T: Word>(
+    mut part: pages::Part<'_, T>,
+    src: &[T],
+    copy: &Transfer,
+    fill: T,
+    stores: Stores,
+) {
+    // Fresh pages cost nothing to take, and are written in place; so is an output small
+    // enough to stay cached (pushing its rows through the cache measured slower than setting
+    // it first: strided slice 4.07 → 4.59 ms).
+    let streamed = stores == Stores::Streamed && !part.is_preset();
+    if streamed && appends(copy, part.len(), std::mem::size_of::<T>()) {
+        appended_rows(&mut part, src, copy, fill);
+        return stream::fence();
+    }
+    run(part.take(), src, copy, fill, stores);
+}
+
 /// Moves every element of a normalised, in-bounds copy, its destination rows stored as
 /// `stores` says; every streamed store is ordered before the return.
 fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
@@ -738,21 +759,45 @@ fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stor
 
 /// [`run`]'s choice of path.
 fn dispatch<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
+    match path(copy, std::mem::size_of::<T>()) {
+        Path::Single => {
+            hit!(Single);
+            dst[copy.dst_base as usize] = src[copy.src_base as usize];
+        }
+        Path::Tiles { p, q, chunk } => tiles(dst, src, copy, p, q, chunk, fill, stores),
+        Path::Rows => rows(dst, src, copy, fill),
+    }
+}
+
+/// The kinds of walk a copy is moved by.
+enum Path {
+    /// One element.
+    Single,
+    /// [`tiles`] over axes `p` and `q`, in chunks of `chunk` elements.
+    Tiles { p: usize, q: usize, chunk: usize },
+    /// [`rows`] of the innermost axis.
+    Rows,
+}
+
+/// The walk for `copy`, whose words are `size` bytes.
+fn path(copy: &Transfer, size: usize) -> Path {
     let Some(inner) = copy.axes.last() else {
-        hit!(Single);
-        dst[copy.dst_base as usize] = src[copy.src_base as usize];
-        return;
+        return Path::Single;
     };
     let contiguous = inner.dst == Map::Affine(1) && inner.src == Map::Affine(1);
     if contiguous {
         // Rows that are contiguous on both sides: copied whole, unless they are shorter than a
         // cache line, then moved as chunks of a tiled transpose when one fits.
-        if inner.len * std::mem::size_of::<T>() < 64 {
+        if inner.len * size < 64 {
             if let Some((p, q)) = tile_axes(&copy.axes[..copy.axes.len() - 1], inner.len) {
-                return tiles(dst, src, copy, p, q, inner.len, fill, stores);
+                return Path::Tiles {
+                    p,
+                    q,
+                    chunk: inner.len,
+                };
             }
         }
-        return rows(dst, src, copy, fill);
+        return Path::Rows;
     }
     let rows_fit = inner.dst == Map::Affine(1)
         && match inner.src {
@@ -761,10 +806,10 @@ fn dispatch<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores:
         };
     if !rows_fit {
         if let Some((p, q)) = tile_axes(&copy.axes, 1) {
-            return tiles(dst, src, copy, p, q, 1, fill, stores);
+            return Path::Tiles { p, q, chunk: 1 };
         }
     }
-    rows(dst, src, copy, fill)
+    Path::Rows
 }
 
 /// For a tiled walk in chunks of `chunk` elements: `q`, the innermost axis whose step in the
@@ -912,9 +957,27 @@ fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
         });
     }
     hit!(Rows);
-    // Rows read with gaps (a strided slice skips rows and elements) are read too briefly for
-    // the hardware prefetcher to follow: the lines of the row after next are asked for ahead.
-    let (lo, hi) = inner.src.range(len);
+    each_row(copy, src, true, |d, s| row(dst, d, s));
+}
+
+/// Calls `each(d, s)` for every row of the innermost axis, in row-major order: its destination
+/// offset and its source offset (`None`: a row of fill); rows the destination leaves out are
+/// skipped. Rows read with gaps (a strided slice skips rows and elements) are read too briefly
+/// for the hardware prefetcher to follow: where `prefetching`, the lines of the row after next
+/// are asked for ahead.
+fn each_row<T>(
+    copy: &Transfer,
+    src: &[T],
+    prefetching: bool,
+    mut each: impl FnMut(usize, Option<usize>),
+) {
+    let m = copy.axes.len() - 1;
+    let inner = &copy.axes[m];
+    if m == 0 {
+        return each(copy.dst_base as usize, Some(copy.src_base as usize));
+    }
+    let second = &copy.axes[m - 1];
+    let (lo, hi) = inner.src.range(inner.len);
     let line = (64 / std::mem::size_of::<T>()) as isize;
     let ahead = |s: isize| {
         let mut at = s + lo;
@@ -923,7 +986,7 @@ fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
             at += line;
         }
     };
-    let prefetching = lo <= hi && (hi - lo) < 64 * line;
+    let prefetching = prefetching && lo <= hi && (hi - lo) < 64 * line;
     outer(copy, &[m - 1, m], |d0, s0| {
         for y in 0..second.len {
             let d = match second.dst.at(y) {
@@ -940,8 +1003,52 @@ fn rows<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T) {
                     offset => ahead(s0 as isize + offset),
                 }
             }
-            row(dst, d, s);
+            each(d, s);
         }
+    });
+}
+
+/// The most bytes of a row with gaps that [`appended_rows`] builds in a local buffer (which
+/// stays in the nearest cache).
+const LOCAL_ROW_BYTES: usize = 16 << 10;
+
+/// Whether `copy` is moved by [`rows`] and writes a destination of `len` words whole, once, in
+/// order from its start (a gather's piece), with rows contiguous in its source or short
+/// enough to be built locally: then [`appended_rows`] can push its rows instead.
+fn appends(copy: &Transfer, len: usize, size: usize) -> bool {
+    if copy.dst_base != 0 || !matches!(path(copy, size), Path::Rows) {
+        return false;
+    }
+    let mut step = 1;
+    for axis in copy.axes.iter().rev() {
+        if axis.dst != Map::Affine(step as isize) {
+            return false;
+        }
+        step *= axis.len;
+    }
+    let inner = copy.axes.last().expect("a copy moved by rows has an axis");
+    step == len && (inner.src == Map::Affine(1) || inner.len * size <= LOCAL_ROW_BYTES)
+}
+
+/// [`rows`] for a copy that [`appends`]: each row is streamed to `part` in turn
+/// ([`pages::Part::push_streamed`]), so that the part is neither set to its initial value
+/// first nor read from memory to be written. Rows with gaps are built in a local buffer, then
+/// pushed. Measured on the strided slice (16 MiB output, whose memory glibc reuses), best
+/// medians of alternating runs: 4.66 → 3.72, 4.91 → 3.78 and 5.23 → 4.05 ms in three rounds.
+fn appended_rows<T: Word>(part: &mut pages::Part<'_, T>, src: &[T], copy: &Transfer, fill: T) {
+    hit!(AppendedRows);
+    let inner = copy.axes.last().expect("a copy moved by rows has an axis");
+    let len = inner.len;
+    let contiguous = inner.src == Map::Affine(1);
+    let runs = runs(&inner.src, len);
+    let mut local = vec![fill; if contiguous { 0 } else { len }];
+    each_row(copy, src, !contiguous, |_, s| match s {
+        Some(s) if contiguous => part.push_streamed(&src[s..s + len]),
+        Some(s) => {
+            copy_runs(&mut local, src, s, &runs, fill);
+            part.push_streamed(&local);
+        }
+        None => part.push_copies(len, fill),
     });
 }
 

@@ -2,16 +2,19 @@
 //!
 //! A store through the cache first reads the destination's line, to own it, and writes it
 //! back later. glibc's `memcpy`, the benchmarks' plain copy, streams copies this large
-//! instead. For the ops that matters only in one case: a tiled copy whose stored block has
-//! rows far apart (unpacking a vector format writes 32 or 64 planes at once). There each line
-//! of the fresh output is written long after its page was first touched and zeroed, so it is
-//! read back from memory. Those rows are streamed, and the op is about a fifth faster. Best
-//! medians of alternating runs, 64 MiB: unpack HWC8 of float16 25.0 → 20.2 ms, unpack CHW32
-//! of float32 23.9 → 19.6 ms.
+//! instead. For the ops that matters in two cases:
 //!
-//! Rows written in order gain nothing and lose some, because the kernel has just zeroed
-//! their page in the cache: streaming every stored row measured slower on the AsStrided
-//! windows (20.4 → 25.9 ms), a crop (8.7 → 9.9 ms) and a swap of the last two axes
+//! - A tiled copy whose stored block has rows far apart (unpacking a vector format writes 32
+//!   or 64 planes at once). There each line of the fresh output is written long after its
+//!   page was first touched and zeroed, so it is read back from memory. Those rows are
+//!   streamed, and the op is about a fifth faster. Best medians of alternating runs, 64 MiB:
+//!   unpack HWC8 of float16 25.0 → 20.2 ms, unpack CHW32 of float32 23.9 → 19.6 ms.
+//! - Rows appended in order to an output whose memory glibc reuses, which nothing has set
+//!   yet ([`super::pages::Part::push_streamed`]): the strided slice of 16 MiB, 4.7 → 3.7 ms.
+//!
+//! Rows written in order to fresh pages gain nothing and lose some, because the kernel has
+//! just zeroed their page in the cache: streaming every stored row measured slower on the
+//! AsStrided windows (20.4 → 25.9 ms), a crop (8.7 → 9.9 ms) and a swap of the last two axes
 //! (15.1 → 17.0 ms), whose stored blocks span 1 MiB.
 //!
 //! Only whole 64-byte lines of a row are streamed; its ragged ends are stored as usual, so a
@@ -20,9 +23,10 @@
 //!
 //! This module is the crate's other place of `unsafe` code (besides [`super::pages`]): 16-byte
 //! loads and streamed stores between two slices of the same length, at offsets inside them,
-//! and the fence.
+//! the fence, and the view of an initialised row as one to stream into.
 
 use super::Word;
+use std::mem::MaybeUninit;
 
 /// Output bytes from which a copy may stream: past a large share of the last-level cache
 /// (32 MiB on the benchmark machine; glibc streams from ¾ of it). Tests use small thresholds
@@ -64,6 +68,18 @@ impl Stores {
 /// has streamed stores; elsewhere a plain copy). Returns whether any line was streamed.
 #[inline]
 pub fn copy<T: Word>(out: &mut [T], from: &[T]) -> bool {
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`, and `copy_uninit` writes only whole
+    // words of `from` into `out` (never an uninitialised value), so every element of `out`
+    // still holds a valid `T` when the borrow ends.
+    #[allow(unsafe_code)]
+    let out = unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) };
+    copy_uninit(out, from)
+}
+
+/// [`copy`] into elements that need not be initialised: afterwards each holds the matching
+/// word of `from`. Returns whether any line was streamed.
+#[inline]
+pub fn copy_uninit<T: Word>(out: &mut [MaybeUninit<T>], from: &[T]) -> bool {
     assert_eq!(
         out.len(),
         from.len(),
@@ -76,16 +92,24 @@ pub fn copy<T: Word>(out: &mut [T], from: &[T]) -> bool {
     let head = ((start.next_multiple_of(64) - start) / size).min(out.len());
     let lines = (out.len() - head) * size / 64;
     if lines == 0 || !cfg!(target_arch = "x86_64") {
-        out.copy_from_slice(from);
+        write(out, from);
         return false;
     }
     let body = lines * 64 / size;
     let (out_head, rest) = out.split_at_mut(head);
     let (out_body, out_tail) = rest.split_at_mut(body);
-    out_head.copy_from_slice(&from[..head]);
+    write(out_head, &from[..head]);
     stream_lines(out_body, &from[head..head + body]);
-    out_tail.copy_from_slice(&from[head + body..]);
+    write(out_tail, &from[head + body..]);
     true
+}
+
+/// Stores `from` into `out` through the cache.
+#[inline]
+fn write<T: Word>(out: &mut [MaybeUninit<T>], from: &[T]) {
+    for (element, &word) in out.iter_mut().zip(from) {
+        element.write(word);
+    }
 }
 
 /// Streams `from` into `out`: equal lengths, `out` starting on a 64-byte boundary and
@@ -93,7 +117,7 @@ pub fn copy<T: Word>(out: &mut [T], from: &[T]) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[inline]
-fn stream_lines<T: Word>(out: &mut [T], from: &[T]) {
+fn stream_lines<T: Word>(out: &mut [MaybeUninit<T>], from: &[T]) {
     use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
     let bytes = std::mem::size_of_val(out);
     assert!(
@@ -114,8 +138,8 @@ fn stream_lines<T: Word>(out: &mut [T], from: &[T]) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn stream_lines<T: Word>(out: &mut [T], from: &[T]) {
-    out.copy_from_slice(from);
+fn stream_lines<T: Word>(out: &mut [MaybeUninit<T>], from: &[T]) {
+    write(out, from);
 }
 
 /// Orders every streamed store of this thread before its later stores (the end of a copy,
