@@ -222,30 +222,36 @@ impl<'a, T: Copy> Part<'a, T> {
     where
         T: super::Word,
     {
-        let (from, to) = (self.pushed, self.pushed + values.len());
-        assert!(to <= self.len, "pushed past the end of an output part");
+        let next = self.next(values.len());
         match &mut self.slice {
-            Slice::Set(part) => super::stream::copy(&mut part[from..to], values),
-            Slice::Unset(part) => super::stream::copy_uninit(&mut part[from..to], values),
+            Slice::Set(part) => super::stream::copy(&mut part[next.clone()], values),
+            Slice::Unset(part) => super::stream::copy_uninit(&mut part[next.clone()], values),
             Slice::Taken => unreachable!("a taken part is consumed"),
         };
-        self.pushed = to;
+        self.pushed = next.end;
     }
 
     /// Writes `count` copies of `value` after what was pushed before.
     pub fn push_copies(&mut self, count: usize, value: T) {
-        let (from, to) = (self.pushed, self.pushed + count);
-        assert!(to <= self.len, "pushed past the end of an output part");
+        let next = self.next(count);
         match &mut self.slice {
-            Slice::Set(part) => part[from..to].fill(value),
+            Slice::Set(part) => part[next.clone()].fill(value),
             Slice::Unset(part) => {
-                for element in &mut part[from..to] {
+                for element in &mut part[next.clone()] {
                     element.write(value);
                 }
             }
             Slice::Taken => unreachable!("a taken part is consumed"),
         }
-        self.pushed = to;
+        self.pushed = next.end;
+    }
+
+    /// The next `count` elements after those pushed (counted as pushed only once written, so
+    /// that a push that panics never leaves an element counted but unset).
+    fn next(&self, count: usize) -> std::ops::Range<usize> {
+        let (from, to) = (self.pushed, self.pushed + count);
+        assert!(to <= self.len, "pushed past the end of an output part");
+        from..to
     }
 
     /// The part's elements: what was pushed, then the output's initial value.
