@@ -4,8 +4,9 @@ numpy way, each timed against np.copy of its output bytes in the same run.
 Usage: python3 benches/numpy_layout.py [REPS] [--serve]. Prints `#numpy<TAB>version`, then one
 `name<TAB>seconds<TAB>copy_seconds` line per operation (medians of REPS, after one warm-up).
 The names are the Rust harness's line names. With --serve, it measures a line when its name
-arrives on stdin (names in the harness's order; lines not asked for are passed over), so
-that each line is timed right after the harness's own timing of it.
+arrives on stdin (names in the harness's order; lines not asked for are passed over; a name
+already passed starts the lines over, for the harness's next whole run), so that each line is
+timed right after the harness's own timing of it.
 """
 
 import statistics
@@ -118,15 +119,21 @@ def measure(name, x, op, reps):
 
 
 def serve(reps):
+    def find(pending, name):
+        return next(((x, op) for line_name, x, op in pending if line_name == name), None)
+
     pending = lines()
     for request in sys.stdin:
         name = request.rstrip("\n")
-        for line_name, x, op in pending:
-            if line_name == name:
-                print(measure(name, x, op, reps), flush=True)
-                break
-        else:
+        found = find(pending, name)
+        if found is None:
+            # A name already passed: the harness's next whole run starts the lines over.
+            pending = lines()
+            found = find(pending, name)
+        if found is None:
             print(f"{name}\tunknown", flush=True)
+        else:
+            print(measure(name, *found, reps), flush=True)
 
 
 def main():
