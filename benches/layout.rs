@@ -686,8 +686,7 @@ faulted (a reused output, outside the harness), the swap of the last two axes ta
 core, into memory already faulted, both threads of the swap take 19–23 ms (pack CHW32 \
 16.2–16.5 ms) against 9.3–11.0 ms for a copy: per core, their \
 transposes cost about twice a copy's work. What keeps them near 1.5 × copy is that they \
-split the page faults over two threads, while the copy takes them all on one. Bounds checks \
-hoisted out of the transpose loop changed nothing measurable (swap 15.8 → 15.5 ms).\n\
+split the page faults over two threads, while the copy takes them all on one.\n\
 - **swap of the last two axes**: 55 % of the samples are in the tiles, most of them in \
 storing the 256-byte destination rows of each block. Half or twice the block's runs, and \
 local rows an odd number of lines apart, measured within the machine's noise. Also tried \
@@ -703,7 +702,8 @@ a block 64, 128 or 256 elements at a time, so that its local rows stay in L1 (sw
 written whole (8: swap 14.9 → 15.4, pack CHW32 11.8 → 12.6 ms; 16: 15.8 → 18.7 and \
 12.0 → 15.9 ms). The 32 source planes of CHW32 are 1 MiB apart, so their lines share a few \
 L1 sets; groups of 4 runs, with the next 4 prefetched, keep within them (without the \
-prefetch: pack CHW32 12.6 → 13.2 ms, swap 13.7 → 16.0 ms).\n\
+prefetch: pack CHW32 12.6 → 13.2 ms, swap 13.7 → 16.0 ms). Bounds checks hoisted out \
+of the loop changed nothing measurable (swap 15.8 → 15.5 ms).\n\
 - Tried on the unpack lines and not kept: building the blocks in the destination \
 (25 → 37 ms), regrouping to 8 planes at a time over cached source stretches (23 → 31 ms), \
 larger or smaller tiles, pre-faulting the output.\n\
