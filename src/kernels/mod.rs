@@ -1161,7 +1161,7 @@ const IN_PLACE_ROWS: usize = 8;
 /// How far ahead a stored block asks for its destination rows' lines (see [`Block::store`]).
 /// Measured on a swap of the last two axes of float32 (rows of 256 bytes 2 KiB apart; best
 /// and median of 15 alternating runs of 30 calls): none 15.3 / 17.4 ms, 2 KiB on
-/// 13.7 / 15.3 ms; 1 KiB and 4 KiB measured as 2 KiB.
+/// 13.7 / 15.3 ms; 1 KiB and 4 KiB on gained about as much.
 const STORE_AHEAD_BYTES: usize = 2 << 10;
 
 /// In blocks over axes `p` (one chunk per step in the source) and `q` (one chunk per step in
@@ -1582,16 +1582,17 @@ impl Block<'_> {
         let size = std::mem::size_of::<T>();
         // Destination rows stored through the cache are far apart (a transpose's columns),
         // too short for the hardware prefetcher to follow: the lines of the row
-        // STORE_AHEAD_BYTES on are asked for while this one is stored.
+        // STORE_AHEAD_BYTES of stores on are asked for while this one is stored. Streamed
+        // rows are not (their lines are never read).
         let ahead = match self.stores {
-            Stores::Cached => (STORE_AHEAD_BYTES / (nj * w * size).max(1)).max(1),
-            Stores::Streamed => ni,
+            Stores::Cached => Some((STORE_AHEAD_BYTES / (nj * w * size).max(1)).max(1)),
+            Stores::Streamed => None,
         };
         let line = (64 / size).max(1);
         for (k, row) in local.chunks_exact(self.stride).take(ni).enumerate() {
             if self.q_dense {
                 let at = |k: usize| (self.dp[k] + (self.j0 * w) as isize) as usize;
-                if k + ahead < ni {
+                if let Some(ahead) = ahead.filter(|&ahead| k + ahead < ni) {
                     let next = at(k + ahead);
                     for x in dst[next..next + nj * w].iter().step_by(line) {
                         prefetch(x);
