@@ -688,8 +688,15 @@ core, into memory already faulted, both threads of the swap take 19–23 ms (pac
 transposes cost about twice a copy's work. What keeps them near 1.5 × copy is that they \
 split the page faults over two threads, while the copy takes them all on one.\n\
 - **swap of the last two axes**: 55 % of the samples are in the tiles, most of them in \
-storing the 256-byte destination rows of each block. Half or twice the block's runs, and \
-local rows an odd number of lines apart, measured within the machine's noise. Also tried \
+storing the 256-byte destination rows of each block, 2 KiB apart: too short a run for the \
+hardware prefetcher to follow. A stored block now asks for the lines of the destination row \
+2 KiB ahead while it stores one (`STORE_AHEAD_BYTES` in `kernels`): best / median of 15 \
+alternating runs of 30 calls, 15.3 / 17.4 → 13.7 / 15.3 ms, and in a second round \
+12.3 / 14.0 → 11.3 / 12.7 ms; in the harness, the swap alone measured 1.30, 1.15 and \
+1.28 × copy before, 1.20, 1.06 and 1.17 after. 1 KiB or 4 KiB ahead gained about as much. \
+Rows streamed past the cache are not asked for (unpack HWC8's median 17.7 → 19.3 ms when \
+they were). Half or twice the block's runs, and local rows an odd number of lines apart, \
+measured within the machine's noise. Also tried \
 and not kept (best medians of alternating runs, before → after): blocks of all 512 source \
 rows, whose destination is one stretch of 256 KiB, built in place (17.8 → 18.2 ms), built \
 locally and stored (13.6 → 15.8 ms) or stored streamed (14.7 → 16.1 ms); block strips \
@@ -703,13 +710,26 @@ written whole (8: swap 14.9 → 15.4, pack CHW32 11.8 → 12.6 ms; 16: 15.8 → 
 12.0 → 15.9 ms). The 32 source planes of CHW32 are 1 MiB apart, so their lines share a few \
 L1 sets; groups of 4 runs, with the next 4 prefetched, keep within them (without the \
 prefetch: pack CHW32 12.6 → 13.2 ms, swap 13.7 → 16.0 ms). Bounds checks hoisted out \
-of the loop changed nothing measurable (swap 15.8 → 15.5 ms).\n\
+of the loop changed nothing measurable (swap 15.8 → 15.5 ms), nor did asking for the local \
+rows' lines ahead of the transposes (medians 15.2 → 14.2 and 14.3 → 15.0 ms). AVX 8 × 8 \
+transposes of 32-bit words, 8 runs per group, built for this CPU (`-C target-cpu=native`, \
+old and new alike) gained nothing either (best medians: swap 16.9 → 17.2 ms, NCHW → NHWC \
+12.1 → 13.1 ms): the instructions are not what bounds these lines, so no runtime feature \
+detection was added for them.\n\
 - Tried on the unpack lines and not kept: building the blocks in the destination \
 (25 → 37 ms), regrouping to 8 planes at a time over cached source stretches (23 → 31 ms), \
 larger or smaller tiles, pre-faulting the output.\n\
 - **Noise.** The same binary's two-thread ops move by a third between runs minutes apart, \
 while the one-thread copy holds steady. Within one process, the AsStrided windows measured \
-25–43 ms in the harness.\n";
+25–43 ms in the harness, and 20–27 ms in four processes in a row. The machine is a guest \
+with free page reporting on (`Free page reporting enabled` at boot, \
+`page_reporting.page_reporting_order=11`): memory freed and left free for a moment is \
+handed back to the host, which must fault it in again on next use. Measured with a C \
+program that maps 64 MiB (huge pages advised), touches each page and unmaps it, 12 times: \
+back to back, 8–13 ms each after the first; with 0.5 s, 1 s or 2 s idle between them, every \
+second to fourth one takes 60–126 ms. The harness's repetitions follow each other with no \
+pause, so this mostly reaches the warm-up call and the first line after numpy's turn, but a \
+repetition that meets it is 5–10 × slower.\n";
 
 fn shell(command: &str, args: &[&str]) -> String {
     Command::new(command)

@@ -22,8 +22,8 @@
 //! 4.7 → 3.7 ms).
 //!
 //! Its `unsafe` code is a call to `madvise` on the allocation's own pages, the view of a set
-//! part as initialised, and the length of an [`Output`] once each of its parts is set (the crate's other `unsafe` code is the
-//! streamed stores of [`super::stream`]).
+//! part as initialised, and the length of an [`Output`] once each of its parts is set (the
+//! crate's other `unsafe` code is the streamed stores of [`super::stream`]).
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
