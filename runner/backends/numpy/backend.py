@@ -274,18 +274,12 @@ def convert_fill(fill, dtype):
 
 
 SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
-INT64_SAFE = 1 << 62
 
 
 def axis_coords(start, size, stride):
-    """x = y*stride + start for y in [0, size), as int64 if safe, else a Python-int object array."""
-    if size == 0:
-        return np.zeros(0, dtype=I64), True
-    lo = min(start, start + (size - 1) * stride)
-    hi = max(start, start + (size - 1) * stride)
-    if -INT64_SAFE < lo and hi < INT64_SAFE:
-        return np.arange(size, dtype=I64) * stride + start, True
-    return np.array([y * stride + start for y in range(size)], dtype=object), False
+    """x = y*stride + start for y in [0, size): exact Python integers, whatever their magnitude
+    (one per output position along the axis, so the list stays short)."""
+    return [y * stride + start for y in range(size)]
 
 
 def op_slice(attrs, inputs):
@@ -375,26 +369,25 @@ def op_slice(attrs, inputs):
     masks = []
     for ax in range(rank):
         d = dims[ax]
-        xs, fast = axis_coords(st[ax], sz[ax], sd[ax])
+        xs = axis_coords(st[ax], sz[ax], sd[ax])
         if mode == "strict_bounds":
             z = xs
         elif mode == "wrap":
-            z = xs % d  # numpy and Python % are mathematical modulo for positive d
+            z = [x % d for x in xs]  # Python's % is the mathematical modulo for positive d
         elif mode == "clamp":
-            z = np.clip(xs, 0, d - 1) if fast else np.array([min(max(v, 0), d - 1) for v in xs], dtype=object)
+            z = [min(max(x, 0), d - 1) for x in xs]
         elif mode == "fill":
-            valid = (xs >= 0) & (xs < d)
-            z = np.where(valid, xs, 0)
-            if not valid.all():
-                masks.append((ax, np.asarray(valid, dtype=bool)))
+            valid = [0 <= x < d for x in xs]
+            z = [x if ok else 0 for x, ok in zip(xs, valid)]
+            if not all(valid):
+                masks.append((ax, np.array(valid, dtype=bool)))
         else:  # reflect
             if d == 1:
-                z = np.zeros(len(xs), dtype=I64)
+                z = [0] * len(xs)
             else:
                 p = 2 * d - 2
-                c = np.abs(xs) % p
-                z = np.where(c >= d, p - c, c)
-        idx.append(np.asarray(z, dtype=I64))
+                z = [p - c if c >= d else c for c in (abs(x) % p for x in xs)]
+        idx.append(np.array(z, dtype=I64))
     out = a[np.ix_(*idx)] if rank else a.copy()
     if masks:
         out = np.array(out, copy=True)
