@@ -186,7 +186,7 @@ def list_from(attrs, inputs, name, idx):
 def check_perm(perm, rank, which):
     if perm is None:
         return None
-    if len(perm) != rank or sorted(perm) != list(range(rank)):
+    if sorted(perm) != list(range(rank)):
         raise OpError("invalid_permutation", f"{which} {perm} is not a permutation of 0..{rank - 1}")
     return perm
 
@@ -223,8 +223,7 @@ def op_shuffle(attrs, inputs):
             other = prod(d for k, d in enumerate(res) if k != j)
             if other == 0:
                 raise OpError("indeterminate_wildcard", f"-1 with the other reshape dims multiplying to 0 ({res})")
-            if vol % other:
-                raise OpError("volume_mismatch", f"-1 cannot be inferred: {vol} elements not divisible by {other}")
+            # When `other` does not divide the volume, the volume check below rejects the result.
             res[j] = vol // other
         if prod(res) != vol:
             raise OpError("volume_mismatch", f"reshape {res} has {prod(res)} elements, input {list(src)} has {vol}")
@@ -495,14 +494,14 @@ def op_scale(attrs, inputs):
         cshape = tuple(shape[ca:])
         count = prod(cshape)
     cs = {}
-    for name, default in (("scale", 1.0), ("shift", 0.0), ("power", 1.0)):
+    for name in ("scale", "shift", "power"):
         c = coeffs(attrs, name)
         if c is None or c.size == 0:
             cs[name] = None
         elif c.size != count:
             raise OpError("invalid_weights", f"{name} has {c.size} values, mode {mode} needs {count} (or 0)")
         else:
-            cs[name] = c.reshape(cshape) if cshape else c.reshape(())
+            cs[name] = c.reshape(cshape)
     v = x.a.view(NUMERIC[x.dtype]).astype(F32)
     with np.errstate(all="ignore"):
         # Literal formula with the defaults (scale 1, shift 0): a float32 multiply then a float32
@@ -511,17 +510,15 @@ def op_scale(attrs, inputs):
         sh = cs["shift"] if cs["shift"] is not None else ZERO_F32
         v = np.add(np.multiply(v, sc, dtype=F32), sh, dtype=F32)
         p = cs["power"]
-        if p is not None and not np.all(p == 1):
+        if p is not None:
             # pow evaluated in binary64 and rounded once to float32: the correctly rounded powf
             # result except for rare double-rounding ties; IEEE special cases (negative base with
-            # non-integer power -> NaN) as in C pow.
+            # non-integer power -> NaN) as in C pow; pow(x, 1) = x exactly.
             # The exponent is materialised at full shape: given a scalar (or stride-0) exponent
             # numpy takes fast paths (0.5 -> sqrt) that break IEEE pow special cases, e.g.
             # pow(-inf, 0.5) = +inf and pow(-0, 0.5) = +0.
             pe = np.array(np.broadcast_to(p, v.shape), dtype=np.float64)
-            r = np.power(v.astype(np.float64), pe).astype(F32)
-            v = np.where(p == 1, v, r).astype(F32)
-        v = np.broadcast_to(v, shape)
+            v = np.power(v.astype(np.float64), pe).astype(F32)
         if out_dtype == "float32":
             out = v.view(RAW["float32"])
         elif out_dtype == "float16":
