@@ -5,13 +5,14 @@
 //! |---|---|
 //! | `<op>::sweep::<file>::<case>[::<dtype>]` | the golden is intact (hash, provenance), the reference still gives it, and the backend matches it |
 //! | `<op>::metamorphic::<file>::<case>[::<dtype>]` | the backend, running the case and then its inverse (`opspec::generate::metamorphic`), gives the input back bit for bit |
-//! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (removed when blessing) |
+//! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (when blessing: removed, or kept if its sweep was not loaded) |
 //!
 //! A failing generated layout case also says where each wrong element came from, decoding the
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
-//! removes unused ones; it is refused when `CI` is set, so CI never writes a golden.
+//! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec::golden`); it
+//! is refused when `CI` is set, so CI never writes a golden.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -159,12 +160,17 @@ impl Generated {
                     (Arc::clone(run), Arc::clone(&self.store), unused.clone());
                 trials.push(Trial::test(name.clone(), move || {
                     store.remove(&unused);
+                    let done = if unused.removable() {
+                        "removed"
+                    } else {
+                        "kept"
+                    };
                     run.record(Record {
                         name,
                         op: "golden".into(),
                         dtype: None,
                         status: Status::Passed,
-                        message: format!("removed: {}", unused.message),
+                        message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
                     });
                     Ok(())
@@ -210,6 +216,9 @@ impl Generated {
             return Ok(());
         }
         let summary = self.store.finish()?;
+        for line in summary.removals.iter().chain(&summary.kept) {
+            println!("{line}");
+        }
         println!(
             "blessed: {} golden(s) written, {} removed under {}/; review them with `git diff -- {}` before committing",
             summary.written,
