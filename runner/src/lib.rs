@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{Backend, Reference};
+use backend::{Backend, BackendError, Reference};
 use expectations::Expectations;
 use process::ProcessBackend;
 use report::{Record, Status};
@@ -123,6 +123,7 @@ impl Run {
             Err(reason) => Verdict::Unsupported(reason),
             Ok(()) => match self.backend.run(case) {
                 Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
+                Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
                 Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
             },
         };
@@ -144,6 +145,10 @@ impl Run {
                 reason.clone(),
                 Ok(Completion::ignored_with(reason)),
             ),
+            (Verdict::NotRun(reason), _) => {
+                let message = format!("not run: {reason}");
+                (Status::NotRun, message.clone(), Err(Failed::from(message)))
+            }
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
                 (
