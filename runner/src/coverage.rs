@@ -55,24 +55,8 @@ impl Coverage {
     }
 }
 
-/// `runner coverage [--specs DIRS] [--clauses]`.
-pub fn main(args: &[String]) -> ExitCode {
-    let mut config = match Config::from_env() {
-        Ok(config) => config,
-        Err(message) => return usage(&message),
-    };
-    let mut list_clauses = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--specs" => match args.next() {
-                Some(dirs) => config.specs = std::env::split_paths(dirs).collect(),
-                None => return usage("--specs needs a value"),
-            },
-            "--clauses" => list_clauses = true,
-            other => return usage(&format!("unknown argument {other:?}")),
-        }
-    }
+/// `runner coverage [--specs DIRS] [--clauses]`, its flags parsed by the `runner` binary.
+pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
     let coverage = run(&config.specs, list_clauses);
     print!("{}", coverage.text);
     if coverage.ok() {
@@ -80,11 +64,6 @@ pub fn main(args: &[String]) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn usage(message: &str) -> ExitCode {
-    eprintln!("error: {message}\nusage: runner coverage [--specs DIRS] [--clauses]");
-    ExitCode::from(2)
 }
 
 /// One case: its trials (one per dtype) share name, source and clauses.

@@ -334,12 +334,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
     let def: FileDef =
         match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
             Ok(def) => def,
-            Err(e) => {
-                let field = e.path().to_string();
-                let case = case_name_at(&text, &field);
-                let message = e.into_inner().to_string();
-                return (vec![], vec![error(case.as_deref(), Some(field), message)]);
-            }
+            Err(e) => return (vec![], vec![file_error(&text, e, error)]),
         };
     let mut cases = Vec::new();
     let mut errors = Vec::new();
@@ -360,6 +355,28 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         }
     }
     (cases, errors)
+}
+
+/// The problem that stops a whole file from being read. Nothing of the file runs, so the
+/// message says so: a syntax error with its line, or a structural error with its field.
+fn file_error(
+    text: &str,
+    e: serde_path_to_error::Error<serde_yaml::Error>,
+    error: impl Fn(Option<&str>, Option<String>, String) -> SpecError,
+) -> SpecError {
+    const DROPPED: &str = "every case in this file was dropped";
+    // Text that is not YAML fails even when read into nothing; only then is it a syntax error.
+    if let Err(syntax) = serde_yaml::from_str::<serde::de::IgnoredAny>(text) {
+        return error(
+            None,
+            None,
+            format!("YAML syntax error: {syntax}; {DROPPED}"),
+        );
+    }
+    let field = e.path().to_string();
+    let case = case_name_at(text, &field);
+    let message = format!("{}; {DROPPED}", e.into_inner());
+    error(case.as_deref(), Some(field), message)
 }
 
 /// A problem in one case: the field and the message.
@@ -514,8 +531,8 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
                 return Err(problem(
                     "tolerance",
                     format!(
-                        "tolerance {tolerance} does not apply to a {} output: use `ulp` for float outputs, `abs` for integer ones",
-                        output.dtype
+                        "tolerance {tolerance} does not apply to {} output: use `ulp` for float outputs, `abs` for integer ones",
+                        output.dtype.with_article()
                     ),
                 ));
             }
@@ -837,5 +854,27 @@ cases:
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
         std::fs::remove_dir_all(dir).unwrap();
         assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
+    }
+
+    #[test]
+    fn a_syntax_error_says_the_whole_file_is_dropped_and_where() {
+        let broken = GOOD.replace("[1, 0]}", "[1, 0}");
+        let e = single_error(&broken);
+        assert_eq!(e.case, None, "{e}");
+        assert_eq!(e.field, None, "{e}");
+        assert!(e.message.starts_with("YAML syntax error"), "{e}");
+        assert!(e.message.contains("at line 6 column"), "{e}");
+        assert!(
+            e.message.contains("every case in this file was dropped"),
+            "{e}"
+        );
+        assert_eq!(e.trial_name(), "shuffle::bad");
+
+        // A structural error also voids the file, and says so.
+        let e = single_error(&GOOD.replace("source: test", "source: test\n    colour: red"));
+        assert!(
+            e.message.contains("every case in this file was dropped"),
+            "{e}"
+        );
     }
 }
