@@ -1,7 +1,7 @@
 //! The data types the operators list, and how each is held in memory.
 //!
 //! Source: TensorRT `DataType` (NvInferRuntimeBase.h 10.16) and the operator pages; see
-//! `semantics.md` §6. Every element is held as its raw bit pattern in the narrowest unsigned
+//! `docs/semantics.md` §6. Every element is held as its raw bit pattern in the narrowest unsigned
 //! word that fits (see [`crate::tensor::Buffer`]), so layout operators move bits unchanged.
 //! int4 is held one element per byte (sign-extended) and packed two per byte only at the
 //! edges (wire protocol, golden files).
@@ -63,6 +63,16 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
         }
+    }
+
+    /// The name with its indefinite article, as read aloud: "an int32", "an fp8", "a uint8",
+    /// "a float16".
+    pub fn with_article(self) -> String {
+        let article = match self {
+            DType::Int4 | DType::Int8 | DType::Int32 | DType::Int64 | DType::Fp8 => "an",
+            _ => "a",
+        };
+        format!("{article} {}", self.name())
     }
 
     pub fn from_name(name: &str) -> Option<DType> {

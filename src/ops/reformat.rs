@@ -1,5 +1,5 @@
 //! Reformat — the memory images of TensorRT `TensorFormat` (NvInferRuntime.h 10.16,
-//! NvInferRuntimeBase.h 8.6; `semantics.md` §4).
+//! NvInferRuntimeBase.h 8.6; `docs/semantics.md` §4).
 //!
 //! A tensor in `LINEAR` is the logical tensor. Any other format is a 1-D buffer holding the
 //! format's memory image, padding included. `reformat` packs a logical tensor into a buffer,
@@ -278,6 +278,7 @@ impl Image {
     /// Checks `dtype` and `shape` against `format` and lays the image out.
     pub fn new(format: Format, dtype: DType, shape: &[usize], dla: Dla) -> Result<Image, OpError> {
         check_dtype(format, dtype)?;
+        super::check_max_rank(shape, "reformat.rank.max", "the logical shape")?;
         let rank = shape.len();
         let kind = format.kind();
         let exact_rank = matches!(kind, Kind::DlaLinear | Kind::DlaHwc4);

@@ -1,4 +1,4 @@
-//! Scale — TensorRT `IScaleLayer`, `add_scale` / `add_scale_nd` (seed 003; `semantics.md` §3).
+//! Scale — TensorRT `IScaleLayer`, `add_scale` / `add_scale_nd` (seed 003; `docs/semantics.md` §3).
 //!
 //! ```text
 //! out = (input · scale + shift) ^ power          per element (§3.1)
@@ -275,6 +275,7 @@ impl Plan {
 
 /// Checks dtypes, rank, channel axis and coefficient counts.
 pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+    super::check_max_rank(&input.shape, "scale.rank.max", "the input")?;
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
