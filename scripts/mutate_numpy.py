@@ -93,6 +93,12 @@ CMPOP = {
 }
 NAME_SWAP = {"min": "max", "max": "min", "any": "all", "all": "any"}
 DEFAULT_SAMPLE = 60
+# Why a listed mutant cannot be killed, the first word of its reason in the equivalents file.
+KINDS = {
+    "Equivalent": "the program computes the same thing for every input a case can send",
+    "Implementation-defined": "it changes only a result the suite marks implementation-defined, which binds the reference alone",
+    "Out of reach": "killing it needs a case too large to keep in the suite",
+}
 
 
 class Mutant:
@@ -159,6 +165,7 @@ class Collector:
         self.ops = ops
         self.found = []  # (operator, node start, node end, original text, mutated text)
         self.index_zero = set()  # ids of constant 0 subscripts: x[0] -> x[-1] is no off-by-one
+        self.minus_one_reshape = set()  # ids of the 1 in reshape(-1)
 
     def text(self, node):
         a, b = span(node, self.offs)
@@ -187,6 +194,12 @@ class Collector:
             for item in node.orelse:
                 self.visit(item)
             return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reshape":
+            # numpy reads every negative reshape dim as "infer": reshape(-1) -> reshape(-2)
+            # changes nothing; only reshape(-1) -> reshape(0) is a change.
+            for arg in node.args:
+                if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) and isinstance(arg.operand, ast.Constant):
+                    self.minus_one_reshape.add(id(arg.operand))
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
             # x[0] -> x[-1] reads the same element of a one-element sequence and the last one
             # otherwise: only x[0] -> x[1] is the off-by-one.
@@ -243,7 +256,8 @@ class Collector:
             if isinstance(v, bool):
                 self.add("constant", node, repr(not v))
             elif isinstance(v, int):
-                self.add("constant", node, "(" + str(v + 1) + ")" if v + 1 < 0 else str(v + 1))
+                if id(node) not in self.minus_one_reshape:
+                    self.add("constant", node, "(" + str(v + 1) + ")" if v + 1 < 0 else str(v + 1))
                 if id(node) not in self.index_zero:
                     self.add("constant", node, "(" + str(v - 1) + ")" if v - 1 < 0 else str(v - 1))
             elif isinstance(v, float) and v == v:
@@ -396,7 +410,10 @@ def load_equivalent():
     for key, entry in data.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             raise SystemExit(f"{EQUIVALENT}: [{key!r}] needs a non-empty `reason` string")
-        out[key] = entry["reason"].strip()
+        reason = entry["reason"].strip()
+        if not reason.startswith(tuple(k + ":" for k in KINDS)):
+            raise SystemExit(f"{EQUIVALENT}: [{key!r}] reason must start with one of {', '.join(k + ':' for k in KINDS)}")
+        out[key] = reason
     return out
 
 
@@ -506,12 +523,18 @@ def write_report(mutants, results, equivalent, elapsed):
         "killed when the suite, run through the backend protocol against the mutant, fails; only the",
         "trials of the ops whose handlers reach the mutated code run. An equivalent mutant is one no",
         "case can kill; its reason is kept in `runner/backends/numpy/equivalent-mutants.toml`.",
+        "The reasons are of three kinds:",
+        "",
+    ] + [f"- {kind}: {text}." for kind, text in KINDS.items()] + [
         "",
         "| | mutants |",
         "|---|---|",
         f"| total | {total} |",
         f"| killed | {len(killed)} |",
-        f"| survived, equivalent | {len(eq)} ({100 * len(eq) / total:.1f} % of the total) |",
+        f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / total:.1f} % of the total) |",
+    ] + [
+        f"| - {kind.lower()} | {sum(equivalent[m.id].startswith(kind + ':') for m in eq)} |" for kind in KINDS
+    ] + [
         f"| survived, not equivalent | {len(live)} |",
         f"| **score** (killed / non-equivalent) | **{100 * score:.1f} %** |",
         "",

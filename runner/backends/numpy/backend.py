@@ -258,11 +258,9 @@ def convert_fill(fill, dtype):
     value in range (TensorRT documents no rounding for it, so anything else is rejected)."""
     if fill.dtype not in FILL_CONVERTIBLE or dtype not in FILL_CONVERTIBLE:
         raise OpError("invalid_fill", f"a {fill.dtype} fill value cannot be converted to {dtype}")
-    raw = fill.a.reshape(-1)[:1]
+    raw = fill.a.reshape(-1)  # one element (shape [] or [1])
     if fill.dtype == "fp8":
         value = float(raw.view(ml_dtypes.float8_e4m3fn)[0])
-    elif fill.dtype == "int8":
-        value = float(raw[0])
     else:
         value = float(raw.view(NUMERIC[fill.dtype])[0])
     if dtype == "int8":
@@ -641,10 +639,7 @@ def unpack(buf, fmt, shape, dtype, dla):
     mshape = [pshape[i] for i in perm]
     if buf.ndim != 1 or buf.size != prod(mshape):
         raise OpError("invalid_buffer", f"{fmt} buffer for shape {shape} must be 1-D of {prod(mshape)} elements, got shape {list(buf.shape)}")
-    inv = [0] * len(perm)
-    for i, q in enumerate(perm):
-        inv[q] = i
-    p = buf.reshape(mshape).transpose(inv)
+    p = buf.reshape(mshape).transpose(np.argsort(perm))
     return padded_to_logical_view(p, fmt, shape)
 
 
