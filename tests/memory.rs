@@ -144,7 +144,6 @@ fn main() -> ExitCode {
     for case in CASES {
         let output = Command::new(&exe)
             .env("OPSPEC_MEMORY_CASE", case.name)
-            .env("OPSPEC_MAX_ELEMENTS", ELEMENTS.to_string())
             .env_remove("OPSPEC_PLAIN_LAYOUT")
             .output()
             .expect("run a child");
@@ -188,6 +187,7 @@ fn main() -> ExitCode {
 /// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
 fn child(name: &str) -> ExitCode {
     let case = CASES.iter().find(|c| c.name == name).expect("a known case");
+    opspec::tensor::set_max_elements(ELEMENTS as u64);
     let attrs = case
         .attrs
         .replace("$HALF", &(ELEMENTS / 2).to_string())
