@@ -58,6 +58,15 @@ struct Run {
 }
 
 impl Run {
+    fn new(backend: Arc<dyn Backend>, expectations: Expectations, config: &Config) -> Run {
+        Run {
+            backend,
+            expectations,
+            records: Mutex::default(),
+            replay: config.replay_flags(),
+        }
+    }
+
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
         let run = Arc::clone(self);
         Trial::ignorable_test(case.trial_name(), move || run.execute(&case))
@@ -235,12 +244,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let generated = generated::Generated::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
-        let run = Arc::new(Run {
-            backend: Arc::new(Reference),
-            expectations,
-            records: Mutex::default(),
-            replay: config.replay_flags(),
-        });
+        let run = Arc::new(Run::new(Arc::new(Reference), expectations, &config));
         let trials = trials(&run, loaded, false, generated.as_ref());
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
@@ -251,12 +255,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run {
-        backend: Arc::clone(&backend),
-        expectations,
-        records: Mutex::default(),
-        replay: config.replay_flags(),
-    });
+    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
     let case_count = loaded.cases.len();
     let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();

@@ -168,12 +168,7 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
         inner: crate::backend(&config)?,
     });
     println!("backend: {}", backend.name());
-    let run = Arc::new(Run {
-        backend,
-        expectations,
-        records: Mutex::default(),
-        replay: config.replay_flags(),
-    });
+    let run = Arc::new(Run::new(backend, expectations, &config));
     match (case, &generated) {
         (Some(case), _) => {
             let _ = run.execute(&case);

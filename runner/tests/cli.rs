@@ -519,3 +519,32 @@ fn generated_trials_replay_too() {
         assert!(text.contains("verdict: passed"), "{text}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_op_folder_fails_its_trial() {
+    use std::os::unix::fs::PermissionsExt;
+    let specs = Scratch::temp("unreadable");
+    let folder = specs.0.join("shuffle");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Permissions do not stop root: run the runner as `nobody` then.
+    let mut command = if std::fs::read_dir(&folder).is_ok() {
+        let mut command = clean(Command::new("setpriv"));
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_runner"));
+        command
+    } else {
+        runner()
+    };
+    let output = command.arg("--specs").arg(&specs.0).output();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = output.expect("setpriv runs the runner as another user");
+    let text = text(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("shuffle::<folder>"), "{text}");
+    assert!(
+        text.contains(&format!("cannot read spec folder {}", folder.display())),
+        "{text}"
+    );
+}

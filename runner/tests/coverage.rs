@@ -373,21 +373,21 @@ clauses:
 fn the_duplicate_lint_compares_npy_data_with_inline_data() {
     let dir = std::env::temp_dir().join(format!("opspec-coverage-npy-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("shuffle")).unwrap();
+    std::fs::create_dir_all(dir.join("shuffle/mine")).unwrap();
     let input = opspec::Tensor::from_bits(
         opspec::DType::Int32,
         vec![2, 3],
         vec![10, 11, 12, 13, 14, 15],
     );
     std::fs::write(
-        dir.join("shuffle/input.npy"),
+        dir.join("shuffle/mine/input.npy"),
         opspec::golden::to_npy(&input),
     )
     .unwrap();
     let by_file = PRIVATE_CASE
         .replace("cases:\n", "")
         .replace("private_transpose", "by_file")
-        .replace("[[10, 11, 12], [13, 14, 15]]", "input.npy");
+        .replace("[[10, 11, 12], [13, 14, 15]]", "mine/input.npy");
     std::fs::write(
         dir.join("shuffle/mine.yaml"),
         format!("{PRIVATE_CASE}{by_file}"),

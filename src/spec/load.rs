@@ -242,9 +242,16 @@ pub struct OpFile {
     pub file: String,
 }
 
-/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike. An
-/// unreadable folder or a folder that names no op is a problem (its trial file part is
-/// `<file_prefix><folder>`); with `only = Some((op, file))` just that file is listed.
+/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike; with
+/// `only = Some((op, file))` just that file is listed. Entries whose names start with `.` are
+/// skipped. Every other entry that cannot be used is a problem naming its path, never skipped
+/// in silence: an unreadable folder, a dangling symbolic link or a loop of them, a folder that
+/// names no op, anything in an op folder but a `.yaml` / `.yml` file (a folder named `x.yaml`,
+/// `x.YAML`, `notes.txt`; but a folder named after a YAML file beside it holds that file's
+/// data), and YAML files directly in `<dir>` (an op folder given as `<dir>`;
+/// `<op>.clauses.yaml` catalogues belong there). Other files in `<dir>` are left alone. A
+/// problem's trial is `<op>::<file_prefix><entry name>`, or `<kind>s::<folder>` for `<dir>`
+/// itself.
 pub fn op_files(
     dirs: &[PathBuf],
     only: Option<(&str, &str)>,
@@ -253,25 +260,45 @@ pub fn op_files(
 ) -> (Vec<OpFile>, Vec<SpecError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    let problem = |path: &Path, op: String, message: String| SpecError {
+    let problem = |path: &Path, op: &str, file: &str, message: String| SpecError {
         path: path.to_path_buf(),
-        op,
-        file: format!("{file_prefix}<folder>"),
+        op: op.to_owned(),
+        file: format!("{file_prefix}{file}"),
         case: None,
         field: None,
         message,
     };
+    let root_op = format!("<{kind}s>");
     for dir in dirs {
         let entries = match sorted_entries(dir) {
             Ok(entries) => entries,
             Err(message) => {
-                errors.push(problem(dir, format!("<{kind}s>"), message));
+                errors.push(problem(dir, &root_op, "<folder>", message));
                 continue;
             }
         };
-        for op_dir in entries.into_iter().filter(|p| p.is_dir()) {
+        let mut loose = Vec::new();
+        for op_dir in entries {
             let op_name = file_name(&op_dir);
-            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
+            if op_name.starts_with('.') {
+                continue;
+            }
+            let metadata = match follow(&op_dir) {
+                Ok(metadata) => metadata,
+                Err(message) => {
+                    if !only.is_some_and(|(op, _)| op != op_name) {
+                        errors.push(problem(&op_dir, &root_op, &op_name, message));
+                    }
+                    continue;
+                }
+            };
+            if !metadata.is_dir() {
+                if yaml_extension(&op_dir).is_some() && !op_name.ends_with(".clauses.yaml") {
+                    loose.push(op_name);
+                }
+                continue;
+            }
+            if only.is_some_and(|(op, _)| op != op_name) {
                 continue;
             }
             let Some(op) = Op::from_name(&op_name) else {
@@ -279,18 +306,91 @@ pub fn op_files(
                     "unknown op `{op_name}` ({kind} folders are named after ops: {})",
                     Op::ALL.map(Op::name).join(", ")
                 );
-                errors.push(problem(&op_dir, op_name, message));
+                errors.push(problem(&op_dir, &op_name, "<folder>", message));
                 continue;
             };
-            for path in sorted_entries(&op_dir).unwrap_or_default() {
-                let file = stem(&path);
-                if is_yaml(&path) && !only.is_some_and(|(_, only)| only != file) {
-                    files.push(OpFile { op, path, file });
+            let paths = match sorted_entries(&op_dir) {
+                Ok(paths) => paths,
+                Err(message) => {
+                    errors.push(problem(&op_dir, &op_name, "<folder>", message));
+                    continue;
+                }
+            };
+            for path in paths {
+                let (name, file) = (file_name(&path), stem(&path));
+                if name.starts_with('.')
+                    || only.is_some_and(|(_, only)| only != file)
+                    || is_data_folder(&path)
+                {
+                    continue;
+                }
+                match check_file(&path, kind) {
+                    Ok(()) => files.push(OpFile { op, path, file }),
+                    Err(message) => errors.push(problem(&path, &op_name, &name, message)),
                 }
             }
         }
+        if !loose.is_empty() {
+            let parent = dir.parent().unwrap_or(dir);
+            errors.push(problem(
+                dir,
+                &root_op,
+                "<folder>",
+                format!(
+                    "holds {kind} files directly ({}), as an op folder does: a {kind} folder holds <op>/<file>.yaml, so give its parent {} instead",
+                    loose.join(", "),
+                    parent.display()
+                ),
+            ));
+        }
     }
     (files, errors)
+}
+
+/// A folder named after a YAML file beside it (`npy_data/` beside `npy_data.yaml`) holds that
+/// file's data, the `.npy` files its cases name; it is not walked.
+fn is_data_folder(path: &Path) -> bool {
+    path.is_dir()
+        && ["yaml", "yml"]
+            .iter()
+            .any(|extension| path.with_extension(extension).is_file())
+}
+
+/// The metadata of `path`, following symbolic links; a dangling link says where it points.
+fn follow(path: &Path) -> Result<std::fs::Metadata, String> {
+    std::fs::metadata(path).map_err(|e| match std::fs::read_link(path) {
+        Ok(target) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            "a symbolic link to {}, which does not exist",
+            target.display()
+        ),
+        _ => format!("cannot read it: {e}"),
+    })
+}
+
+/// `Ok` when `path`, an entry of an op folder, is a file to load.
+fn check_file(path: &Path, kind: &str) -> Result<(), String> {
+    let metadata = follow(path)?;
+    if metadata.is_dir() {
+        return Err(format!(
+            "is a folder, not a {kind} file: op folders hold <file>.yaml files and no folders"
+        ));
+    }
+    match yaml_extension(path) {
+        Some("yaml" | "yml") if metadata.is_file() => Ok(()),
+        Some(extension) if !matches!(extension, "yaml" | "yml") => Err(format!(
+            "the extension `.{extension}` is not read: {kind} files end in `.yaml` or `.yml`, in lower case; rename it"
+        )),
+        _ => Err(format!(
+            "not a {kind} file: op folders hold only <file>.yaml files; rename or move it"
+        )),
+    }
+}
+
+/// The extension of `path` when it is `yaml` or `yml` in any case.
+fn yaml_extension(path: &Path) -> Option<&str> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .filter(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
 /// Two folders in `OPSPEC_SPECS` may not define the same trial.
@@ -709,14 +809,6 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(entries)
 }
 
-fn is_yaml(path: &Path) -> bool {
-    path.is_file()
-        && matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        )
-}
-
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -1068,5 +1160,35 @@ cases:
             crate::ops::evaluate(&back.invocation),
             Ok(vec![there.invocation.inputs[0].clone().unwrap()])
         );
+    }
+
+    #[test]
+    fn a_folder_named_after_a_spec_file_holds_its_data() {
+        let dir = scratch("data-folder");
+        let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
+        let data = path.parent().unwrap().join("npy").join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            path.parent().unwrap().join("npy.yaml"),
+            NPY_SPEC.replace("data/", "npy/data/"),
+        )
+        .unwrap();
+        let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        assert_eq!(loaded.cases.len(), 1);
+        // A folder that no spec file is named after is still a problem.
+        std::fs::create_dir_all(path.parent().unwrap().join("stray")).unwrap();
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+        assert!(
+            loaded.errors[0].path.ends_with("stray"),
+            "{:?}",
+            loaded.errors
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

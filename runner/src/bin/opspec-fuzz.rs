@@ -119,7 +119,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } else {
             cli.ops
         },
-        out: cli.out.unwrap_or(defaults.out),
+        // Absolute, so that the `OPSPEC_SPECS=<out> cargo test` it prints works from anywhere.
+        out: std::path::absolute(cli.out.unwrap_or(defaults.out))
+            .map_err(|e| format!("cannot resolve --out: {e}"))?,
         max_failures: cli.max_failures.map_or(defaults.max_failures, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
