@@ -154,7 +154,7 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
     backend.supports(case)?;
     let outcome = match backend.run(case) {
         Ok(outcome) => outcome,
-        Err(broken) => return Ok(Some((Disagreement::Broken, broken))),
+        Err(broken) => return Ok(Some((Disagreement::Broken, broken.to_string()))),
     };
     let class = match (&case.expect, &outcome) {
         (_, Outcome::Unsupported(reason)) => return Err(reason.clone()),
@@ -165,7 +165,7 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
     };
     Ok(match judge(case, outcome, backend.is_reference()) {
         Verdict::Fail(report) => Some((class, report)),
-        Verdict::Pass | Verdict::Unsupported(_) => None,
+        Verdict::Pass | Verdict::Unsupported(_) | Verdict::NotRun(_) => None,
     })
 }
 

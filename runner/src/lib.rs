@@ -25,7 +25,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{Backend, Reference};
+use backend::{Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
 use process::ProcessBackend;
@@ -79,6 +79,7 @@ impl Run {
             Err(reason) => Verdict::Unsupported(reason),
             Ok(()) => match self.backend.run(case) {
                 Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
+                Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
                 Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
             },
         };
@@ -100,6 +101,10 @@ impl Run {
                 reason.clone(),
                 Ok(Completion::ignored_with(reason)),
             ),
+            (Verdict::NotRun(reason), _) => {
+                let message = format!("not run: {reason}");
+                (Status::NotRun, message.clone(), Err(Failed::from(message)))
+            }
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
                 (

@@ -19,6 +19,8 @@ pub enum Verdict {
     Pass,
     Fail(String),
     Unsupported(String),
+    /// Not sent to the backend, for this reason (it was given up on); fails the run.
+    NotRun(String),
 }
 
 /// Compares what the backend did with what the case expects. `is_reference` says the backend
