@@ -250,7 +250,7 @@ cases:
         let yaml = r#"
 cases:
   - name: negative_base_half_power
-    source: "semantics.md §3.5: IEEE pow, negative base with non-integer power is NaN"
+    source: "docs/semantics.md §3.5: IEEE pow, negative base with non-integer power is NaN"
     implementation_defined: true
     unsupported_on: {dla: "custom power values are not supported on DLA"}
     attrs: {mode: uniform, power: [0.5]}
