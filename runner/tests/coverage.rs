@@ -285,7 +285,7 @@ fn coverage_of(dir: &Path) -> (Output, String) {
 const PRIVATE_CASE: &str = r#"
 cases:
   - name: private_transpose
-    source: "NvInfer.h struct Permutation (semantics.md §1.2)"
+    source: "NvInfer.h struct Permutation (docs/semantics.md §1.2)"
     clauses: [shuffle.transpose.numpy-semantics]
     attrs: {first_transpose: [1, 0]}
     inputs:
