@@ -239,9 +239,15 @@ pub struct OpFile {
     pub file: String,
 }
 
-/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike. An
-/// unreadable folder or a folder that names no op is a problem (its trial file part is
-/// `<file_prefix><folder>`); with `only = Some((op, file))` just that file is listed.
+/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike; with
+/// `only = Some((op, file))` just that file is listed. Entries whose names start with `.` are
+/// skipped. Every other entry that cannot be used is a problem naming its path, never skipped
+/// in silence: an unreadable folder, a dangling symbolic link or a loop of them, a folder that
+/// names no op, anything in an op folder but a `.yaml` / `.yml` file (a folder named `x.yaml`,
+/// `x.YAML`, `notes.txt`), and YAML files directly in `<dir>` (an op folder given as `<dir>`;
+/// `<op>.clauses.yaml` catalogues belong there). Other files in `<dir>` are left alone. A
+/// problem's trial is `<op>::<file_prefix><entry name>`, or `<kind>s::<folder>` for `<dir>`
+/// itself.
 pub fn op_files(
     dirs: &[PathBuf],
     only: Option<(&str, &str)>,
@@ -250,25 +256,45 @@ pub fn op_files(
 ) -> (Vec<OpFile>, Vec<SpecError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    let problem = |path: &Path, op: String, message: String| SpecError {
+    let problem = |path: &Path, op: &str, file: &str, message: String| SpecError {
         path: path.to_path_buf(),
-        op,
-        file: format!("{file_prefix}<folder>"),
+        op: op.to_owned(),
+        file: format!("{file_prefix}{file}"),
         case: None,
         field: None,
         message,
     };
+    let root_op = format!("<{kind}s>");
     for dir in dirs {
         let entries = match sorted_entries(dir) {
             Ok(entries) => entries,
             Err(message) => {
-                errors.push(problem(dir, format!("<{kind}s>"), message));
+                errors.push(problem(dir, &root_op, "<folder>", message));
                 continue;
             }
         };
-        for op_dir in entries.into_iter().filter(|p| p.is_dir()) {
+        let mut loose = Vec::new();
+        for op_dir in entries {
             let op_name = file_name(&op_dir);
-            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
+            if op_name.starts_with('.') {
+                continue;
+            }
+            let metadata = match follow(&op_dir) {
+                Ok(metadata) => metadata,
+                Err(message) => {
+                    if !only.is_some_and(|(op, _)| op != op_name) {
+                        errors.push(problem(&op_dir, &root_op, &op_name, message));
+                    }
+                    continue;
+                }
+            };
+            if !metadata.is_dir() {
+                if yaml_extension(&op_dir).is_some() && !op_name.ends_with(".clauses.yaml") {
+                    loose.push(op_name);
+                }
+                continue;
+            }
+            if only.is_some_and(|(op, _)| op != op_name) {
                 continue;
             }
             let Some(op) = Op::from_name(&op_name) else {
@@ -276,18 +302,79 @@ pub fn op_files(
                     "unknown op `{op_name}` ({kind} folders are named after ops: {})",
                     Op::ALL.map(Op::name).join(", ")
                 );
-                errors.push(problem(&op_dir, op_name, message));
+                errors.push(problem(&op_dir, &op_name, "<folder>", message));
                 continue;
             };
-            for path in sorted_entries(&op_dir).unwrap_or_default() {
-                let file = stem(&path);
-                if is_yaml(&path) && !only.is_some_and(|(_, only)| only != file) {
-                    files.push(OpFile { op, path, file });
+            let paths = match sorted_entries(&op_dir) {
+                Ok(paths) => paths,
+                Err(message) => {
+                    errors.push(problem(&op_dir, &op_name, "<folder>", message));
+                    continue;
+                }
+            };
+            for path in paths {
+                let (name, file) = (file_name(&path), stem(&path));
+                if name.starts_with('.') || only.is_some_and(|(_, only)| only != file) {
+                    continue;
+                }
+                match check_file(&path, kind) {
+                    Ok(()) => files.push(OpFile { op, path, file }),
+                    Err(message) => errors.push(problem(&path, &op_name, &name, message)),
                 }
             }
         }
+        if !loose.is_empty() {
+            let parent = dir.parent().unwrap_or(dir);
+            errors.push(problem(
+                dir,
+                &root_op,
+                "<folder>",
+                format!(
+                    "holds {kind} files directly ({}), as an op folder does: a {kind} folder holds <op>/<file>.yaml, so give its parent {} instead",
+                    loose.join(", "),
+                    parent.display()
+                ),
+            ));
+        }
     }
     (files, errors)
+}
+
+/// The metadata of `path`, following symbolic links; a dangling link says where it points.
+fn follow(path: &Path) -> Result<std::fs::Metadata, String> {
+    std::fs::metadata(path).map_err(|e| match std::fs::read_link(path) {
+        Ok(target) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            "a symbolic link to {}, which does not exist",
+            target.display()
+        ),
+        _ => format!("cannot read it: {e}"),
+    })
+}
+
+/// `Ok` when `path`, an entry of an op folder, is a file to load.
+fn check_file(path: &Path, kind: &str) -> Result<(), String> {
+    let metadata = follow(path)?;
+    if metadata.is_dir() {
+        return Err(format!(
+            "is a folder, not a {kind} file: op folders hold <file>.yaml files and no folders"
+        ));
+    }
+    match yaml_extension(path) {
+        Some("yaml" | "yml") if metadata.is_file() => Ok(()),
+        Some(extension) if !matches!(extension, "yaml" | "yml") => Err(format!(
+            "the extension `.{extension}` is not read: {kind} files end in `.yaml` or `.yml`, in lower case; rename it"
+        )),
+        _ => Err(format!(
+            "not a {kind} file: op folders hold only <file>.yaml files; rename or move it"
+        )),
+    }
+}
+
+/// The extension of `path` when it is `yaml` or `yml` in any case.
+fn yaml_extension(path: &Path) -> Option<&str> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .filter(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
 /// Two folders in `OPSPEC_SPECS` may not define the same trial.
@@ -660,14 +747,6 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
         .collect();
     entries.sort();
     Ok(entries)
-}
-
-fn is_yaml(path: &Path) -> bool {
-    path.is_file()
-        && matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        )
 }
 
 fn file_name(path: &Path) -> String {
