@@ -1,11 +1,34 @@
 //! A backend that misbehaves on purpose, to test the runner: it serves the reference
-//! interpreter, except that it exits on the case named by `--crash`, never answers the one
-//! named by `--hang`, and flips a bit of the output of the one named by `--lie`.
+//! interpreter, except for what its flags ask.
+//!
+//! | flag | misbehaviour |
+//! |---|---|
+//! | `--crash ID` | exits with status 3 on case ID |
+//! | `--hang ID` | never answers case ID |
+//! | `--lie ID` | flips a bit of the output of case ID |
+//! | `--endless ID` | answers case ID with a line that never ends |
+//! | `--close-output ID` | closes its stdout on case ID, then hangs |
+//! | `--deaf` | answers the hello, then never reads its input again |
+//! | `--hang-hello` | never answers the hello |
+//! | `--starts FILE --hang-hello-after N` | counts its starts in FILE; from start N + 1 on, never answers the hello |
+//! | `--flood BYTES` | first writes BYTES to stderr |
+//! | `--ignore-eof` | stays alive (sleeping) once its input ends |
+//! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
+//! | `--marker TEXT` | ignored; passed on to the `--child`, to find both in `/proc` |
+//! | `--idle` | sleeps (what the `--child` copy does) |
+//!
+//! Every sleep is an hour: the runner must end these processes itself.
 
+use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use opspec::tensor::Buffer;
 use opspec_runner::serve::serve;
+
+fn sleep_an_hour() -> ! {
+    std::thread::sleep(Duration::from_secs(3600));
+    std::process::exit(0)
+}
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -15,9 +38,64 @@ fn main() -> std::io::Result<()> {
             .and_then(|i| args.get(i + 1).cloned())
             .unwrap_or_default()
     };
+    let flag = |flag: &str| args.iter().any(|a| a == flag);
+    if flag("--idle") {
+        sleep_an_hour();
+    }
+    if flag("--child") {
+        let mut child = std::process::Command::new(std::env::current_exe()?);
+        child.arg("--idle");
+        if flag("--marker") {
+            child.args(["--marker", &named("--marker")]);
+        }
+        child.spawn()?;
+    }
+    if let Ok(bytes) = named("--flood").parse::<usize>() {
+        let line = [b'e'; 1023]
+            .iter()
+            .chain(b"\n")
+            .copied()
+            .collect::<Vec<u8>>();
+        let mut stderr = std::io::stderr().lock();
+        for _ in 0..bytes.div_ceil(line.len()) {
+            stderr.write_all(&line)?;
+        }
+    }
+    let starts = named("--starts");
+    if !starts.is_empty() {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&starts)?;
+        writeln!(file, "started")?;
+        let count = std::fs::read_to_string(&starts)?.lines().count();
+        let limit: usize = named("--hang-hello-after").parse().unwrap_or(usize::MAX);
+        if count > limit {
+            eprintln!("faulty backend: start {count}, hanging on the hello");
+            sleep_an_hour();
+        }
+    }
+    if flag("--hang-hello") {
+        eprintln!("faulty backend: hanging on the hello");
+        sleep_an_hour();
+    }
     let (crash, hang, lie) = (named("--crash"), named("--hang"), named("--lie"));
-    let stdin = std::io::stdin().lock();
+    let (endless, close_output) = (named("--endless"), named("--close-output"));
+    let mut stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
+    if flag("--deaf") {
+        let mut hello = String::new();
+        stdin.read_line(&mut hello)?;
+        serve(
+            hello.as_bytes(),
+            stdout,
+            "faulty",
+            &[],
+            |_, _| unreachable!(),
+        )?;
+        eprintln!("faulty backend: no longer reading");
+        sleep_an_hour();
+    }
     serve(stdin, stdout, "faulty", &[], |id, invocation| {
         if id == crash {
             eprintln!("faulty backend: crashing on {id}");
@@ -25,7 +103,21 @@ fn main() -> std::io::Result<()> {
         }
         if id == hang {
             eprintln!("faulty backend: hanging on {id}");
-            std::thread::sleep(Duration::from_secs(3600));
+            sleep_an_hour();
+        }
+        if id == endless {
+            eprintln!("faulty backend: an endless line for {id}");
+            let chunk = [b'x'; 1 << 16];
+            let mut out = std::io::stdout();
+            while out.write_all(&chunk).is_ok() {}
+            std::process::exit(4);
+        }
+        if id == close_output {
+            eprintln!("faulty backend: closing stdout on {id}");
+            // SAFETY: closes this process's fd 1; nothing writes to stdout afterwards, as this
+            // process only sleeps from here on.
+            unsafe { libc::close(1) };
+            sleep_an_hour();
         }
         let mut outputs = opspec::ops::evaluate(invocation)?;
         if id == lie {
@@ -40,5 +132,10 @@ fn main() -> std::io::Result<()> {
             }
         }
         Ok(outputs)
-    })
+    })?;
+    if flag("--ignore-eof") {
+        eprintln!("faulty backend: input ended, staying alive");
+        sleep_an_hour();
+    }
+    Ok(())
 }

@@ -25,7 +25,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{Backend, Reference};
+use backend::{Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
 use process::ProcessBackend;
@@ -58,6 +58,15 @@ struct Run {
 }
 
 impl Run {
+    fn new(backend: Arc<dyn Backend>, expectations: Expectations, config: &Config) -> Run {
+        Run {
+            backend,
+            expectations,
+            records: Mutex::default(),
+            replay: config.replay_flags(),
+        }
+    }
+
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
         let run = Arc::clone(self);
         Trial::ignorable_test(case.trial_name(), move || run.execute(&case))
@@ -70,6 +79,7 @@ impl Run {
             Err(reason) => Verdict::Unsupported(reason),
             Ok(()) => match self.backend.run(case) {
                 Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
+                Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
                 Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
             },
         };
@@ -91,6 +101,10 @@ impl Run {
                 reason.clone(),
                 Ok(Completion::ignored_with(reason)),
             ),
+            (Verdict::NotRun(reason), _) => {
+                let message = format!("not run: {reason}");
+                (Status::NotRun, message.clone(), Err(Failed::from(message)))
+            }
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
                 (
@@ -236,12 +250,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let generated = generated::Generated::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
-        let run = Arc::new(Run {
-            backend: Arc::new(Reference),
-            expectations,
-            records: Mutex::default(),
-            replay: config.replay_flags(),
-        });
+        let run = Arc::new(Run::new(Arc::new(Reference), expectations, &config));
         let trials = trials(&run, loaded, false, generated.as_ref());
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
@@ -252,12 +261,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run {
-        backend: Arc::clone(&backend),
-        expectations,
-        records: Mutex::default(),
-        replay: config.replay_flags(),
-    });
+    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
     let case_count = loaded.cases.len();
     let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();

@@ -16,6 +16,9 @@ pub enum Status {
     Unsupported,
     /// Failed as an expectations entry says it does (reported as ignored).
     KnownFailure,
+    /// Not sent: the backend was given up on (it failed to start too often). Fails the run;
+    /// a JUnit error, and counted as failed in the table.
+    NotRun,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -36,6 +39,7 @@ struct JsonReport<'a> {
     failed: usize,
     unsupported: usize,
     known_failures: usize,
+    not_run: usize,
     trials: &'a [Record],
 }
 
@@ -50,6 +54,7 @@ pub fn json(backend: &str, records: &[Record]) -> String {
         failed: count(records, Status::Failed),
         unsupported: count(records, Status::Unsupported),
         known_failures: count(records, Status::KnownFailure),
+        not_run: count(records, Status::NotRun),
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
@@ -83,10 +88,11 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
     let all: Vec<&Record> = records.iter().collect();
     let _ = writeln!(
         xml,
-        "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">",
+        "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
         xml_escape(backend),
         records.len(),
         count(records, Status::Failed),
+        count(records, Status::NotRun),
         skipped(&all)
     );
     for (op, records) in by_op {
@@ -94,9 +100,13 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
             .iter()
             .filter(|r| r.status == Status::Failed)
             .count();
+        let errors = records
+            .iter()
+            .filter(|r| r.status == Status::NotRun)
+            .count();
         let _ = writeln!(
             xml,
-            "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{}\">",
+            "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">",
             records.len(),
             skipped(&records)
         );
@@ -130,6 +140,13 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
                         xml_escape(&r.message)
                     );
                 }
+                Status::NotRun => {
+                    let _ = writeln!(
+                        xml,
+                        "><error message=\"{}\"/></testcase>",
+                        xml_escape(&r.message)
+                    );
+                }
                 Status::Unsupported | Status::KnownFailure => {
                     let _ = writeln!(
                         xml,
@@ -145,7 +162,8 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
     xml
 }
 
-/// The op × dtype table: passed / failed / not run (unsupported or known failure) per cell.
+/// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
+/// (unsupported or known failure) per cell.
 pub fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 3]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
@@ -157,7 +175,7 @@ pub fn table(records: &[Record]) -> String {
         let cell = cells.entry((&r.op, dtype)).or_default();
         cell[match r.status {
             Status::Passed => 0,
-            Status::Failed => 1,
+            Status::Failed | Status::NotRun => 1,
             Status::Unsupported | Status::KnownFailure => 2,
         }] += 1;
     }
@@ -248,5 +266,18 @@ mod tests {
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
         let json = json("numpy", &records);
         assert!(json.contains("\"failed\": 1"), "{json}");
+    }
+
+    #[test]
+    fn a_trial_not_run_is_an_error_and_a_failure_in_the_table() {
+        let records = [
+            record("slice::f::c", None, Status::NotRun, "not run: gone"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let xml = junit("numpy", &records);
+        assert!(xml.contains("errors=\"1\""), "{xml}");
+        assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
+        assert!(json("numpy", &records).contains("\"not_run\": 1"));
+        assert!(table(&records).contains("1/1/0"), "{}", table(&records));
     }
 }
