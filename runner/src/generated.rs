@@ -30,7 +30,7 @@ use opspec::{Op, Tensor};
 
 use crate::backend::Outcome;
 use crate::report::{Record, Status};
-use crate::verdict::{describe_case, judge, Verdict};
+use crate::verdict::{describe_case, judge_excluding, Verdict};
 use crate::Run;
 
 /// How many wrong elements a provenance report decodes.
@@ -147,6 +147,14 @@ impl Generated {
         &self.unused
     }
 
+    /// The names of the sweep and metamorphic trials (expectations entries may name them).
+    pub fn trial_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.sweeps.cases.iter().flat_map(|generated| {
+            std::iter::once(generated.case.trial_name())
+                .chain(generated.metamorphic.iter().map(Case::trial_name))
+        })
+    }
+
     pub(crate) fn trials(&self, run: &Arc<Run>) -> Vec<Trial> {
         let mut trials: Vec<Trial> = self
             .sweeps
@@ -181,6 +189,7 @@ impl Generated {
                         name,
                         op: "golden".into(),
                         dtype: None,
+                        dtypes: Vec::new(),
                         status: Status::Passed,
                         message: format!("removed: {}", unused.message),
                         seconds: 0.0,
@@ -261,7 +270,7 @@ impl Run {
         let mut case = generated.case.clone();
         case.expect = golden.expect;
         if let Err(reason) = self.backend.supports(&case) {
-            return Verdict::Unsupported(reason);
+            return Verdict::Excluded(reason);
         }
         let outcome = match self.backend.run(&case) {
             Ok(outcome) => outcome,
@@ -271,7 +280,8 @@ impl Run {
             Outcome::Outputs(outputs) => outputs.first().cloned(),
             _ => None,
         };
-        match judge(&case, outcome, self.backend.is_reference()) {
+        let excluded = self.backend.excluded_dtypes(&case);
+        match judge_excluding(&case, outcome, self.backend.is_reference(), &excluded) {
             Verdict::Fail(report) => {
                 let decoded = match (&generated.provenance, &actual, &case.expect) {
                     (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
@@ -305,7 +315,7 @@ impl Run {
             ))
         };
         if let Err(reason) = self.backend.supports(first) {
-            return Verdict::Unsupported(reason);
+            return Verdict::Excluded(reason);
         }
         let step = |case: &Case, which: &str| -> Result<Tensor, Verdict> {
             match self.backend.run(case) {

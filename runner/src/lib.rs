@@ -13,6 +13,7 @@
 //! | `OPSPEC_REPORT_JSON` | `--report-json` | write a JSON report there |
 //! | `OPSPEC_JUNIT` | `--junit` | write a JUnit XML report there |
 //! | `OPSPEC_BACKEND_LOG` | `--backend-log` | where the backend's stderr goes (default `target/opspec-backend.log`) |
+//! | `OPSPEC_ALLOW_SKIPS` | | `1`: accept a run where nothing passed or the backend answered `unsupported` to many cases ([`report::run_problems`]) |
 //! | `OPSPEC_SWEEPS` | | colon-separated sweep folders of generated cases (default: `sweeps/`, none when `OPSPEC_SPECS` is set) |
 //! | `OPSPEC_GOLDEN` | | the golden folder of those sweeps (default: `golden/` beside the first sweep folder) |
 //! | `OPSPEC_BLESS` | | `1`: write missing, stale and unused goldens from the reference (refused when `CI` is set) |
@@ -36,11 +37,11 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{Backend, Reference};
+use backend::{primary_dtype, trial_dtypes, Backend, Reference};
 use expectations::Expectations;
 use process::ProcessBackend;
 use report::{Record, Status};
-use verdict::{describe_case, judge, Verdict};
+use verdict::{describe_case, judge_excluding, Verdict};
 
 /// Everything a run is configured by.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +53,9 @@ pub struct Config {
     pub report_json: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub backend_log: PathBuf,
+    /// Accept a run with nothing passed, or with more unasked skips than
+    /// [`report::MAX_UNSUPPORTED_SHARE`].
+    pub allow_skips: bool,
 }
 
 impl Config {
@@ -83,6 +87,7 @@ impl Config {
             backend_log: var("OPSPEC_BACKEND_LOG")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| workspace.join("target").join("opspec-backend.log")),
+            allow_skips: generated::env_flag("OPSPEC_ALLOW_SKIPS"),
         })
     }
 }
@@ -120,13 +125,23 @@ impl Run {
         let name = case.trial_name();
         let started = Instant::now();
         let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::Unsupported(reason),
-            Ok(()) => match self.backend.run(case) {
-                Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
-                Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
-            },
+            Err(reason) => Verdict::Excluded(reason),
+            Ok(()) => self.send(case),
         };
         self.conclude(name, case, verdict, started)
+    }
+
+    /// Runs a case the backend accepts and judges what it did.
+    fn send(&self, case: &Case) -> Verdict {
+        match self.backend.run(case) {
+            Ok(outcome) => judge_excluding(
+                case,
+                outcome,
+                self.backend.is_reference(),
+                &self.backend.excluded_dtypes(case),
+            ),
+            Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
+        }
     }
 
     /// Applies the known failures to a verdict, records it, and gives the trial's result.
@@ -138,12 +153,23 @@ impl Run {
         started: Instant,
     ) -> Result<Completion, Failed> {
         let known = self.expectations.lookup(&name);
+        let ignored =
+            |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
         let (status, message, result) = match (verdict, known) {
-            (Verdict::Unsupported(reason), _) => (
-                Status::Unsupported,
-                reason.clone(),
-                Ok(Completion::ignored_with(reason)),
-            ),
+            (Verdict::Excluded(reason), _) => ignored(Status::Excluded, reason),
+            (Verdict::ImplementationDefined(reason), _) => {
+                ignored(Status::ImplementationDefined, reason)
+            }
+            // The expectations file is how a user asks for a skip the hello cannot express.
+            (Verdict::Unsupported(reason), Some(entry)) => {
+                let known = format!("known failure: {}", entry.reason);
+                (
+                    Status::KnownFailure,
+                    format!("{known}\nunsupported: {reason}"),
+                    Ok(Completion::ignored_with(known)),
+                )
+            }
+            (Verdict::Unsupported(reason), None) => ignored(Status::Unsupported, reason),
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
                 (
@@ -167,7 +193,11 @@ impl Run {
         self.record(Record {
             name,
             op: case.op.name().to_owned(),
-            dtype: case.dtype.map(|d| d.name().to_owned()),
+            dtype: primary_dtype(case).map(|d| d.name().to_owned()),
+            dtypes: trial_dtypes(case)
+                .iter()
+                .map(|d| d.name().to_owned())
+                .collect(),
             status,
             message,
             seconds: started.elapsed().as_secs_f64(),
@@ -184,6 +214,7 @@ impl Run {
                 name,
                 op,
                 dtype: None,
+                dtypes: Vec::new(),
                 status: Status::Failed,
                 message: message.clone(),
                 seconds: 0.0,
@@ -214,7 +245,10 @@ fn trials(
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
     if check_unmatched {
-        let names: Vec<String> = loaded.cases.iter().map(Case::trial_name).collect();
+        let mut names: Vec<String> = loaded.cases.iter().map(Case::trial_name).collect();
+        if let Some(generated) = generated {
+            names.extend(generated.trial_names());
+        }
         for entry in run.expectations.unmatched(&names) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
@@ -311,15 +345,32 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
     if records.len() > 1 {
-        println!("backend: {}\n{}", backend.name(), report::table(&records));
+        println!(
+            "backend: {}\n{}{}",
+            backend.name(),
+            report::table(&records),
+            report::summary(&records)
+        );
     }
+    // One exact trial (as cargo nextest runs each) is judged by that trial alone.
+    let problems = if config.allow_skips || single_file(&args).is_some() {
+        Vec::new()
+    } else {
+        report::run_problems(&records)
+    };
     if let Some(path) = &config.report_json {
-        std::fs::write(path, report::json(&backend.name(), &records))
+        std::fs::write(path, report::json(&backend.name(), &records, &problems))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = &config.junit {
-        std::fs::write(path, report::junit(&backend.name(), &records))
+        std::fs::write(path, report::junit(&backend.name(), &records, &problems))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    Ok(conclusion.exit_code())
+    for problem in &problems {
+        eprintln!("error: the run is no pass: {problem}");
+    }
+    Ok(match (conclusion.has_failed(), problems.is_empty()) {
+        (false, false) => ExitCode::FAILURE,
+        _ => conclusion.exit_code(),
+    })
 }
