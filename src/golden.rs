@@ -23,9 +23,20 @@
 //! equivalents. Every file is npy format 1.0, C order, little-endian.
 //!
 //! **Blessing** ([`GoldenStore::new`] with `bless`): a golden that is missing, stale or
-//! corrupt is rewritten from the reference instead of failing, unused ones are removed, and
-//! the manifests are rewritten once at the end ([`GoldenStore::finish`]). The runner refuses
-//! to bless when `CI` is set.
+//! corrupt is rewritten from the reference instead of failing, and the manifests are rewritten
+//! once at the end ([`GoldenStore::finish`]). The runner refuses to bless when `CI` is set.
+//! Nothing a user had is lost on the way:
+//!
+//! - every file is replaced whole: written to a temporary file beside it (`.<name>.blessing`)
+//!   and renamed over it; the `.npy` files of a sweep are renamed into place at the end, just
+//!   before its manifest, so an interrupted bless leaves the old goldens and at most some
+//!   temporary files, which the next bless of that sweep clears;
+//! - only goldens shown to be orphans of a sweep that was loaded are removed: an entry of a
+//!   readable manifest that none of the sweep's cases uses, or a file that the sweep's final
+//!   manifest does not name. A manifest that cannot be read proves nothing about its files,
+//!   and the manifest of a sweep that was not loaded (another sweeps folder sharing the golden
+//!   folder, or a deleted sweep) is kept and reported: deleting it is left to the user;
+//! - every removal and every kept manifest is listed ([`BlessSummary`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -315,13 +326,21 @@ pub struct Unused {
     removal: Removal,
 }
 
+impl Unused {
+    /// Whether blessing removes it: an orphan of a loaded sweep. A manifest of a sweep that was
+    /// not loaded is only reported.
+    pub fn removable(&self) -> bool {
+        !matches!(self.removal, Removal::Manifest(..))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Removal {
-    /// The whole manifest and its folder.
+    /// The whole manifest and its folder, of a sweep not loaded: never removed by blessing.
     Manifest(String, String),
     /// One manifest entry (and its file).
     Entry(String, String, String),
-    /// One file no entry names.
+    /// One file no entry names (removed only if the final manifest does not name it either).
     File(PathBuf),
 }
 
@@ -339,10 +358,14 @@ pub struct GoldenStore {
     manifests: Mutex<HashMap<SweepKey, LoadedManifest>>,
     /// Per sweep, entries to set (`Some`) or remove (`None`) at [`GoldenStore::finish`].
     updates: Mutex<BTreeMap<SweepKey, BTreeMap<String, Option<Entry>>>>,
-    /// Files to delete at the end, and whether each counts as a removal of its own (an
-    /// orphan file) or goes with a removed entry.
+    /// Files to delete at the end if the final manifest of their sweep does not name them,
+    /// and whether each counts as a removal of its own (an orphan file) or goes with a
+    /// removed entry.
     removals: Mutex<BTreeMap<PathBuf, bool>>,
-    dropped_manifests: Mutex<BTreeSet<SweepKey>>,
+    /// Goldens written in this run, as temporary files: final path → temporary path.
+    staged: Mutex<BTreeMap<PathBuf, PathBuf>>,
+    /// Manifests of sweeps not loaded, reported and kept.
+    kept: Mutex<BTreeSet<SweepKey>>,
 }
 
 /// What a blessing run changed.
@@ -350,9 +373,13 @@ pub struct GoldenStore {
 pub struct BlessSummary {
     /// Goldens (manifest entries) written.
     pub written: usize,
-    /// Unused goldens removed: manifest entries, whole manifests, files no entry named.
+    /// Unused goldens removed: manifest entries, files no entry named.
     pub removed: usize,
     pub manifests: Vec<PathBuf>,
+    /// One line per removal: the file, or the entry that had none.
+    pub removals: Vec<String>,
+    /// One line per manifest kept although no loaded sweep uses it.
+    pub kept: Vec<String>,
 }
 
 impl GoldenStore {
@@ -364,7 +391,8 @@ impl GoldenStore {
             manifests: Mutex::default(),
             updates: Mutex::default(),
             removals: Mutex::default(),
-            dropped_manifests: Mutex::default(),
+            staged: Mutex::default(),
+            kept: Mutex::default(),
         }
     }
 
@@ -551,9 +579,16 @@ impl GoldenStore {
             Expectation::Outputs(outputs) => {
                 let output = &outputs[0];
                 let bytes = to_npy(output);
+                // Staged beside its place, renamed into it just before the manifest is
+                // written (`finish`).
+                let staged = temporary_path(&path);
                 std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::write(&path, &bytes))
-                    .map_err(|e| format!("cannot write golden {}: {e}", path.display()))?;
+                    .and_then(|()| std::fs::write(&staged, &bytes))
+                    .map_err(|e| format!("cannot write golden {}: {e}", staged.display()))?;
+                self.staged
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(path.clone(), staged);
                 entry.dtype = Some(output.dtype.name().to_owned());
                 entry.shape = Some(output.shape.clone());
                 entry.sha256 = Some(sha256_hex(&bytes));
@@ -572,7 +607,8 @@ impl GoldenStore {
     }
 
     /// The manifests, entries and files that no generated case uses, given every generated
-    /// case's id (all of them: a partial list would report the rest as unused).
+    /// case's id (all of them: a partial list would report the rest as unused). The files of a
+    /// manifest that is missing or cannot be read are not listed: nothing shows them unused.
     pub fn unused(&self, used: &BTreeSet<GoldenId>) -> Vec<Unused> {
         let mut sweeps: BTreeMap<SweepKey, BTreeSet<&str>> = BTreeMap::new();
         for id in used {
@@ -608,7 +644,7 @@ impl GoldenStore {
                     unused.push(Unused {
                         name: format!("{op}/{stem}.json"),
                         message: format!(
-                            "{} and {} belong to no sweep (there is no sweeps/{op}/{stem}.yaml): remove them, or run `OPSPEC_BLESS=1 cargo test`, which removes unused goldens",
+                            "{} and {} belong to no sweep loaded in this run (no {op}/{stem}.yaml in the sweep folders): if the sweep is gone, delete them (blessing removes only goldens of the sweeps it loads); if they belong to another sweeps folder, give this one its own golden folder (`OPSPEC_GOLDEN`)",
                             self.shown(&format!("{op}/{stem}.json")),
                             self.shown(&format!("{op}/{stem}/"))
                         ),
@@ -619,7 +655,9 @@ impl GoldenStore {
                 let manifest = self.manifest(&op, &stem);
                 let entries: BTreeSet<String> = match manifest.as_ref() {
                     Ok(Some(m)) => m.cases.keys().cloned().collect(),
-                    _ => BTreeSet::new(),
+                    // Every case of the sweep fails on the manifest itself; its files are
+                    // neither shown unused nor removed.
+                    _ => continue,
                 };
                 for entry in &entries {
                     if !keys.contains(entry.as_str()) {
@@ -653,11 +691,12 @@ impl GoldenStore {
         unused
     }
 
-    /// Schedules the removal of an unused golden (blessing only), done at [`Self::finish`].
+    /// Schedules the removal of an unused golden (blessing only), done at [`Self::finish`];
+    /// a manifest of a sweep not loaded is only listed as kept.
     pub fn remove(&self, unused: &Unused) {
         match &unused.removal {
             Removal::Manifest(op, stem) => {
-                self.dropped_manifests
+                self.kept
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert((op.clone(), stem.clone()));
@@ -683,51 +722,85 @@ impl GoldenStore {
         }
     }
 
-    /// Writes the manifests that changed and removes what was scheduled for removal.
+    /// Moves the staged goldens into place and writes the manifests that changed (each sweep's
+    /// files first, its manifest last, every one replaced whole by a rename), then removes
+    /// what was scheduled for removal and that the final manifests do not name.
     pub fn finish(&self) -> Result<BlessSummary, String> {
         let mut summary = BlessSummary::default();
         let updates = std::mem::take(&mut *self.updates.lock().unwrap_or_else(|p| p.into_inner()));
-        let dropped = std::mem::take(
-            &mut *self
-                .dropped_manifests
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
+        let mut staged =
+            std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut finals: HashMap<SweepKey, Manifest> = HashMap::new();
         for ((op, stem), changes) in updates {
             let op_value = Op::from_name(&op).ok_or_else(|| format!("unknown op {op}"))?;
             let mut manifest = match self.manifest(&op, &stem).as_ref() {
                 Ok(Some(m)) => m.clone(),
                 _ => Manifest::new(op_value, &stem),
             };
+            let dir = self.root.join(&op).join(&stem);
             for (key, change) in changes {
                 match change {
                     Some(entry) => {
                         summary.written += 1;
+                        let path = dir.join(file_name_of(&key));
+                        if let Some(temporary) = staged.remove(&path) {
+                            std::fs::rename(&temporary, &path).map_err(|e| {
+                                format!("cannot move {} into place: {e}", temporary.display())
+                            })?;
+                        }
                         manifest.cases.insert(key, entry);
                     }
                     None => {
                         summary.removed += 1;
-                        manifest.cases.remove(&key);
+                        if manifest
+                            .cases
+                            .remove(&key)
+                            .is_some_and(|e| e.sha256.is_none())
+                        {
+                            summary.removals.push(format!(
+                                "removed: entry `{key}` of {}",
+                                self.shown(&format!("{op}/{stem}.json"))
+                            ));
+                        }
                     }
                 }
             }
             let path = self.manifest_path(&op, &stem);
             std::fs::create_dir_all(self.root.join(&op))
-                .and_then(|()| std::fs::write(&path, manifest.to_json()))
+                .and_then(|()| write_whole(&path, manifest.to_json().as_bytes()))
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             summary.manifests.push(path);
+            clear_temporaries(&dir);
+            finals.insert((op, stem), manifest);
         }
-        for (op, stem) in dropped {
-            summary.removed += 1;
-            let _ = std::fs::remove_file(self.manifest_path(&op, &stem));
-            let _ = std::fs::remove_dir_all(self.root.join(&op).join(&stem));
+        // A staged golden whose entry was not written (none today) is not kept half-done.
+        for temporary in staged.into_values() {
+            let _ = std::fs::remove_file(temporary);
         }
         let removals =
             std::mem::take(&mut *self.removals.lock().unwrap_or_else(|p| p.into_inner()));
         for (path, counts) in removals {
-            if std::fs::remove_file(&path).is_ok() && counts {
-                summary.removed += 1;
+            if self.named_by_final_manifest(&path, &finals) {
+                continue;
             }
+            if std::fs::remove_file(&path).is_ok() {
+                if counts {
+                    summary.removed += 1;
+                }
+                let relative = path.strip_prefix(&self.root).unwrap_or(&path);
+                summary.removals.push(format!(
+                    "removed: {}",
+                    self.shown(&relative.to_string_lossy())
+                ));
+            }
+        }
+        let kept = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|p| p.into_inner()));
+        for (op, stem) in kept {
+            summary.kept.push(format!(
+                "kept: {} and {} (no sweep loaded in this run uses them; delete them by hand if their sweep is gone)",
+                self.shown(&format!("{op}/{stem}.json")),
+                self.shown(&format!("{op}/{stem}/"))
+            ));
         }
         // Folders left empty go too.
         for op_dir in sorted_dirs(&self.root) {
@@ -737,6 +810,60 @@ impl GoldenStore {
             let _ = std::fs::remove_dir(op_dir);
         }
         Ok(summary)
+    }
+
+    /// Whether `path`, a golden file, is named by its sweep's manifest as this run leaves it.
+    fn named_by_final_manifest(&self, path: &Path, finals: &HashMap<SweepKey, Manifest>) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else {
+            return true; // outside the golden folder: never ours to remove
+        };
+        let parts: Vec<String> = relative
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let [op, stem, file] = parts.as_slice() else {
+            return false; // a stray file directly under an op folder
+        };
+        let key = (op.clone(), stem.clone());
+        let loaded;
+        let manifest = match finals.get(&key) {
+            Some(manifest) => manifest,
+            None => match self.manifest(op, stem).as_ref() {
+                Ok(Some(manifest)) => {
+                    loaded = manifest.clone();
+                    &loaded
+                }
+                Ok(None) => return false,
+                Err(_) => return true, // unreadable: nothing shows the file unused
+            },
+        };
+        manifest
+            .cases
+            .iter()
+            .any(|(k, entry)| entry.sha256.is_some() && &file_name_of(k) == file)
+    }
+}
+
+/// Where a file is written before it is renamed over `path`: beside it, hidden, so that a
+/// listing of goldens never sees it.
+fn temporary_path(path: &Path) -> PathBuf {
+    path.with_file_name(format!(".{}.blessing", name_of(path)))
+}
+
+/// Replaces `path` whole: a reader sees the old file or the new one, never a part.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = temporary_path(path);
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// Removes the temporary files an interrupted bless left in `dir`.
+fn clear_temporaries(dir: &Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.ends_with(".blessing") {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

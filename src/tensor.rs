@@ -4,20 +4,28 @@
 //! operators are generic over four widths and compare bit for bit (NaN payloads and -0.0
 //! included). Arithmetic operators decode through [`DType`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::dtype::{DType, Word};
 use crate::error::{ErrorKind, OpError};
 
-/// Default largest element count of any tensor, input or output; `OPSPEC_MAX_ELEMENTS`
-/// overrides it. 2^28 elements is 1 GiB of float32: larger than any case here, small enough
-/// that a mistyped shape fails cleanly instead of exhausting memory.
+/// Default largest element count of any tensor, input or output; [`set_max_elements`]
+/// changes it (the runner passes `OPSPEC_MAX_ELEMENTS` / `--max-elements` on, having checked
+/// it). 2^28 elements is 1 GiB of float32: larger than any case here, small enough that a
+/// mistyped shape fails cleanly instead of exhausting memory.
 pub const DEFAULT_MAX_ELEMENTS: u64 = 1 << 28;
+
+static MAX_ELEMENTS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ELEMENTS);
 
 /// The element budget in force.
 pub fn max_elements() -> u64 {
-    std::env::var("OPSPEC_MAX_ELEMENTS")
-        .ok()
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(DEFAULT_MAX_ELEMENTS)
+    MAX_ELEMENTS.load(Ordering::Relaxed)
+}
+
+/// Sets the element budget of this process. The library reads no variable itself, so that a
+/// bad value is refused where it is read, with the name of the flag or variable.
+pub fn set_max_elements(budget: u64) {
+    MAX_ELEMENTS.store(budget, Ordering::Relaxed);
 }
 
 /// The clause of the element budget (`specs/common.clauses.yaml`).

@@ -15,7 +15,8 @@
 //! | reformat | format × dtype, as the format table lists them (§4) |
 //!
 //! It also lints the specs: spec and catalogue errors, cases without a source or without
-//! clauses, unknown clause ids (or another op's), duplicate cases (the same op, attributes,
+//! clauses, unknown clause ids (or another op's), cases whose `inferred` / `implementation_defined`
+//! marks differ from the statuses of the clauses they cite, duplicate cases (the same op, attributes,
 //! inputs and dtype under two names), and error cases whose error the reference raises under a
 //! clause the case does not name. An error clause counts as covered only when a case that names
 //! it gets that error from the reference. The command fails (exit 1) on a clause without a case,
@@ -29,7 +30,7 @@ use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
 use opspec::ops::{self, as_strided, scale, slice, Attrs, Op};
-use opspec::spec::clauses::{Catalogue, Clause};
+use opspec::spec::clauses::{Catalogue, Clause, Marks};
 use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
 
@@ -55,36 +56,16 @@ impl Coverage {
     }
 }
 
-/// `runner coverage [--specs DIRS] [--clauses]`.
-pub fn main(args: &[String]) -> ExitCode {
-    let mut config = match Config::from_env() {
-        Ok(config) => config,
-        Err(message) => return usage(&message),
-    };
-    let mut list_clauses = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--specs" => match args.next() {
-                Some(dirs) => config.specs = std::env::split_paths(dirs).collect(),
-                None => return usage("--specs needs a value"),
-            },
-            "--clauses" => list_clauses = true,
-            other => return usage(&format!("unknown argument {other:?}")),
-        }
-    }
-    let coverage = run(&config.specs, list_clauses);
+/// `runner coverage [--specs DIRS] [--clauses]`, its flags parsed by the `runner` binary. The
+/// run's sweep folders are linted too.
+pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
+    let coverage = run(&config.specs, &config.sweeps, list_clauses);
     print!("{}", coverage.text);
     if coverage.ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn usage(message: &str) -> ExitCode {
-    eprintln!("error: {message}\nusage: runner coverage [--specs DIRS] [--clauses]");
-    ExitCode::from(2)
 }
 
 /// One case: its trials (one per dtype) share name, source and clauses.
@@ -103,8 +84,9 @@ impl CaseGroup<'_> {
     }
 }
 
-/// Runs the whole report over the spec folders `dirs`.
-pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
+/// Runs the whole report over the spec folders `dirs`, and lints the sweeps of `sweeps` (their
+/// marks and powers, as for the spec cases).
+pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
     let loaded = load_dirs(dirs, None);
     let (catalogue, catalogue_errors) = Catalogue::load(dirs);
     let mut lint: Vec<String> = Vec::new();
@@ -139,6 +121,9 @@ pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
                 case.op
             ));
         }
+        for finding in catalogue.mark_disagreements(&case.clauses, Marks::of(case)) {
+            lint.push(format!("{label}: {finding}"));
+        }
         let mut seen = BTreeSet::new();
         for id in &case.clauses {
             if !seen.insert(id.as_str()) {
@@ -156,6 +141,12 @@ pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
                 Some(clause) => {
                     named.entry(&clause.id).or_default().insert(label.clone());
                 }
+            }
+        }
+        for trial in &group.trials {
+            if let Some(finding) = power_meets_negative_base(trial) {
+                lint.push(format!("{}: {finding}", trial.trial_name()));
+                break;
             }
         }
         for trial in &group.trials {
@@ -195,6 +186,7 @@ pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
         }
     }
     lint.extend(duplicates(&groups));
+    lint.extend(sweep_lint(&catalogue, sweeps));
 
     let mut out = String::new();
     let mut coverage = Coverage::default();
@@ -299,6 +291,67 @@ pub fn run(dirs: &[PathBuf], list_clauses: bool) -> Coverage {
     );
     coverage.text = out;
     coverage
+}
+
+/// The sweeps' findings: load errors, marks that differ from their clauses' statuses, an
+/// explicit power meeting a negative base without citing its clause. One line per sweep and
+/// finding, not per generated case.
+fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
+    if dirs.is_empty() {
+        return Vec::new();
+    }
+    let sweeps = opspec::generate::sweep::load_dirs(dirs, None);
+    let mut findings: BTreeSet<String> = sweeps
+        .errors
+        .iter()
+        .map(|e| format!("sweep error: {e}"))
+        .collect();
+    for generated in &sweeps.cases {
+        let case = &generated.case;
+        let sweep = case.name.split("__").next().unwrap_or(&case.name);
+        let label = format!("{}::{}::{sweep}", case.op, case.file);
+        for finding in catalogue.mark_disagreements(&case.clauses, Marks::of(case)) {
+            findings.insert(format!("{label}: {finding}"));
+        }
+        if let Some(finding) = power_meets_negative_base(case) {
+            findings.insert(format!("{label}: {finding}"));
+        }
+    }
+    findings.into_iter().collect()
+}
+
+/// A Scale case whose explicit `power` meets a negative base `x·scale + shift` rests on a
+/// reading the vendors do not share: TensorRT-RTX computes `pow` even for a power of 1, and
+/// gives NaN for every negative base (pytorch/TensorRT PR #4181; docs/semantics.md §3.5). Such
+/// a case must cite the implementation-defined clause it depends on.
+fn power_meets_negative_base(case: &Case) -> Option<String> {
+    let Attrs::Scale(attrs) = &case.invocation.attrs else {
+        return None;
+    };
+    if attrs.power.is_empty() {
+        return None;
+    }
+    let mut base = case.invocation.clone();
+    if let Attrs::Scale(attrs) = &mut base.attrs {
+        attrs.power = scale::Coefficients::default();
+        // Keep the sign of the base visible: an int8 output would round -0.4 to 0.
+        attrs.output_dtype = Some(DType::Float32);
+    }
+    let outputs = ops::evaluate(&base).ok()?;
+    let output = outputs.first()?;
+    let format = output.dtype.float_format()?;
+    let negative = (0..output.len()).any(|i| format.decode(output.bits(i)) < 0.0);
+    if !negative {
+        return None;
+    }
+    let needs = if !attrs.has_power() {
+        "scale.pow.explicit-one"
+    } else {
+        "scale.pow.negative-base"
+    };
+    (!case.clauses.iter().any(|id| id == needs)).then(|| {
+        format!("an explicit power meets a negative base, so the case depends on `{needs}` and must cite it")
+    })
 }
 
 /// Cases with the same op, attributes and inputs (dtypes included) under different names.

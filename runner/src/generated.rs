@@ -5,13 +5,14 @@
 //! |---|---|
 //! | `<op>::sweep::<file>::<case>[::<dtype>]` | the golden is intact (hash, provenance), the reference still gives it, and the backend matches it |
 //! | `<op>::metamorphic::<file>::<case>[::<dtype>]` | the backend, running the case and then its inverse (`opspec::generate::metamorphic`), gives the input back bit for bit |
-//! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (removed when blessing) |
+//! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (when blessing: removed, or kept if its sweep was not loaded) |
 //!
 //! A failing generated layout case also says where each wrong element came from, decoding the
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
-//! removes unused ones; it is refused when `CI` is set, so CI never writes a golden.
+//! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec::golden`); it
+//! is refused when `CI` is set, so CI never writes a golden.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
 
 use crate::backend::Outcome;
+use crate::config::{env_flag, repository_root, Config};
 use crate::report::{Record, Status};
 use crate::verdict::{describe_case, judge_excluding, Verdict};
 use crate::Run;
@@ -46,45 +48,26 @@ pub struct GeneratedConfig {
     pub bless: bool,
 }
 
-/// Whether an environment variable is set to something other than empty, `0` or `false`.
-pub fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| {
-        let v = v.trim().to_ascii_lowercase();
-        !v.is_empty() && v != "0" && v != "false"
-    })
-}
-
 impl GeneratedConfig {
-    /// From `OPSPEC_SWEEPS`, `OPSPEC_GOLDEN`, `OPSPEC_BLESS` and `CI`. `Ok(None)`: no generated
-    /// trials (`OPSPEC_SPECS` names private spec folders and `OPSPEC_SWEEPS` is not set).
-    /// `Err` when blessing is asked for in CI.
-    pub fn from_env() -> Result<Option<GeneratedConfig>, String> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let bless = env_flag("OPSPEC_BLESS");
-        if bless && env_flag("CI") {
+    /// From the run's sweep and golden folders, and whether to bless. `Ok(None)`: no sweep
+    /// folder, so no generated trials. `Err` when blessing is asked for while `CI` is set.
+    pub fn from_config(config: &Config) -> Result<Option<GeneratedConfig>, String> {
+        let Some(first) = config.sweeps.first() else {
+            return Ok(None);
+        };
+        if config.bless && env_flag(std::env::var_os("CI")) {
             return Err(
                 "OPSPEC_BLESS is set while CI is set: goldens are never written in CI. Run `OPSPEC_BLESS=1 cargo test` locally, review `git diff golden/` and commit it."
                     .into(),
             );
         }
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let sweeps: Vec<PathBuf> = match var("OPSPEC_SWEEPS") {
-            Some(dirs) => std::env::split_paths(&dirs).collect(),
-            None if var("OPSPEC_SPECS").is_some() => return Ok(None),
-            None => vec![workspace.join("sweeps")],
-        };
-        let (golden, label) = match var("OPSPEC_GOLDEN") {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                let label = dir.display().to_string();
-                (dir, label)
-            }
+        let (golden, label) = match &config.golden {
+            Some(dir) => (dir.clone(), dir.display().to_string()),
             None => {
-                let first = sweeps.first().cloned().unwrap_or_default();
                 let dir = first
                     .parent()
                     .map_or(PathBuf::from("golden"), |p| p.join("golden"));
-                let label = if var("OPSPEC_SWEEPS").is_none() {
+                let label = if config.sweeps == [repository_root().join("sweeps")] {
                     "golden".to_owned()
                 } else {
                     dir.display().to_string()
@@ -93,10 +76,10 @@ impl GeneratedConfig {
             }
         };
         Ok(Some(GeneratedConfig {
-            sweeps,
+            sweeps: config.sweeps.clone(),
             golden,
             label,
-            bless,
+            bless: config.bless,
         }))
     }
 }
@@ -111,8 +94,8 @@ pub struct Generated {
 impl Generated {
     /// Loads the sweeps the arguments can select (one file for an exact trial name, as cargo
     /// nextest runs them); `None` when generated trials are off.
-    pub fn load(args: &Arguments) -> Result<Option<Generated>, String> {
-        let Some(config) = GeneratedConfig::from_env()? else {
+    pub fn load(args: &Arguments, config: &Config) -> Result<Option<Generated>, String> {
+        let Some(config) = GeneratedConfig::from_config(config)? else {
             return Ok(None);
         };
         Ok(Some(Generated::with_config(&config, exact_sweep(args))))
@@ -185,13 +168,18 @@ impl Generated {
                     (Arc::clone(run), Arc::clone(&self.store), unused.clone());
                 trials.push(Trial::test(name.clone(), move || {
                     store.remove(&unused);
+                    let done = if unused.removable() {
+                        "removed"
+                    } else {
+                        "kept"
+                    };
                     run.record(Record {
                         name,
                         op: "golden".into(),
                         dtype: None,
                         dtypes: Vec::new(),
                         status: Status::Passed,
-                        message: format!("removed: {}", unused.message),
+                        message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
                     });
                     Ok(())
@@ -203,12 +191,43 @@ impl Generated {
         trials
     }
 
+    /// Whether `name` is one of the generated trials.
+    pub fn has_trial(&self, name: &str) -> bool {
+        self.sweeps.cases.iter().any(|g| {
+            g.case.trial_name() == name
+                || g.metamorphic
+                    .as_ref()
+                    .is_some_and(|m| m.trial_name() == name)
+        })
+    }
+
+    /// Runs the generated trial `name` alone (`runner replay`).
+    pub(crate) fn run_one(&self, run: &Arc<Run>, name: &str) {
+        for generated in &self.sweeps.cases {
+            if generated.case.trial_name() == name {
+                let _ = run.execute_generated(generated, &self.store);
+                return;
+            }
+            if let Some(first) = generated
+                .metamorphic
+                .as_ref()
+                .filter(|m| m.trial_name() == name)
+            {
+                let _ = run.execute_metamorphic(first, generated.provenance.as_ref());
+                return;
+            }
+        }
+    }
+
     /// Writes what blessing changed, and says so.
     pub fn finish(&self) -> Result<(), String> {
         if !self.store.is_blessing() {
             return Ok(());
         }
         let summary = self.store.finish()?;
+        for line in summary.removals.iter().chain(&summary.kept) {
+            println!("{line}");
+        }
         println!(
             "blessed: {} golden(s) written, {} removed under {}/; review them with `git diff -- {}` before committing",
             summary.written,

@@ -1,30 +1,18 @@
 //! The conformance harness: every spec case becomes one libtest-mimic trial, run against the
 //! built-in reference or an external backend process.
 //!
-//! Configuration comes from the environment, so that it reaches `cargo test` and cargo nextest
-//! alike (neither forwards custom flags); the `runner` binary's flags set the same fields:
-//!
-//! | variable | flag | meaning |
-//! |---|---|---|
-//! | `OPSPEC_SPECS` | `--specs` | colon-separated spec folders (default: this repository's `specs/`) |
-//! | `OPSPEC_BACKEND` | `--backend` | command line of a backend process (default: the reference) |
-//! | `OPSPEC_TIMEOUT` | `--timeout` | seconds a backend may take for one case (default 10) |
-//! | `OPSPEC_EXPECTATIONS` | `--expectations` | known-failures file of the backend |
-//! | `OPSPEC_REPORT_JSON` | `--report-json` | write a JSON report there |
-//! | `OPSPEC_JUNIT` | `--junit` | write a JUnit XML report there |
-//! | `OPSPEC_BACKEND_LOG` | `--backend-log` | where the backend's stderr goes (default `target/opspec-backend.log`) |
-//! | `OPSPEC_ALLOW_SKIPS` | | `1`: accept a run where nothing passed or the backend answered `unsupported` to many cases ([`report::run_problems`]) |
-//! | `OPSPEC_SWEEPS` | | colon-separated sweep folders of generated cases (default: `sweeps/`, none when `OPSPEC_SPECS` is set) |
-//! | `OPSPEC_GOLDEN` | | the golden folder of those sweeps (default: `golden/` beside the first sweep folder) |
-//! | `OPSPEC_BLESS` | | `1`: write missing, stale and unused goldens from the reference (refused when `CI` is set) |
+//! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`config`]): the
+//! variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
 
 pub mod backend;
+pub mod config;
 pub mod coverage;
 pub mod expectations;
 pub mod fuzz;
 pub mod generated;
 pub mod process;
 pub mod protocol;
+pub mod replay;
 pub mod report;
 pub mod serve;
 pub mod verdict;
@@ -32,65 +20,17 @@ pub mod verdict;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, Reference};
+pub use config::Config;
 use expectations::Expectations;
 use process::ProcessBackend;
 use report::{Record, Status};
 use verdict::{describe_case, judge_excluding, Verdict};
-
-/// Everything a run is configured by.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    pub specs: Vec<PathBuf>,
-    pub backend: Option<String>,
-    pub timeout: Duration,
-    pub expectations: Option<PathBuf>,
-    pub report_json: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
-    pub backend_log: PathBuf,
-    /// Accept a run with nothing passed, or with more unasked skips than
-    /// [`report::MAX_UNSUPPORTED_SHARE`].
-    pub allow_skips: bool,
-}
-
-impl Config {
-    pub fn from_env() -> Result<Config, String> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let timeout = match std::env::var("OPSPEC_TIMEOUT") {
-            Ok(text) if !text.is_empty() => text
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|s| *s > 0.0)
-                .map(Duration::from_secs_f64)
-                .ok_or_else(|| {
-                    format!("OPSPEC_TIMEOUT={text:?} is not a positive number of seconds")
-                })?,
-            _ => Duration::from_secs(10),
-        };
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        Ok(Config {
-            specs: match var("OPSPEC_SPECS") {
-                Some(dirs) => std::env::split_paths(&dirs).collect(),
-                None => vec![workspace.join("specs")],
-            },
-            backend: var("OPSPEC_BACKEND").map(|v| v.to_string_lossy().into_owned()),
-            timeout,
-            expectations: var("OPSPEC_EXPECTATIONS").map(PathBuf::from),
-            report_json: var("OPSPEC_REPORT_JSON").map(PathBuf::from),
-            junit: var("OPSPEC_JUNIT").map(PathBuf::from),
-            backend_log: var("OPSPEC_BACKEND_LOG")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| workspace.join("target").join("opspec-backend.log")),
-            allow_skips: generated::env_flag("OPSPEC_ALLOW_SKIPS"),
-        })
-    }
-}
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
@@ -113,9 +53,20 @@ struct Run {
     backend: Arc<dyn Backend>,
     expectations: Expectations,
     records: Mutex<Vec<Record>>,
+    /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
+    replay: String,
 }
 
 impl Run {
+    fn new(backend: Arc<dyn Backend>, expectations: Expectations, config: &Config) -> Run {
+        Run {
+            backend,
+            expectations,
+            records: Mutex::default(),
+            replay: config.replay_flags(),
+        }
+    }
+
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
         let run = Arc::clone(self);
         Trial::ignorable_test(case.trial_name(), move || run.execute(&case))
@@ -179,6 +130,11 @@ impl Run {
                 )
             }
             (Verdict::Fail(report), None) => {
+                let report = format!(
+                    "{}\nreplay: {}",
+                    report.trim_end(),
+                    replay::command(&name, &self.replay)
+                );
                 (Status::Failed, report.clone(), Err(Failed::from(report)))
             }
             (Verdict::Pass, Some(entry)) => {
@@ -267,7 +223,7 @@ fn trials(
 }
 
 fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
-    Ok(match &config.backend {
+    let backend: Arc<dyn Backend> = match &config.backend {
         None => Arc::new(Reference),
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
@@ -279,7 +235,20 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
                 config.backend_log.clone(),
             )?)
         }
+    };
+    Ok(match &config.dump_requests {
+        Some(path) => Arc::new(replay::Dumping::create(backend, path)?),
+        None => backend,
     })
+}
+
+/// Passes the element budget to the reference, and to backends through their environment.
+fn set_budget(config: &Config) {
+    opspec::tensor::set_max_elements(config.max_elements);
+    if config.max_elements != opspec::tensor::DEFAULT_MAX_ELEMENTS {
+        // Called before any thread starts.
+        std::env::set_var("OPSPEC_MAX_ELEMENTS", config.max_elements.to_string());
+    }
 }
 
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
@@ -299,15 +268,12 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         Some(path) => Expectations::load(path)?,
         None => Expectations::default(),
     };
+    set_budget(&config);
     let loaded = load(&args, &config.specs);
-    let generated = generated::Generated::load(&args)?;
+    let generated = generated::Generated::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
-        let run = Arc::new(Run {
-            backend: Arc::new(Reference),
-            expectations,
-            records: Mutex::default(),
-        });
+        let run = Arc::new(Run::new(Arc::new(Reference), expectations, &config));
         let trials = trials(&run, loaded, false, generated.as_ref());
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
@@ -318,11 +284,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run {
-        backend: Arc::clone(&backend),
-        expectations,
-        records: Mutex::default(),
-    });
+    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
     let case_count = loaded.cases.len();
     let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
@@ -352,6 +314,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             report::summary(&records)
         );
     }
+    println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.
     let problems = if config.allow_skips || single_file(&args).is_some() {
         Vec::new()

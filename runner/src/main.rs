@@ -1,94 +1,120 @@
 //! `runner`: the conformance suite as a command, for people validating an implementation.
 //!
 //! ```text
-//! runner [--backend CMD] [--specs DIRS] [--timeout SECS] [--expectations FILE]
-//!        [--report-json FILE] [--junit FILE] [--backend-log FILE] [libtest options]
+//! runner [run options] [libtest options] [FILTER]
 //! runner --serve [--target dla]
 //!                      serve the reference interpreter over the backend protocol
 //! runner coverage [--specs DIRS] [--clauses]
 //!                      clauses and documented combinations no case reaches, and spec lint
+//! runner replay TRIAL [run options]
+//!                      run one trial, printing the request, the reply and the verdict
 //! ```
-//! Flags override the `OPSPEC_*` variables of the same meaning; everything else is libtest's
-//! (a name filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...).
+//! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
+//! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
+//! filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...). Relative paths are
+//! relative to the folder `runner` is started from.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
+use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
+use opspec_runner::config::{parse_command_line, parse_paths, Options, PathList};
 use opspec_runner::serve::serve;
-use opspec_runner::{main_with, Config};
+use opspec_runner::{main_with, replay};
+
+/// Runs the opspec conformance suite against the built-in reference or a backend process.
+#[derive(Parser, Debug)]
+#[command(
+    name = "runner",
+    args_conflicts_with_subcommands = true,
+    disable_version_flag = true,
+    after_help = "Every run option falls back to the OPSPEC_* variable named in its help; an \
+                  empty variable counts as unset. Relative paths are relative to the current \
+                  folder. README.md and docs/protocol.md have the details."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Serve the reference interpreter over the backend protocol on stdin/stdout, instead of
+    /// running the suite
+    #[arg(long)]
+    serve: bool,
+    /// With --serve: a target to declare in the hello (its restricted cases are skipped);
+    /// repeatable
+    #[arg(long, value_name = "TARGET", requires = "serve")]
+    target: Vec<String>,
+    #[command(flatten)]
+    options: Options,
+    #[command(flatten, next_help_heading = "Test selection and output (libtest's)")]
+    test: Arguments,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Clauses and documented combinations no case reaches, and spec lint (exit 1 on any)
+    Coverage {
+        /// Spec folders, `:`-separated (default: the repository's specs/) [env: OPSPEC_SPECS]
+        #[arg(long, value_name = "DIRS", value_parser = parse_paths)]
+        specs: Option<PathList>,
+        /// Also list every clause with the number of cases that name it
+        #[arg(long)]
+        clauses: bool,
+    },
+    /// Runs one trial and prints the request, the reply and the verdict
+    Replay {
+        /// The trial's full name, as a failure report or `runner --list` gives it
+        trial: String,
+        #[command(flatten)]
+        options: Box<Options>,
+    },
+}
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().collect();
-    if args.get(1).is_some_and(|a| a == "coverage") {
-        return opspec_runner::coverage::main(&args[2..]);
-    }
-    if args.iter().any(|a| a == "--serve") {
-        let stdin = std::io::stdin().lock();
-        let stdout = std::io::stdout().lock();
-        // `--serve --target dla` declares a target, so its restricted cases are skipped.
-        let targets: Vec<String> = args
-            .windows(2)
-            .filter(|pair| pair[0] == "--target")
-            .map(|pair| pair[1].clone())
-            .collect();
-        return match serve(
-            stdin,
-            stdout,
-            "opspec-reference",
-            &targets,
-            |_, invocation| opspec::ops::evaluate(invocation),
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
+    let cli: Cli = parse_command_line();
+    match cli.command {
+        Some(Command::Coverage { specs, clauses }) => {
+            let options = Options {
+                specs,
+                ..Options::default()
+            };
+            match options.resolve_here() {
+                Ok(config) => opspec_runner::coverage::main(&config, clauses),
+                Err(e) => fail(&e.to_string()),
             }
-        };
-    }
-    let mut config = match Config::from_env() {
-        Ok(config) => config,
-        Err(message) => return fail(&message),
-    };
-    let mut index = 1;
-    while index < args.len() {
-        let flag = args[index].clone();
-        let known = [
-            "--backend",
-            "--specs",
-            "--timeout",
-            "--expectations",
-            "--report-json",
-            "--junit",
-            "--backend-log",
-        ];
-        if !known.contains(&flag.as_str()) {
-            index += 1;
-            continue;
         }
-        let Some(value) = args.get(index + 1).cloned() else {
-            return fail(&format!("{flag} needs a value"));
-        };
-        args.drain(index..index + 2);
-        match flag.as_str() {
-            "--backend" => config.backend = Some(value),
-            "--specs" => config.specs = std::env::split_paths(&value).collect(),
-            "--timeout" => match value.parse::<f64>() {
-                Ok(seconds) if seconds > 0.0 => config.timeout = Duration::from_secs_f64(seconds),
-                _ => {
-                    return fail(&format!(
-                        "--timeout {value:?} is not a positive number of seconds"
-                    ))
-                }
-            },
-            "--expectations" => config.expectations = Some(PathBuf::from(value)),
-            "--report-json" => config.report_json = Some(PathBuf::from(value)),
-            "--junit" => config.junit = Some(PathBuf::from(value)),
-            _ => config.backend_log = PathBuf::from(value),
+        Some(Command::Replay { trial, options }) => match options.resolve_here() {
+            Ok(config) => replay::main(&trial, config),
+            Err(e) => fail(&e.to_string()),
+        },
+        None if cli.serve => serve_reference(&cli.target, cli.options),
+        None => match cli.options.resolve_here() {
+            Ok(config) => main_with(cli.test, config),
+            Err(e) => fail(&e.to_string()),
+        },
+    }
+}
+
+/// `runner --serve`: the reference interpreter as a backend.
+fn serve_reference(targets: &[String], options: Options) -> ExitCode {
+    match options.resolve_here() {
+        Ok(config) => opspec::tensor::set_max_elements(config.max_elements),
+        Err(e) => return fail(&e.to_string()),
+    }
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    match serve(
+        stdin,
+        stdout,
+        "opspec-reference",
+        targets,
+        |_, invocation| opspec::ops::evaluate(invocation),
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
-    main_with(Arguments::from_iter(args), config)
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -5,8 +5,8 @@
 //! the backend answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials it
 //! was sent, a user who did not ask for those skips would be misled by a green run. Skips the
 //! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
-//! `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the runner does with
-//! skips").
+//! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
+//! runner does with skips").
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -141,7 +141,7 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
     if records.is_empty() {
         return problems;
     }
-    let advice = "set OPSPEC_ALLOW_SKIPS=1 to accept such a run";
+    let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
     if count(records, Status::Passed) == 0 {
         problems.push(format!(
             "nothing passed: {} of {} trials; {advice}",

@@ -190,3 +190,81 @@ fn lint_findings_fail_the_command() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+const MARK_CASES: &str = r#"
+cases:
+  - name: nan_to_int8_unmarked
+    source: "test"
+    clauses: [scale.int8.quantize, scale.int8.nan-zero]
+    attrs: {mode: uniform, output_dtype: int8}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[.nan]]]]}
+    expected:
+      output: {dtype: int8, shape: [1, 1, 1, 1], data: [[[[0]]]]}
+
+  - name: documented_rule_marked_inferred
+    source: "test"
+    clauses: [scale.formula, scale.mode.uniform]
+    inferred: true
+    attrs: {mode: uniform, shift: [1]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[5]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[6]]]]}
+
+  - name: square_of_a_negative_base
+    source: "test"
+    clauses: [scale.formula, scale.mode.uniform]
+    attrs: {mode: uniform, power: [2]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[-3]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[9]]]]}
+"#;
+
+const MARK_SWEEP: &str = r#"
+seed: 1
+sweeps:
+  - name: explicit_unit_power
+    source: "test"
+    clauses: [scale.formula, scale.mode.uniform]
+    dtypes: [float32]
+    matrix:
+      shift: [-1, 1]
+    attrs: {mode: uniform, shift: [$shift], power: [1]}
+    inputs:
+      input: {shape: [1, 1, 1, 2], data: [[[[0, 1]]]]}
+"#;
+
+#[test]
+fn marks_that_differ_from_the_clauses_fail_the_command() {
+    // A case's `inferred` / `implementation_defined` marks follow the statuses of the clauses it
+    // cites, and an explicit power meeting a negative base must cite the clause it depends on;
+    // the sweeps are held to the same rules.
+    let dir = scratch_specs("marks");
+    std::fs::write(dir.join("scale").join("marks.yaml"), MARK_CASES).unwrap();
+    let sweeps = dir.with_extension("sweeps");
+    std::fs::create_dir_all(sweeps.join("scale")).unwrap();
+    std::fs::write(sweeps.join("scale").join("marks.yaml"), MARK_SWEEP).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .arg("coverage")
+        .env("OPSPEC_SPECS", &dir)
+        .env("OPSPEC_SWEEPS", &sweeps)
+        .env_remove("OPSPEC_BLESS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{text}");
+    for needle in [
+        "scale::marks::nan_to_int8_unmarked: cites `scale.int8.nan-zero` (implementation_defined) but is not marked `implementation_defined: true`",
+        "scale::marks::documented_rule_marked_inferred: is marked `inferred: true` but cites no clause whose status is inferred",
+        "scale::marks::square_of_a_negative_base: an explicit power meets a negative base, so the case depends on `scale.pow.negative-base` and must cite it",
+        "scale::sweep::marks::explicit_unit_power: an explicit power meets a negative base, so the case depends on `scale.pow.explicit-one` and must cite it",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    assert!(text.contains("4 lint finding(s)"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(sweeps).unwrap();
+}

@@ -340,3 +340,155 @@ fn sweep_clauses_are_in_the_catalogue() {
         }
     }
 }
+
+/// The `.npy` files under `dir`, recursively, as paths relative to it.
+fn npy_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "npy") {
+                let relative = path.strip_prefix(dir).unwrap();
+                found.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Which of `before` are no longer under `dir`.
+fn missing(dir: &Path, before: &[String]) -> Vec<String> {
+    let now = npy_files(dir);
+    before
+        .iter()
+        .filter(|f| !now.contains(f))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn blessing_with_a_missing_or_corrupt_manifest_keeps_every_golden() {
+    let scratch = Scratch::new("manifest");
+    let golden = scratch.0.join("golden");
+    let before = npy_files(&golden);
+    assert_eq!(before.len(), 70);
+    for broken in [None, Some("{\"about\": \"cut short"), Some("")] {
+        match broken {
+            None => std::fs::remove_file(scratch.golden("views.json")).unwrap(),
+            Some(text) => std::fs::write(scratch.golden("views.json"), text).unwrap(),
+        }
+        let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+        assert!(output.status.success(), "{broken:?}: {out}");
+        assert!(
+            out.contains("blessed: 94 golden(s) written, 0 removed"),
+            "{broken:?}: {out}"
+        );
+        assert_eq!(
+            missing(&golden, &before),
+            Vec::<String>::new(),
+            "{broken:?}: {out}"
+        );
+        let (output, out) = scratch.run(&[], &[]);
+        assert!(output.status.success(), "{broken:?}: the next run\n{out}");
+    }
+}
+
+#[test]
+fn blessing_with_a_private_sweeps_folder_keeps_the_goldens_of_other_sweeps() {
+    // A private sweeps folder beside the repository's `golden/` (the default golden folder of
+    // `OPSPEC_SWEEPS=private`) loads none of the repository's sweeps: blessing must not take
+    // their goldens for unused ones.
+    let scratch = Scratch::new("private");
+    copy_dir(
+        &workspace().join("golden").join("shuffle"),
+        &scratch.0.join("golden").join("shuffle"),
+    );
+    let golden = scratch.0.join("golden");
+    let before = npy_files(&golden);
+    assert!(before.iter().any(|f| f.starts_with("shuffle")));
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    assert_eq!(missing(&golden, &before), Vec::<String>::new(), "{out}");
+    assert!(scratch.0.join("golden/shuffle/bits.json").exists(), "{out}");
+    assert!(
+        scratch.0.join("golden/shuffle/transpose.json").exists(),
+        "{out}"
+    );
+    assert!(out.contains("0 removed"), "{out}");
+    let kept = format!(
+        "kept: {} and",
+        scratch.0.join("golden/shuffle/bits.json").display()
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with(&kept)),
+        "the summary names what it kept:\n{out}"
+    );
+    // Without blessing they are still reported, never silently ignored.
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(!output.status.success(), "{out}");
+    assert!(failed(&out, "golden::unused::shuffle/bits.json"), "{out}");
+}
+
+#[test]
+fn blessing_replaces_files_whole_and_lists_each_removal() {
+    let scratch = Scratch::new("atomic");
+    let sweep = std::fs::read_to_string(scratch.sweep()).unwrap();
+    let changed = sweep
+        .replace("        - {name: diagonal, size: [4], stride: [7]}\n", "")
+        .replace(
+            "{name: every_other, size: [7], stride: [2]}",
+            "{name: every_other, size: [6], stride: [2]}",
+        );
+    std::fs::write(scratch.sweep(), changed).unwrap();
+    // Second names for a manifest and a golden that blessing rewrites: a file rewritten in
+    // place changes under both names; one replaced by a rename leaves the old one intact.
+    let links = scratch.0.join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let rewritten = ["views.json", "views/views__every_other__0.float16.npy"];
+    let mut old = Vec::new();
+    for (i, relative) in rewritten.iter().enumerate() {
+        let link = links.join(i.to_string());
+        std::fs::hard_link(scratch.golden(relative), &link).unwrap();
+        old.push(std::fs::read(&link).unwrap());
+    }
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    for (i, relative) in rewritten.iter().enumerate() {
+        let link = links.join(i.to_string());
+        let kept = std::fs::read(&link).unwrap() == old[i];
+        assert!(kept, "{relative} was written in place");
+        let replaced = std::fs::read(scratch.golden(relative)).unwrap() != old[i];
+        assert!(replaced, "{relative} was not rewritten:\n{out}");
+    }
+    assert!(out.contains("6 golden(s) written, 6 removed"), "{out}");
+    // At offset 0 the diagonal has outputs, files; at 3 and 10 it expects an error, an entry.
+    for dtype in ["float16", "int64"] {
+        let line = format!(
+            "removed: {}",
+            scratch
+                .golden(&format!("views/views__diagonal__0.{dtype}.npy"))
+                .display()
+        );
+        assert!(out.lines().any(|l| l == line), "{line} in\n{out}");
+        for offset in [3, 10] {
+            let line = format!(
+                "removed: entry `views__diagonal__{offset}::{dtype}` of {}",
+                scratch.golden("views.json").display()
+            );
+            assert!(out.lines().any(|l| l == line), "{line} in\n{out}");
+        }
+    }
+    // Nothing half-written or temporary is left beside the goldens.
+    let mut names: Vec<String> = std::fs::read_dir(scratch.golden("views"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.retain(|n| !n.ends_with(".npy"));
+    assert_eq!(names, Vec::<String>::new());
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(output.status.success(), "{out}");
+}

@@ -4,12 +4,17 @@
 //! out[i_0, …, i_k] = flat(input)[offset[0] + Σ_j i_j · stride[j]]     out.shape = size
 //! ```
 //! `flat` is the row-major flattening of the input; strides and offset count elements.
-//! Constraints (seed 001 "规格约束", ATB `ParamCheck`):
-//! - `size`: 1 to 8 entries, each > 0 (`invalid_size`);
+//! ATB checks every tensor before the attributes (`OperationBase::InferShapeCheck` →
+//! `TensorCheck::CheckTensorShape`): the input has 1 to 8 dims (`invalid_rank`) and at least one
+//! element (`empty_dimension`). Then the attributes (seed 001 "规格约束", ATB `ParamCheck`):
+//! - `size`: at most 8 entries, each > 0 (`invalid_size`);
 //! - `stride`: as many entries as `size`, each ≥ 0 (`invalid_stride`); 0 broadcasts;
 //! - `offset`: exactly one entry, ≥ 0 (`invalid_offset`);
 //! - the last element read, `offset + Σ (size_j - 1)·stride_j`, must be inside the input
 //!   (`out_of_bounds`, ATB "over max length").
+//!
+//! `size = []` with `stride = []` passes `ParamCheck`; its rank-0 output then fails the same
+//! tensor check at Setup (`invalid_rank`). docs/semantics.md §5.
 //!
 //! Data types: float16 and int64 only, as ATB lists them (`atb_ops_info.ini`); every other
 //! dtype is rejected with `unsupported_dtype`, as ATB rejects float32. The suite encodes the
@@ -46,8 +51,25 @@ pub struct Attrs {
     pub offset: Vec<i64>,
 }
 
-/// Checks the attributes against the input and builds the index map.
+/// Checks the input, then the attributes against it, and builds the index map.
 pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
+    if input.rank() == 0 || input.rank() > MAX_RANK {
+        return fail(
+            ErrorKind::InvalidRank,
+            "as_strided.tensor.rank",
+            format!(
+                "the input has rank {}, ATB tensors have 1 to {MAX_RANK} dims",
+                input.rank()
+            ),
+        );
+    }
+    if input.is_empty() {
+        return fail(
+            ErrorKind::EmptyDimension,
+            "as_strided.tensor.non-empty",
+            format!("the input of shape {:?} has no element", input.shape),
+        );
+    }
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
@@ -60,11 +82,11 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
         stride,
         offset,
     } = attrs;
-    if size.is_empty() || size.len() > MAX_RANK {
+    if size.len() > MAX_RANK {
         return fail(
             ErrorKind::InvalidSize,
             "as_strided.size.count",
-            format!("size {size:?} must have 1 to {MAX_RANK} entries"),
+            format!("size {size:?} must have at most {MAX_RANK} entries"),
         );
     }
     if let Some(bad) = size.iter().find(|&&s| s <= 0) {
@@ -119,6 +141,13 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
             ErrorKind::OutOfBounds,
             "as_strided.bounds.reach",
             format!("the view reads flat index {last}, the input has {elements} elements"),
+        );
+    }
+    if size.is_empty() {
+        return fail(
+            ErrorKind::InvalidRank,
+            "as_strided.tensor.rank",
+            format!("size [] gives a rank-0 output, ATB tensors have 1 to {MAX_RANK} dims"),
         );
     }
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
@@ -182,13 +211,31 @@ mod tests {
     #[test]
     fn parameter_rules() {
         let kind = |a: Attrs| plan(&a, &seed_input()).unwrap_err().kind;
-        assert_eq!(kind(attrs(&[], &[], &[0])), ErrorKind::InvalidSize);
+        // ATB: size [] with stride [] passes ParamCheck, its rank-0 output fails the tensor
+        // check; with stride [1, 0] (csv wrongParam9) it fails the length check.
+        assert_eq!(kind(attrs(&[], &[], &[0])), ErrorKind::InvalidRank);
+        assert_eq!(kind(attrs(&[], &[1, 0], &[0])), ErrorKind::InvalidStride);
         assert_eq!(kind(attrs(&[1; 9], &[0; 9], &[0])), ErrorKind::InvalidSize);
         assert_eq!(kind(attrs(&[0], &[1], &[0])), ErrorKind::InvalidSize);
         assert_eq!(kind(attrs(&[2], &[1, 1], &[0])), ErrorKind::InvalidStride);
         assert_eq!(kind(attrs(&[2], &[-1], &[0])), ErrorKind::InvalidStride);
         assert_eq!(kind(attrs(&[2], &[1], &[0, 0])), ErrorKind::InvalidOffset);
         assert_eq!(kind(attrs(&[2], &[1], &[-1])), ErrorKind::InvalidOffset);
+        // The input is checked first: rank 1 to 8, at least one element.
+        let input = |shape: Vec<usize>| {
+            let n = shape.iter().product();
+            plan(
+                &attrs(&[1], &[1], &[0]),
+                &Tensor::from_bits(DType::Int64, shape, vec![7; n]),
+            )
+        };
+        assert_eq!(input(vec![]).unwrap_err().kind, ErrorKind::InvalidRank);
+        assert_eq!(input(vec![1; 9]).unwrap_err().kind, ErrorKind::InvalidRank);
+        assert_eq!(
+            input(vec![2, 0]).unwrap_err().kind,
+            ErrorKind::EmptyDimension
+        );
+        assert!(input(vec![1; 8]).is_ok());
         let float = Tensor::from_bits(DType::Float32, vec![1], vec![0]);
         assert_eq!(
             plan(&attrs(&[1], &[1], &[0]), &float).unwrap_err().kind,

@@ -24,6 +24,30 @@ use std::fmt;
 use crate::error::{ErrorKind, OpError};
 use crate::tensor::Tensor;
 
+/// TensorRT's largest rank, `Dims64::MAX_DIMS` (NvInferRuntimeBase.h: "the maximum rank (number
+/// of dimensions) supported for a tensor"): no input, intermediate or output of shuffle, slice,
+/// scale or reformat has more dims (docs/semantics.md §6.1). AsStrided has ATB's own limit.
+pub const MAX_RANK: usize = 8;
+
+/// Rejects a tensor of more than [`MAX_RANK`] dims under the op's `clause`; `what` names it.
+pub(crate) fn check_max_rank(
+    shape: &[usize],
+    clause: &'static str,
+    what: &str,
+) -> Result<(), OpError> {
+    if shape.len() > MAX_RANK {
+        return Err(OpError::new(
+            ErrorKind::InvalidRank,
+            clause,
+            format!(
+                "{what} of shape {shape:?} has {} dims, TensorRT tensors have at most {MAX_RANK}",
+                shape.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// An operator name, as spec folders and the wire protocol spell it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {

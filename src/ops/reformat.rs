@@ -278,6 +278,7 @@ impl Image {
     /// Checks `dtype` and `shape` against `format` and lays the image out.
     pub fn new(format: Format, dtype: DType, shape: &[usize], dla: Dla) -> Result<Image, OpError> {
         check_dtype(format, dtype)?;
+        super::check_max_rank(shape, "reformat.rank.max", "the logical shape")?;
         let rank = shape.len();
         let kind = format.kind();
         let exact_rank = matches!(kind, Kind::DlaLinear | Kind::DlaHwc4);

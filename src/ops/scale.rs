@@ -275,6 +275,7 @@ impl Plan {
 
 /// Checks dtypes, rank, channel axis and coefficient counts.
 pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+    super::check_max_rank(&input.shape, "scale.rank.max", "the input")?;
     if !DTYPES.contains(&input.dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,

@@ -60,6 +60,7 @@ pub fn plan(
     input_shape: &[usize],
     reshape_input: Option<&Tensor>,
 ) -> Result<Plan, OpError> {
+    super::check_max_rank(input_shape, "shuffle.rank.max", "the input")?;
     let first = permutation(
         attrs.first_transpose.as_deref(),
         input_shape.len(),
@@ -71,6 +72,19 @@ pub fn plan(
         Some(tensor) => Some(shape_tensor_values(tensor)?),
         None => attrs.reshape_dims.clone(),
     };
+    if let Some(dims) = &dims {
+        if dims.len() > super::MAX_RANK {
+            return fail(
+                ErrorKind::InvalidRank,
+                "shuffle.rank.max",
+                format!(
+                    "reshape dims {dims:?} give {} dims, TensorRT tensors have at most {}",
+                    dims.len(),
+                    super::MAX_RANK
+                ),
+            );
+        }
+    }
     let reshaped = match dims {
         Some(dims) => resolve_reshape(
             &dims,

@@ -78,6 +78,7 @@ pub struct Inputs<'a> {
 
 /// Checks everything and builds the index map and the fill value's bits.
 pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather, u64), OpError> {
+    super::check_max_rank(&input.shape, "slice.rank.max", "the input")?;
     let mode = attrs.mode.unwrap_or_default();
     let dtype = input.dtype;
     if matches!(mode, Mode::Clamp | Mode::Fill | Mode::Reflect)
@@ -250,7 +251,8 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
 /// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
 /// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
 /// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
-/// integer in range (\[inferred\]: the conversion rule is not documented).
+/// integer in range (implementation-defined, `slice.fill.int8-value`: TensorRT documents no
+/// rounding or range rule, so the reference rejects what it would have to guess).
 fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
     let Some(fill) = fill else {
         return Ok(0);
@@ -296,7 +298,11 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
         None if value.fract() == 0.0 && (-128.0..=127.0).contains(&value) => {
             Ok(dtype.int_to_bits(value as i128))
         }
-        None => Err(not_convertible()),
+        None => fail(
+            ErrorKind::InvalidFill,
+            "slice.fill.int8-value",
+            format!("fill value {value} is not an integer in the int8 range [-128, 127]"),
+        ),
     }
 }
 

@@ -28,7 +28,10 @@ pub const SCOPES: [&str; 6] = [
     "reformat",
 ];
 
-/// Where the rule comes from, as `semantics.md` marks it.
+/// How the rule is known, as docs/semantics.md marks it. The status of a clause decides how
+/// every case citing it is marked: a case citing an `inferred` clause is `inferred: true`, one
+/// citing an `implementation_defined` clause is `implementation_defined: true`, and no other case
+/// carries either mark ([`expected_marks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -38,8 +41,13 @@ pub enum Status {
     Obs,
     /// Read from the vendor's open-source implementation.
     Impl,
-    /// The reference's reading where the sources are silent or ambiguous.
+    /// The reference's reading where the sources are silent or ambiguous; every backend is held
+    /// to it.
     Inferred,
+    /// The vendor leaves the result open, or its products differ: the expected value is the
+    /// reference's reading, which binds only the reference (another backend that differs is
+    /// reported as skipped with the difference).
+    ImplementationDefined,
     /// A convention of this suite, not a vendor rule (spec format, element budget, ...).
     Suite,
 }
@@ -51,6 +59,7 @@ impl Status {
             Status::Obs => "obs",
             Status::Impl => "impl",
             Status::Inferred => "inferred",
+            Status::ImplementationDefined => "implementation_defined",
             Status::Suite => "suite",
         }
     }
@@ -79,9 +88,9 @@ struct ClauseDef {
     /// The rule in one line.
     rule: String,
     /// The document and clause the rule comes from (e.g. "NvInfer.h 10.16 ISliceLayer kREFLECT
-    /// comment; semantics.md §2.2").
+    /// comment; docs/semantics.md §2.2").
     source: String,
-    /// How the rule is known, as semantics.md marks it.
+    /// How the rule is known, as docs/semantics.md marks it.
     status: Status,
     /// The error kind raised when a case breaks the rule (error clauses only).
     #[serde(default)]
@@ -105,6 +114,23 @@ pub struct Clause {
     pub error: Option<ErrorKind>,
     pub no_case: Option<String>,
     pub path: PathBuf,
+}
+
+/// The marks of a case that qualify its expected result (see [`Status`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    pub inferred: bool,
+    pub implementation_defined: bool,
+}
+
+impl Marks {
+    /// The marks a case carries.
+    pub fn of(case: &crate::spec::Case) -> Marks {
+        Marks {
+            inferred: case.inferred,
+            implementation_defined: case.implementation_defined,
+        }
+    }
 }
 
 /// A problem in a catalogue file.
@@ -208,6 +234,66 @@ impl Catalogue {
     pub fn applies_to(&self, id: &str, op: Op) -> bool {
         self.get(id)
             .is_some_and(|c| c.scope == op.name() || c.scope == "common")
+    }
+
+    /// The marks a case citing `clauses` must carry: `inferred` when one of them is
+    /// [`Status::Inferred`], `implementation_defined` when one is
+    /// [`Status::ImplementationDefined`]. Unknown ids count for nothing (the coverage lint
+    /// reports them).
+    pub fn expected_marks<S: AsRef<str>>(&self, clauses: &[S]) -> Marks {
+        let has = |status: Status| {
+            clauses
+                .iter()
+                .any(|id| self.get(id.as_ref()).is_some_and(|c| c.status == status))
+        };
+        Marks {
+            inferred: has(Status::Inferred),
+            implementation_defined: has(Status::ImplementationDefined),
+        }
+    }
+
+    /// How a case's marks disagree with the statuses of the clauses it cites, one line per
+    /// mark; empty when they agree.
+    pub fn mark_disagreements<S: AsRef<str>>(&self, clauses: &[S], marks: Marks) -> Vec<String> {
+        let expected = self.expected_marks(clauses);
+        let citing = |status: Status| {
+            clauses
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|id| self.get(id).is_some_and(|c| c.status == status))
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut found = Vec::new();
+        for (field, status, has, wants) in [
+            (
+                "inferred",
+                Status::Inferred,
+                marks.inferred,
+                expected.inferred,
+            ),
+            (
+                "implementation_defined",
+                Status::ImplementationDefined,
+                marks.implementation_defined,
+                expected.implementation_defined,
+            ),
+        ] {
+            if wants && !has {
+                found.push(format!(
+                    "cites {} ({}) but is not marked `{field}: true`",
+                    citing(status),
+                    status.name()
+                ));
+            } else if has && !wants {
+                found.push(format!(
+                    "is marked `{field}: true` but cites no clause whose status is {}",
+                    status.name()
+                ));
+            }
+        }
+        found
     }
 
     pub fn len(&self) -> usize {

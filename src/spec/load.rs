@@ -240,9 +240,15 @@ pub struct OpFile {
     pub file: String,
 }
 
-/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike. An
-/// unreadable folder or a folder that names no op is a problem (its trial file part is
-/// `<file_prefix><folder>`); with `only = Some((op, file))` just that file is listed.
+/// The YAML files of `<dir>/<op>/`, in sorted order, for spec and sweep folders alike; with
+/// `only = Some((op, file))` just that file is listed. Entries whose names start with `.` are
+/// skipped. Every other entry that cannot be used is a problem naming its path, never skipped
+/// in silence: an unreadable folder, a dangling symbolic link or a loop of them, a folder that
+/// names no op, anything in an op folder but a `.yaml` / `.yml` file (a folder named `x.yaml`,
+/// `x.YAML`, `notes.txt`), and YAML files directly in `<dir>` (an op folder given as `<dir>`;
+/// `<op>.clauses.yaml` catalogues belong there). Other files in `<dir>` are left alone. A
+/// problem's trial is `<op>::<file_prefix><entry name>`, or `<kind>s::<folder>` for `<dir>`
+/// itself.
 pub fn op_files(
     dirs: &[PathBuf],
     only: Option<(&str, &str)>,
@@ -251,25 +257,45 @@ pub fn op_files(
 ) -> (Vec<OpFile>, Vec<SpecError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    let problem = |path: &Path, op: String, message: String| SpecError {
+    let problem = |path: &Path, op: &str, file: &str, message: String| SpecError {
         path: path.to_path_buf(),
-        op,
-        file: format!("{file_prefix}<folder>"),
+        op: op.to_owned(),
+        file: format!("{file_prefix}{file}"),
         case: None,
         field: None,
         message,
     };
+    let root_op = format!("<{kind}s>");
     for dir in dirs {
         let entries = match sorted_entries(dir) {
             Ok(entries) => entries,
             Err(message) => {
-                errors.push(problem(dir, format!("<{kind}s>"), message));
+                errors.push(problem(dir, &root_op, "<folder>", message));
                 continue;
             }
         };
-        for op_dir in entries.into_iter().filter(|p| p.is_dir()) {
+        let mut loose = Vec::new();
+        for op_dir in entries {
             let op_name = file_name(&op_dir);
-            if op_name.starts_with('.') || only.is_some_and(|(op, _)| op != op_name) {
+            if op_name.starts_with('.') {
+                continue;
+            }
+            let metadata = match follow(&op_dir) {
+                Ok(metadata) => metadata,
+                Err(message) => {
+                    if !only.is_some_and(|(op, _)| op != op_name) {
+                        errors.push(problem(&op_dir, &root_op, &op_name, message));
+                    }
+                    continue;
+                }
+            };
+            if !metadata.is_dir() {
+                if yaml_extension(&op_dir).is_some() && !op_name.ends_with(".clauses.yaml") {
+                    loose.push(op_name);
+                }
+                continue;
+            }
+            if only.is_some_and(|(op, _)| op != op_name) {
                 continue;
             }
             let Some(op) = Op::from_name(&op_name) else {
@@ -277,18 +303,79 @@ pub fn op_files(
                     "unknown op `{op_name}` ({kind} folders are named after ops: {})",
                     Op::ALL.map(Op::name).join(", ")
                 );
-                errors.push(problem(&op_dir, op_name, message));
+                errors.push(problem(&op_dir, &op_name, "<folder>", message));
                 continue;
             };
-            for path in sorted_entries(&op_dir).unwrap_or_default() {
-                let file = stem(&path);
-                if is_yaml(&path) && !only.is_some_and(|(_, only)| only != file) {
-                    files.push(OpFile { op, path, file });
+            let paths = match sorted_entries(&op_dir) {
+                Ok(paths) => paths,
+                Err(message) => {
+                    errors.push(problem(&op_dir, &op_name, "<folder>", message));
+                    continue;
+                }
+            };
+            for path in paths {
+                let (name, file) = (file_name(&path), stem(&path));
+                if name.starts_with('.') || only.is_some_and(|(_, only)| only != file) {
+                    continue;
+                }
+                match check_file(&path, kind) {
+                    Ok(()) => files.push(OpFile { op, path, file }),
+                    Err(message) => errors.push(problem(&path, &op_name, &name, message)),
                 }
             }
         }
+        if !loose.is_empty() {
+            let parent = dir.parent().unwrap_or(dir);
+            errors.push(problem(
+                dir,
+                &root_op,
+                "<folder>",
+                format!(
+                    "holds {kind} files directly ({}), as an op folder does: a {kind} folder holds <op>/<file>.yaml, so give its parent {} instead",
+                    loose.join(", "),
+                    parent.display()
+                ),
+            ));
+        }
     }
     (files, errors)
+}
+
+/// The metadata of `path`, following symbolic links; a dangling link says where it points.
+fn follow(path: &Path) -> Result<std::fs::Metadata, String> {
+    std::fs::metadata(path).map_err(|e| match std::fs::read_link(path) {
+        Ok(target) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            "a symbolic link to {}, which does not exist",
+            target.display()
+        ),
+        _ => format!("cannot read it: {e}"),
+    })
+}
+
+/// `Ok` when `path`, an entry of an op folder, is a file to load.
+fn check_file(path: &Path, kind: &str) -> Result<(), String> {
+    let metadata = follow(path)?;
+    if metadata.is_dir() {
+        return Err(format!(
+            "is a folder, not a {kind} file: op folders hold <file>.yaml files and no folders"
+        ));
+    }
+    match yaml_extension(path) {
+        Some("yaml" | "yml") if metadata.is_file() => Ok(()),
+        Some(extension) if !matches!(extension, "yaml" | "yml") => Err(format!(
+            "the extension `.{extension}` is not read: {kind} files end in `.yaml` or `.yml`, in lower case; rename it"
+        )),
+        _ => Err(format!(
+            "not a {kind} file: op folders hold only <file>.yaml files; rename or move it"
+        )),
+    }
+}
+
+/// The extension of `path` when it is `yaml` or `yml` in any case.
+fn yaml_extension(path: &Path) -> Option<&str> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .filter(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
 /// Two folders in `OPSPEC_SPECS` may not define the same trial.
@@ -335,12 +422,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
     let def: FileDef =
         match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
             Ok(def) => def,
-            Err(e) => {
-                let field = e.path().to_string();
-                let case = case_name_at(&text, &field);
-                let message = e.into_inner().to_string();
-                return (vec![], vec![error(case.as_deref(), Some(field), message)]);
-            }
+            Err(e) => return (vec![], vec![file_error(&text, e, error)]),
         };
     let mut cases = Vec::new();
     let mut errors = Vec::new();
@@ -361,6 +443,28 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         }
     }
     (cases, errors)
+}
+
+/// The problem that stops a whole file from being read. Nothing of the file runs, so the
+/// message says so: a syntax error with its line, or a structural error with its field.
+fn file_error(
+    text: &str,
+    e: serde_path_to_error::Error<serde_yaml::Error>,
+    error: impl Fn(Option<&str>, Option<String>, String) -> SpecError,
+) -> SpecError {
+    const DROPPED: &str = "every case in this file was dropped";
+    // Text that is not YAML fails even when read into nothing; only then is it a syntax error.
+    if let Err(syntax) = serde_yaml::from_str::<serde::de::IgnoredAny>(text) {
+        return error(
+            None,
+            None,
+            format!("YAML syntax error: {syntax}; {DROPPED}"),
+        );
+    }
+    let field = e.path().to_string();
+    let case = case_name_at(text, &field);
+    let message = format!("{}; {DROPPED}", e.into_inner());
+    error(case.as_deref(), Some(field), message)
 }
 
 /// A problem in one case: the field and the message.
@@ -515,8 +619,8 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
                 return Err(problem(
                     "tolerance",
                     format!(
-                        "tolerance {tolerance} does not apply to a {} output: use `ulp` for float outputs, `abs` for integer ones",
-                        output.dtype
+                        "tolerance {tolerance} does not apply to {} output: use `ulp` for float outputs, `abs` for integer ones",
+                        output.dtype.with_article()
                     ),
                 ));
             }
@@ -644,14 +748,6 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
         .collect();
     entries.sort();
     Ok(entries)
-}
-
-fn is_yaml(path: &Path) -> bool {
-    path.is_file()
-        && matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        )
 }
 
 fn file_name(path: &Path) -> String {
@@ -838,5 +934,27 @@ cases:
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
         std::fs::remove_dir_all(dir).unwrap();
         assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
+    }
+
+    #[test]
+    fn a_syntax_error_says_the_whole_file_is_dropped_and_where() {
+        let broken = GOOD.replace("[1, 0]}", "[1, 0}");
+        let e = single_error(&broken);
+        assert_eq!(e.case, None, "{e}");
+        assert_eq!(e.field, None, "{e}");
+        assert!(e.message.starts_with("YAML syntax error"), "{e}");
+        assert!(e.message.contains("at line 6 column"), "{e}");
+        assert!(
+            e.message.contains("every case in this file was dropped"),
+            "{e}"
+        );
+        assert_eq!(e.trial_name(), "shuffle::bad");
+
+        // A structural error also voids the file, and says so.
+        let e = single_error(&GOOD.replace("source: test", "source: test\n    colour: red"));
+        assert!(
+            e.message.contains("every case in this file was dropped"),
+            "{e}"
+        );
     }
 }

@@ -157,7 +157,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
                 }
                 DataNode::Float(v) => *v,
                 DataNode::Bool(_) | DataNode::List(_) => {
-                    return Err(format!("{node} is not a {dtype} value"))
+                    return Err(format!("{node} is not {} value", dtype.with_article()))
                 }
             };
             format.encode(value).map_err(|_| {
@@ -170,7 +170,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
                 DataNode::Int(v) => *v,
                 DataNode::Bool(b) if dtype == DType::Bool => *b as i128,
                 DataNode::Float(v) if v.fract() == 0.0 && v.abs() < 1e38 => *v as i128,
-                _ => return Err(format!("{node} is not a {dtype} value")),
+                _ => return Err(format!("{node} is not {} value", dtype.with_article())),
             };
             if value < low || value > high {
                 return Err(format!(
@@ -182,6 +182,15 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
     }
 }
 
+/// `NaN`, `Infinity`, `inf` and the like (any case, signed or not): NaN and infinity as other
+/// languages spell them, which YAML reads as strings.
+fn is_json_special(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    ["nan", "inf", "infinity"]
+        .iter()
+        .any(|word| unsigned.eq_ignore_ascii_case(word))
+}
+
 /// `"0x7e01"` → the bits, if they fit the type's width.
 fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
     let format = dtype
@@ -191,7 +200,13 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
         .strip_prefix("0x")
         .or_else(|| text.strip_prefix("0X"))
         .ok_or_else(|| {
-            format!("{text:?} is not a {dtype} value (a bit pattern is written \"0x7e01\")")
+            let a_dtype = dtype.with_article();
+            if is_json_special(text) {
+                // JSON exporters write NaN and Infinity; YAML's spellings are these.
+                format!("{text:?} is not {a_dtype} value: write NaN as .nan and the infinities as .inf and -.inf (unquoted)")
+            } else {
+                format!("{text:?} is not {a_dtype} value (a bit pattern is written \"0x7e01\")")
+            }
         })?;
     let bits = u64::from_str_radix(hex, 16)
         .map_err(|_| format!("{text:?} is not a hexadecimal bit pattern"))?;
@@ -279,5 +294,35 @@ mod tests {
         );
         assert!(to_bits(&DataNode::Text("0x100".into()), DType::Fp8).is_err());
         assert!(to_bits(&DataNode::Text("nan".into()), DType::Float32).is_err());
+    }
+
+    #[test]
+    fn json_spellings_of_nan_and_infinity_suggest_the_yaml_ones() {
+        for text in ["NaN", "nan", "Infinity", "-Infinity", "inf", "+inf", "-INF"] {
+            let e = to_bits(&DataNode::Text(text.into()), DType::Float32).unwrap_err();
+            assert!(
+                e.starts_with(&format!("{text:?} is not a float32 value")),
+                "{e}"
+            );
+            for yaml in [".nan", ".inf", "-.inf"] {
+                assert!(e.contains(yaml), "{e}");
+            }
+        }
+        let e = to_bits(&DataNode::Text("NaN".into()), DType::Int8).unwrap_err();
+        assert!(e.contains("an int8 value"), "{e}");
+        let e = to_bits(&DataNode::Text("0xzz".into()), DType::Float16).unwrap_err();
+        assert!(!e.contains(".nan"), "{e}");
+    }
+
+    #[test]
+    fn messages_put_an_before_dtypes_read_with_a_vowel() {
+        let e = to_bits(&DataNode::Float(0.5), DType::Int32).unwrap_err();
+        assert_eq!(e, "0.5 is not an int32 value");
+        let e = to_bits(&DataNode::Bool(true), DType::Fp8).unwrap_err();
+        assert_eq!(e, "true is not an fp8 value");
+        let e = to_bits(&DataNode::Bool(true), DType::UInt8).unwrap_err();
+        assert_eq!(e, "true is not a uint8 value");
+        let e = to_bits(&DataNode::Bool(true), DType::Float16).unwrap_err();
+        assert_eq!(e, "true is not a float16 value");
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """opspec backend in Python/numpy: an independent implementation of shuffle, slice,
-as_strided, scale and reformat, written from ../../../../shared/reference/semantics.md
+as_strided, scale and reformat, written from the rules of docs/semantics.md
 (not from the Rust interpreter), speaking the JSON Lines protocol of docs/protocol.md.
 
 Layout ops move raw bits (integer views of the element bytes), so NaN payloads and -0.0
@@ -183,6 +183,16 @@ def list_from(attrs, inputs, name, idx):
 # shuffle
 
 
+# TensorRT's Dims64::MAX_DIMS (NvInferRuntimeBase.h): no tensor of shuffle, slice, scale or
+# reformat has more dims (docs/semantics.md §6.1).
+TRT_MAX_RANK = 8
+
+
+def check_max_rank(shape, what):
+    if len(shape) > TRT_MAX_RANK:
+        raise OpError("invalid_rank", f"{what} {list(shape)} has {len(shape)} dims, TensorRT allows {TRT_MAX_RANK}")
+
+
 def check_perm(perm, rank, which):
     if perm is None:
         return None
@@ -196,6 +206,7 @@ def op_shuffle(attrs, inputs):
     if x is None:
         raise OpError("invalid_input", "input 0 is required")
     a = x.a
+    check_max_rank(a.shape, "the input")
     p1 = check_perm(int_list(attrs, "first_transpose"), a.ndim, "first_transpose")
     if p1 is not None:
         a = a.transpose(p1)
@@ -204,6 +215,7 @@ def op_shuffle(attrs, inputs):
     if not isinstance(zip_, bool):
         raise OpError("invalid_input", f"zero_is_placeholder must be a bool, got {zip_!r}")
     if dims is not None:
+        check_max_rank(dims, "the reshape dims")
         src = a.shape
         vol = prod(src)
         if any(d < -1 for d in dims):
@@ -294,6 +306,7 @@ def op_slice(attrs, inputs):
         raise OpError("invalid_input", "input 0 is required")
     a = x.a
     rank = a.ndim
+    check_max_rank(a.shape, "the input")
     mode = attrs.get("mode", "strict_bounds")
     if mode not in SLICE_MODES:
         raise OpError("invalid_input", f"unknown slice mode {mode!r}")
@@ -415,13 +428,18 @@ def op_as_strided(attrs, inputs):
     x = get_input(inputs, 0, "input")
     if x is None:
         raise OpError("invalid_input", "input 0 is required")
+    # ATB checks each tensor (rank 1..8, not empty) before its dtype and the attributes.
+    if not 1 <= x.a.ndim <= 8:
+        raise OpError("invalid_rank", f"the input has rank {x.a.ndim}, ATB tensors have 1 to 8 dims")
+    if x.a.size == 0:
+        raise OpError("empty_dimension", f"the input of shape {list(x.a.shape)} has no element")
     if x.dtype not in ("float16", "int64"):
         raise OpError("unsupported_dtype", f"as_strided accepts float16 and int64, not {x.dtype}")
     size = int_list(attrs, "size", required=True)
     stride = int_list(attrs, "stride", required=True)
     offset = int_list(attrs, "offset", required=True)
-    if not 1 <= len(size) <= 8:
-        raise OpError("invalid_size", f"size must have 1 to 8 entries, got {len(size)}")
+    if len(size) > 8:
+        raise OpError("invalid_size", f"size must have at most 8 entries, got {len(size)}")
     if any(s <= 0 for s in size):
         raise OpError("invalid_size", f"size entries must be > 0, got {size}")
     if len(stride) != len(size):
@@ -435,6 +453,9 @@ def op_as_strided(attrs, inputs):
     reach = offset[0] + sum((s - 1) * t for s, t in zip(size, stride))
     if reach >= numel:
         raise OpError("out_of_bounds", f"view reaches element {reach}, input has {numel}")
+    if not size:
+        # Passes ParamCheck; the rank-0 output fails ATB's tensor check at Setup.
+        raise OpError("invalid_rank", "size [] gives a rank-0 output, ATB tensors have 1 to 8 dims")
     check_budget(size)
     base = flat[offset[0]:]
     isz = flat.itemsize
@@ -473,6 +494,7 @@ def op_scale(attrs, inputs):
         raise OpError("invalid_input", "scale needs attribute 'mode'")
     if mode not in ("uniform", "channel", "elementwise"):
         raise OpError("invalid_input", f"unknown scale mode {mode!r}")
+    check_max_rank(x.a.shape, "the input")
     if x.dtype not in SCALE_DTYPES:
         raise OpError("unsupported_dtype", f"scale does not accept {x.dtype}")
     out_dtype = attrs.get("output_dtype", x.dtype)
@@ -680,6 +702,7 @@ def op_reformat(attrs, inputs):
     dtype = x.dtype
     check_dtype(src, dtype)
     check_dtype(dst, dtype)
+    check_max_rank(shape, "the logical shape")
     check_format(src, shape)
     check_format(dst, shape)
     check_budget(shape)

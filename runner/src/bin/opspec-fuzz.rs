@@ -19,85 +19,121 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use opspec::Op;
 use opspec_runner::backend::{Backend, Reference};
-use opspec_runner::fuzz::{fuzz, Budget, FuzzOptions};
+use opspec_runner::config::{parse_count, parse_timeout, repository_root, DEFAULT_TIMEOUT};
+use opspec_runner::fuzz::{fuzz, Budget, FuzzOptions, DEFAULT_CASES};
 use opspec_runner::process::ProcessBackend;
 
-const USAGE: &str = "usage: opspec-fuzz [--backend CMD] [--seed N] [--cases N | --seconds S] [--ops a,b] [--out DIR] [--max-failures N] [--shrink-budget N] [--timeout SECS] [--strict-kinds] [--quiet]";
+/// Differential fuzzing of a backend against the reference: random cases, each disagreement
+/// shrunk and written as a spec case. Exit code: 0 no disagreement, 1 disagreements found,
+/// 2 usage or backend error.
+#[derive(Parser, Debug)]
+#[command(name = "opspec-fuzz", disable_version_flag = true)]
+struct Cli {
+    /// Command line of the backend, run by `sh -c` from the repository root (default: the
+    /// reference against itself, a measure of the generator's speed)
+    #[arg(long, value_name = "CMD")]
+    backend: Option<String>,
+    /// Seed of the case generator (default 1)
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Number of cases to try (default 20000)
+    #[arg(long, value_name = "N", value_parser = parse_count, conflicts_with = "seconds")]
+    cases: Option<u64>,
+    /// Seconds to fuzz for, instead of a number of cases
+    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    seconds: Option<f64>,
+    /// Ops to fuzz, comma-separated (default: all)
+    #[arg(long, value_name = "OPS", value_delimiter = ',', value_parser = parse_op)]
+    ops: Vec<Op>,
+    /// Folder the shrunk cases are written to, as <out>/<op>/<name>.yaml (default
+    /// target/opspec-fuzz)
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Stop after this many disagreements (default 1)
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    max_failures: Option<u64>,
+    /// Tries the shrinker may spend on one disagreement; 0 writes it unshrunk (default 2000)
+    #[arg(long, value_name = "N", value_parser = parse_usize)]
+    shrink_budget: Option<usize>,
+    /// Seconds the backend may take for one case, from 0.001 to 86400 (default 10)
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
+    timeout: Option<Duration>,
+    /// Count both rejecting a case with different error kinds as a disagreement
+    #[arg(long)]
+    strict_kinds: bool,
+    /// No progress bar
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(seconds),
+        _ => Err("not a positive, finite number of seconds".into()),
+    }
+}
+
+/// A whole number, 0 included.
+fn parse_usize(text: &str) -> Result<usize, String> {
+    match text.trim() {
+        "0" => Ok(0),
+        other => parse_count(other)
+            .map_err(|e| e.to_string())
+            .and_then(|n| usize::try_from(n).map_err(|e| e.to_string())),
+    }
+}
+
+fn parse_op(name: &str) -> Result<Op, String> {
+    Op::from_name(name.trim()).ok_or_else(|| {
+        format!(
+            "unknown op {name:?} (ops: {})",
+            Op::ALL.map(Op::name).join(", ")
+        )
+    })
+}
 
 fn main() -> ExitCode {
-    match run() {
+    match run(Cli::parse()) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}\n{USAGE}");
+            eprintln!("error: {message}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run() -> Result<ExitCode, String> {
-    let mut options = FuzzOptions::default();
-    let mut backend_command: Option<String> = None;
-    let mut timeout = Duration::from_secs(10);
-    let mut quiet = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        if flag == "--quiet" {
-            quiet = true;
-            continue;
-        }
-        if flag == "--strict-kinds" {
-            options.strict_kinds = true;
-            continue;
-        }
-        if flag == "--help" || flag == "-h" {
-            println!("{USAGE}");
-            return Ok(ExitCode::SUCCESS);
-        }
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |what: &str| -> Result<f64, String> {
-            value
-                .parse::<f64>()
-                .ok()
-                .filter(|v| *v >= 0.0)
-                .ok_or_else(|| format!("{flag} {value:?} is not {what}"))
-        };
-        match flag.as_str() {
-            "--backend" => backend_command = Some(value.clone()),
-            "--seed" => {
-                options.seed = value
-                    .parse()
-                    .map_err(|_| format!("--seed {value:?} is not a whole number"))?
-            }
-            "--cases" => options.budget = Budget::Cases(number("a number of cases")? as u64),
-            "--seconds" => options.budget = Budget::Seconds(number("a number of seconds")?),
-            "--ops" => {
-                options.ops = value
-                    .split(',')
-                    .map(|name| {
-                        Op::from_name(name.trim()).ok_or_else(|| {
-                            format!(
-                                "unknown op {name:?} (ops: {})",
-                                Op::ALL.map(Op::name).join(", ")
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-            "--out" => options.out = PathBuf::from(&value),
-            "--max-failures" => options.max_failures = number("a count")?.max(1.0) as usize,
-            "--shrink-budget" => options.shrink_budget = number("a count")? as usize,
-            "--timeout" => timeout = Duration::from_secs_f64(number("a number of seconds")?),
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let defaults = FuzzOptions::default();
+    let options = FuzzOptions {
+        seed: cli.seed.unwrap_or(defaults.seed),
+        budget: match cli.seconds {
+            Some(seconds) => Budget::Seconds(seconds),
+            None => Budget::Cases(cli.cases.unwrap_or(DEFAULT_CASES)),
+        },
+        ops: if cli.ops.is_empty() {
+            defaults.ops
+        } else {
+            cli.ops
+        },
+        // Absolute, so that the `OPSPEC_SPECS=<out> cargo test` it prints works from anywhere.
+        out: std::path::absolute(cli.out.unwrap_or(defaults.out))
+            .map_err(|e| format!("cannot resolve --out: {e}"))?,
+        max_failures: cli.max_failures.map_or(defaults.max_failures, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        shrink_budget: cli.shrink_budget.unwrap_or(defaults.shrink_budget),
+        strict_kinds: cli.strict_kinds,
+    };
+    let (backend_command, quiet) = (cli.backend, cli.quiet);
+    let timeout = cli.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let backend: Arc<dyn Backend> = match &backend_command {
         None => Arc::new(Reference),
         Some(command) => {
-            let log = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
+            let log = repository_root()
                 .join("target")
                 .join("opspec-fuzz-backend.log");
             if let Some(parent) = log.parent() {

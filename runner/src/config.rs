@@ -1,0 +1,441 @@
+//! What a run is configured by: flags and `OPSPEC_*` variables, one parser for the `runner`
+//! binary and the `cargo test` harness (`tests/conformance.rs`).
+//!
+//! Every setting has a flag and a variable of one meaning; the flag wins, and an empty variable
+//! counts as unset. A value that is not usable (a timeout of `inf`, a budget of `1e9`) is an
+//! error naming the flag or the variable, never ignored.
+//!
+//! Relative paths, in flags and variables alike, are resolved against one base folder: the
+//! folder `runner` is started from, and the repository root for the `cargo test` harness
+//! (cargo starts test binaries in `runner/`, while `OPSPEC_SPECS=target/opspec-fuzz cargo test`
+//! is typed at the root). Backend commands always run from the repository root
+//! ([`crate::process`]).
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use opspec::tensor::DEFAULT_MAX_ELEMENTS;
+
+/// The repository this runner was built from.
+pub fn repository_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The default per-case timeout of a backend.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The shortest timeout accepted, in seconds: below it no backend could answer.
+pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
+/// The longest timeout accepted, in seconds (a day): beyond it a hung backend is never noticed.
+pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// Why a flag's or variable's value is not usable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("not a number of seconds")]
+    NotSeconds,
+    #[error("a timeout is from {MIN_TIMEOUT_SECONDS} to {MAX_TIMEOUT_SECONDS} seconds")]
+    TimeoutOutOfRange,
+    #[error("not a whole number from 1 to {}", u64::MAX)]
+    NotACount,
+    #[error("names no folder")]
+    NoPath,
+}
+
+/// A configuration that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid value {value:?} for {variable}: {problem}")]
+    Variable {
+        variable: &'static str,
+        value: String,
+        problem: ValueError,
+    },
+    #[error("{variable} is not valid UTF-8")]
+    NotUnicode { variable: &'static str },
+    #[error("cannot find the current folder: {0}")]
+    NoCurrentDir(String),
+}
+
+/// Seconds a backend may take for one case: finite, from [`MIN_TIMEOUT_SECONDS`] to
+/// [`MAX_TIMEOUT_SECONDS`].
+pub fn parse_timeout(text: &str) -> Result<Duration, ValueError> {
+    let seconds: f64 = text.trim().parse().map_err(|_| ValueError::NotSeconds)?;
+    if !(MIN_TIMEOUT_SECONDS..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
+        // NaN and the infinities land here too.
+        return Err(ValueError::TimeoutOutOfRange);
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A positive whole number (an element budget, a count): digits only, no exponent or sign.
+pub fn parse_count(text: &str) -> Result<u64, ValueError> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ValueError::NotACount);
+    }
+    match text.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(ValueError::NotACount),
+    }
+}
+
+/// Folders separated as `PATH` is (`:` on Unix); empty entries are dropped.
+pub fn parse_paths(text: &str) -> Result<PathList, ValueError> {
+    split_paths(OsStr::new(text))
+}
+
+fn split_paths(text: &OsStr) -> Result<PathList, ValueError> {
+    let paths: Vec<PathBuf> = std::env::split_paths(text)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    if paths.is_empty() {
+        return Err(ValueError::NoPath);
+    }
+    Ok(PathList(paths))
+}
+
+/// A `:`-separated list of folders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathList(pub Vec<PathBuf>);
+
+/// The flags of a run; each falls back to its variable (named in its help).
+#[derive(clap::Args, Clone, Debug, Default, PartialEq)]
+#[command(next_help_heading = "Run options (each overrides its OPSPEC_* variable)")]
+pub struct Options {
+    /// Command line of a backend process, run by `sh -c` from the repository root (default: the
+    /// built-in reference) [env: OPSPEC_BACKEND]
+    #[arg(long, value_name = "CMD")]
+    pub backend: Option<String>,
+    /// Spec folders, `:`-separated, laid out as <op>/<file>.yaml (default: the repository's
+    /// specs/). Giving them leaves out the repository's sweeps unless --sweeps is given
+    /// [env: OPSPEC_SPECS]
+    #[arg(long, value_name = "DIRS", value_parser = parse_paths)]
+    pub specs: Option<PathList>,
+    /// Sweep folders of generated cases, `:`-separated (default: the repository's sweeps/, none
+    /// when --specs is given) [env: OPSPEC_SWEEPS]
+    #[arg(long, value_name = "DIRS", value_parser = parse_paths)]
+    pub sweeps: Option<PathList>,
+    /// The golden folder of those sweeps (default: golden/ beside the first sweep folder)
+    /// [env: OPSPEC_GOLDEN]
+    #[arg(long, value_name = "DIR")]
+    pub golden: Option<PathBuf>,
+    /// Write missing, stale and unused goldens from the reference; refused when CI is set
+    /// [env: OPSPEC_BLESS=1]
+    #[arg(long)]
+    pub bless: bool,
+    /// Seconds a backend may take for one case, from 0.001 to 86400 (default 10)
+    /// [env: OPSPEC_TIMEOUT]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+    /// Known-failures file of the backend [env: OPSPEC_EXPECTATIONS]
+    #[arg(long, value_name = "FILE")]
+    pub expectations: Option<PathBuf>,
+    /// Write a JSON report there [env: OPSPEC_REPORT_JSON]
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    /// Write a JUnit XML report there [env: OPSPEC_JUNIT]
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Where the backend's stderr goes (default: target/opspec-backend.log)
+    /// [env: OPSPEC_BACKEND_LOG]
+    #[arg(long, value_name = "FILE")]
+    pub backend_log: Option<PathBuf>,
+    /// Write every run request sent to the backend there, one JSON line each, exactly as sent
+    /// [env: OPSPEC_DUMP_REQUESTS]
+    #[arg(long, value_name = "FILE")]
+    pub dump_requests: Option<PathBuf>,
+    /// The element budget of any tensor (default 268435456, 2^28); also passed on to the
+    /// backend as OPSPEC_MAX_ELEMENTS [env: OPSPEC_MAX_ELEMENTS]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
+    pub max_elements: Option<u64>,
+    /// Accept a run where nothing passed, or where the backend answered `unsupported` to more
+    /// than 10 % of the cases sent to it (otherwise such a run fails)
+    /// [env: OPSPEC_ALLOW_SKIPS=1]
+    #[arg(long)]
+    pub allow_skips: bool,
+}
+
+/// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
+/// with clap's own help layout (libtest-mimic's would replace it).
+pub fn parse_command_line<T: clap::Parser>() -> T {
+    let command = T::command().help_template(
+        "{before-help}{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}",
+    );
+    T::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// Everything a run is configured by, with every path resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub specs: Vec<PathBuf>,
+    /// Whether `specs` was given (by flag or variable) rather than the repository's.
+    pub private_specs: bool,
+    /// Empty: no generated trials.
+    pub sweeps: Vec<PathBuf>,
+    pub golden: Option<PathBuf>,
+    pub bless: bool,
+    pub backend: Option<String>,
+    pub timeout: Duration,
+    pub expectations: Option<PathBuf>,
+    pub report_json: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub backend_log: PathBuf,
+    pub dump_requests: Option<PathBuf>,
+    pub max_elements: u64,
+    /// Accept a run with nothing passed, or with more unasked skips than
+    /// [`crate::report::MAX_UNSUPPORTED_SHARE`] ([`crate::report::run_problems`]).
+    pub allow_skips: bool,
+}
+
+impl Config {
+    /// The configuration of the `cargo test` harness without flags: the variables, relative
+    /// paths against the repository root.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Options::default().resolve(&repository_root())
+    }
+
+    /// The spec and sweep folders a run reads, for its summary.
+    pub fn folders(&self) -> String {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = format!("spec folders: {}\nsweep folders: ", list(&self.specs));
+        if self.sweeps.is_empty() {
+            text.push_str("none");
+            if self.private_specs {
+                text.push_str(" (spec folders were given without --sweeps / OPSPEC_SWEEPS)");
+            }
+        } else {
+            text.push_str(&list(&self.sweeps));
+            if let Some(golden) = &self.golden {
+                let _ = write!(text, " (goldens in {})", golden.display());
+            }
+        }
+        text
+    }
+}
+
+impl Config {
+    /// The flags `runner replay` needs to run a trial as this run did: those whose value is
+    /// not the default, with resolved paths; each starts with a space.
+    pub fn replay_flags(&self) -> String {
+        use crate::replay::shell_quote;
+        let default = Options::default()
+            .resolve_with(&repository_root(), |_| None)
+            .expect("the defaults are valid");
+        let joined = |paths: &[PathBuf]| {
+            std::env::join_paths(paths)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let mut flags = Vec::new();
+        if let Some(backend) = &self.backend {
+            flags.push(("--backend", backend.clone()));
+        }
+        if self.private_specs {
+            flags.push(("--specs", joined(&self.specs)));
+        }
+        if self.sweeps != default.sweeps && !self.sweeps.is_empty() {
+            flags.push(("--sweeps", joined(&self.sweeps)));
+        }
+        if let Some(golden) = &self.golden {
+            flags.push(("--golden", golden.display().to_string()));
+        }
+        if self.timeout != default.timeout {
+            flags.push(("--timeout", self.timeout.as_secs_f64().to_string()));
+        }
+        if self.max_elements != default.max_elements {
+            flags.push(("--max-elements", self.max_elements.to_string()));
+        }
+        flags
+            .iter()
+            .map(|(flag, value)| format!(" {flag} {}", shell_quote(value)))
+            .collect()
+    }
+}
+
+impl Options {
+    /// Fills every unset flag from its variable and resolves relative paths against `base`.
+    pub fn resolve(self, base: &Path) -> Result<Config, ConfigError> {
+        self.resolve_with(base, |name| std::env::var_os(name))
+    }
+
+    /// [`Options::resolve`] with relative paths against the current folder (the `runner`
+    /// binary).
+    pub fn resolve_here(self) -> Result<Config, ConfigError> {
+        let here = std::env::current_dir().map_err(|e| ConfigError::NoCurrentDir(e.to_string()))?;
+        self.resolve(&here)
+    }
+
+    pub fn resolve_with(
+        self,
+        base: &Path,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Config, ConfigError> {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty());
+        let text = |name: &'static str| -> Result<Option<String>, ConfigError> {
+            var(name)
+                .map(|v| {
+                    v.into_string()
+                        .map_err(|_| ConfigError::NotUnicode { variable: name })
+                })
+                .transpose()
+        };
+        let parsed = |name: &'static str, value: Option<String>, problem: ValueError| {
+            ConfigError::Variable {
+                variable: name,
+                value: value.unwrap_or_default(),
+                problem,
+            }
+        };
+        let number = |name: &'static str| -> Result<Option<u64>, ConfigError> {
+            text(name)?
+                .map(|v| parse_count(&v).map_err(|e| parsed(name, Some(v), e)))
+                .transpose()
+        };
+        let paths = |name: &'static str| -> Result<Option<Vec<PathBuf>>, ConfigError> {
+            var(name)
+                .map(|v| {
+                    split_paths(&v)
+                        .map(|list| list.0)
+                        .map_err(|e| parsed(name, Some(v.to_string_lossy().into_owned()), e))
+                })
+                .transpose()
+        };
+        let path = |name: &'static str| var(name).map(PathBuf::from);
+        let absolute = |path: PathBuf| {
+            if path.is_absolute() {
+                path
+            } else {
+                base.join(path)
+            }
+        };
+        let all = |paths: Vec<PathBuf>| paths.into_iter().map(absolute).collect::<Vec<_>>();
+
+        let root = repository_root();
+        let specs = match self.specs {
+            Some(list) => Some(list.0),
+            None => paths("OPSPEC_SPECS")?,
+        };
+        let private_specs = specs.is_some();
+        let sweeps = match self.sweeps {
+            Some(list) => all(list.0),
+            None => match paths("OPSPEC_SWEEPS")? {
+                Some(list) => all(list),
+                // Private spec folders are run without the repository's sweeps.
+                None if private_specs => Vec::new(),
+                None => vec![root.join("sweeps")],
+            },
+        };
+        let timeout = match self.timeout {
+            Some(timeout) => timeout,
+            None => match text("OPSPEC_TIMEOUT")? {
+                Some(v) => parse_timeout(&v).map_err(|e| parsed("OPSPEC_TIMEOUT", Some(v), e))?,
+                None => DEFAULT_TIMEOUT,
+            },
+        };
+        Ok(Config {
+            specs: match specs {
+                Some(list) => all(list),
+                None => vec![root.join("specs")],
+            },
+            private_specs,
+            sweeps,
+            golden: self.golden.or_else(|| path("OPSPEC_GOLDEN")).map(absolute),
+            bless: self.bless || env_flag(var("OPSPEC_BLESS")),
+            backend: match self.backend {
+                Some(command) => Some(command),
+                None => text("OPSPEC_BACKEND")?,
+            },
+            timeout,
+            expectations: self
+                .expectations
+                .or_else(|| path("OPSPEC_EXPECTATIONS"))
+                .map(absolute),
+            report_json: self
+                .report_json
+                .or_else(|| path("OPSPEC_REPORT_JSON"))
+                .map(absolute),
+            junit: self.junit.or_else(|| path("OPSPEC_JUNIT")).map(absolute),
+            backend_log: self
+                .backend_log
+                .or_else(|| path("OPSPEC_BACKEND_LOG"))
+                .map(absolute)
+                .unwrap_or_else(|| root.join("target").join("opspec-backend.log")),
+            dump_requests: self
+                .dump_requests
+                .or_else(|| path("OPSPEC_DUMP_REQUESTS"))
+                .map(absolute),
+            max_elements: match self.max_elements {
+                Some(n) => n,
+                None => number("OPSPEC_MAX_ELEMENTS")?.unwrap_or(DEFAULT_MAX_ELEMENTS),
+            },
+            allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
+        })
+    }
+}
+
+/// Whether a variable's value is set to something other than `0` or `false`.
+pub fn env_flag(value: Option<OsString>) -> bool {
+    value.is_some_and(|v| {
+        let v = v.to_string_lossy().trim().to_ascii_lowercase();
+        !v.is_empty() && v != "0" && v != "false"
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse_timeout(" 2.5 "), Ok(Duration::from_millis(2500)));
+        for bad in ["inf", "NaN", "1e300", "0", "-1", "1e-9", "86401"] {
+            assert_eq!(
+                parse_timeout(bad),
+                Err(ValueError::TimeoutOutOfRange),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_timeout("ten"), Err(ValueError::NotSeconds));
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("268435456"), Ok(1 << 28));
+        for bad in ["abc", "1e9", "-5", "+5", "0", "", "99999999999999999999999"] {
+            assert_eq!(parse_count(bad), Err(ValueError::NotACount), "{bad}");
+        }
+    }
+
+    #[test]
+    fn flags_override_variables_and_paths_resolve_against_the_base() {
+        let env = |name: &str| match name {
+            "OPSPEC_SPECS" => Some(OsString::from("mine:/abs/theirs")),
+            "OPSPEC_TIMEOUT" => Some(OsString::from("inf")),
+            "OPSPEC_GOLDEN" => Some(OsString::new()),
+            _ => None,
+        };
+        let base = Path::new("/base");
+        let error = Options::default().resolve_with(base, env).unwrap_err();
+        assert!(error.to_string().contains("OPSPEC_TIMEOUT"), "{error}");
+        let options = Options {
+            timeout: Some(Duration::from_secs(1)),
+            ..Options::default()
+        };
+        let config = options.resolve_with(base, env).unwrap();
+        assert_eq!(
+            config.specs,
+            [PathBuf::from("/base/mine"), PathBuf::from("/abs/theirs")]
+        );
+        assert!(config.sweeps.is_empty() && config.golden.is_none());
+        assert_eq!(config.timeout, Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,221 @@
+//! Replaying a trial: the request dump (`--dump-requests FILE`), and `runner replay TRIAL`.
+//!
+//! The dump holds every `run` request of a run, one JSON line each, exactly as the backend
+//! gets it (docs/protocol.md), in the order the trials ran; a metamorphic trial sends two.
+//! With the built-in reference it holds the requests a backend would get.
+//!
+//! Every failure report ends with the command that replays the trial
+//! (`cargo run -q -p opspec-runner --bin runner -- replay TRIAL --backend CMD ...`, with the
+//! run's folders and settings that differ from the defaults), to be run in the repository.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use libtest_mimic::Arguments;
+use opspec::spec::Case;
+use serde_json::json;
+
+use crate::backend::{Backend, Outcome};
+use crate::expectations::Expectations;
+use crate::generated::Generated;
+use crate::protocol::{run_request, WireTensor};
+use crate::report::Status;
+use crate::{Config, Run};
+
+/// A backend whose requests are also written to a file.
+pub struct Dumping {
+    inner: Arc<dyn Backend>,
+    file: Mutex<File>,
+    path: std::path::PathBuf,
+}
+
+impl Dumping {
+    /// Creates (or empties) the dump file.
+    pub fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, String> {
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let file = File::create(path)
+            .map_err(|e| format!("cannot write the request dump {}: {e}", path.display()))?;
+        Ok(Dumping {
+            inner,
+            file: Mutex::new(file),
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Backend for Dumping {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn is_reference(&self) -> bool {
+        self.inner.is_reference()
+    }
+
+    fn supports(&self, case: &Case) -> Result<(), String> {
+        self.inner.supports(case)
+    }
+
+    fn run(&self, case: &Case) -> Result<Outcome, String> {
+        let mut line = run_request(&case.trial_name(), &case.invocation);
+        line.push('\n');
+        // One write per line, under the lock, so that parallel trials never interleave.
+        self.file
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .write_all(line.as_bytes())
+            .map_err(|e| format!("cannot write the request dump {}: {e}", self.path.display()))?;
+        self.inner.run(case)
+    }
+}
+
+/// A backend whose every request and reply is printed, for `runner replay`.
+struct Transcript {
+    inner: Arc<dyn Backend>,
+}
+
+impl Backend for Transcript {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn is_reference(&self) -> bool {
+        self.inner.is_reference()
+    }
+
+    fn supports(&self, case: &Case) -> Result<(), String> {
+        let supported = self.inner.supports(case);
+        if let Err(reason) = &supported {
+            println!("not sent: {reason}");
+        }
+        supported
+    }
+
+    fn run(&self, case: &Case) -> Result<Outcome, String> {
+        let id = case.trial_name();
+        println!("request: {}", run_request(&id, &case.invocation));
+        let outcome = self.inner.run(case);
+        match &outcome {
+            Ok(outcome) => println!("reply: {}", reply_json(&id, outcome)),
+            Err(broken) => println!("reply: none usable: {broken}"),
+        }
+        outcome
+    }
+}
+
+/// The protocol reply that carries `outcome` (docs/protocol.md).
+pub fn reply_json(id: &str, outcome: &Outcome) -> String {
+    let value = match outcome {
+        Outcome::Outputs(outputs) => json!({
+            "type": "ok",
+            "id": id,
+            "outputs": outputs.iter().map(WireTensor::encode).collect::<Vec<_>>(),
+        }),
+        Outcome::Rejected { kind, message } => json!({
+            "type": "error",
+            "id": id,
+            "kind": kind.map(|k| k.name()),
+            "message": message,
+        }),
+        Outcome::Unsupported(reason) => json!({"type": "unsupported", "id": id, "reason": reason}),
+    };
+    value.to_string()
+}
+
+/// `runner replay TRIAL`: runs that one trial as a run with this configuration would, printing
+/// the request, the reply (as the runner decoded it) and the verdict. Exit code: 0 passed or
+/// skipped, 1 failed, 2 no such trial or a configuration error.
+pub fn main(trial: &str, config: Config) -> ExitCode {
+    match replay(trial, config) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
+    let args = Arguments {
+        filter: Some(trial.to_owned()),
+        exact: true,
+        ..Arguments::default()
+    };
+    let expectations = match &config.expectations {
+        Some(path) => Expectations::load(path)?,
+        None => Expectations::default(),
+    };
+    crate::set_budget(&config);
+    let loaded = crate::load(&args, &config.specs);
+    let generated = Generated::load(&args, &config)?;
+    if let Some(error) = loaded.errors.iter().find(|e| e.trial_name() == trial) {
+        println!("verdict: failed (spec error)\n{error}");
+        return Ok(ExitCode::FAILURE);
+    }
+    let case = loaded.cases.into_iter().find(|c| c.trial_name() == trial);
+    if case.is_none() && !generated.as_ref().is_some_and(|g| g.has_trial(trial)) {
+        return Err(format!(
+            "no trial named `{trial}` in {} (`runner --list` lists them)",
+            config.folders().replace('\n', "; ")
+        ));
+    }
+    let backend: Arc<dyn Backend> = Arc::new(Transcript {
+        inner: crate::backend(&config)?,
+    });
+    println!("backend: {}", backend.name());
+    let run = Arc::new(Run::new(backend, expectations, &config));
+    match (case, &generated) {
+        (Some(case), _) => {
+            let _ = run.execute(&case);
+        }
+        (None, Some(generated)) => generated.run_one(&run, trial),
+        (None, None) => unreachable!("checked above"),
+    }
+    let records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
+    let Some(record) = records.first() else {
+        return Err(format!("trial `{trial}` gave no verdict"));
+    };
+    let verdict = match record.status {
+        Status::Passed => "passed",
+        Status::Failed => "failed",
+        Status::Unsupported => "skipped (unsupported)",
+        Status::Excluded => "skipped (excluded by the hello)",
+        Status::KnownFailure => "known failure",
+        Status::ImplementationDefined => "implementation-defined divergence",
+    };
+    println!("verdict: {verdict}");
+    if !record.message.is_empty() {
+        println!("{}", record.message);
+    }
+    Ok(if record.status == Status::Failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// How the command that replays a trial is spelled in failure reports.
+pub fn command(trial: &str, flags: &str) -> String {
+    format!(
+        "cargo run -q -p opspec-runner --bin runner -- replay {}{flags}",
+        shell_quote(trial)
+    )
+}
+
+/// `text` as one shell word.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,550 @@
+//! The command lines of `runner`, `opspec-fuzz` and the `cargo test` harness: every flag in
+//! `--help`, `--flag=value`, bad numbers refused with an error naming the flag or variable, and
+//! relative paths resolved as README.md says.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The variables a test must not inherit from the shell that runs `cargo test`.
+const VARIABLES: [&str; 14] = [
+    "OPSPEC_SPECS",
+    "OPSPEC_SWEEPS",
+    "OPSPEC_GOLDEN",
+    "OPSPEC_BLESS",
+    "OPSPEC_BACKEND",
+    "OPSPEC_TIMEOUT",
+    "OPSPEC_EXPECTATIONS",
+    "OPSPEC_REPORT_JSON",
+    "OPSPEC_JUNIT",
+    "OPSPEC_BACKEND_LOG",
+    "OPSPEC_MAX_ELEMENTS",
+    "OPSPEC_DUMP_REQUESTS",
+    "OPSPEC_ALLOW_SKIPS",
+    "CI",
+];
+
+fn clean(mut command: Command) -> Command {
+    for name in VARIABLES {
+        command.env_remove(name);
+    }
+    command
+}
+
+fn runner() -> Command {
+    clean(Command::new(env!("CARGO_BIN_EXE_runner")))
+}
+
+fn fuzzer() -> Command {
+    clean(Command::new(env!("CARGO_BIN_EXE_opspec-fuzz")))
+}
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+/// A scratch spec folder under `parent` holding one passing slice case, `slice::mine::kept`.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(parent: &Path, name: &str) -> Scratch {
+        let dir = parent.join(format!("opspec-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("slice")).unwrap();
+        std::fs::write(dir.join("slice").join("mine.yaml"), CASE).unwrap();
+        Scratch(dir)
+    }
+
+    fn temp(name: &str) -> Scratch {
+        Scratch::new(&std::env::temp_dir(), name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const CASE: &str = r#"
+cases:
+  - name: kept
+    source: "seed 004, example 'Slice'"
+    attrs: {start: [0, 0], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: float32, shape: [2, 2], data: [[0, 1], [3, 4]]}
+"#;
+
+/// The trials a `--list` run printed.
+fn listed(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
+        .collect()
+}
+
+/// A usage error: exit code 2, a message naming `needle`, and no panic.
+fn assert_usage_error(output: &Output, needle: &str) {
+    let text = text(output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}
+
+#[test]
+fn runner_help_shows_every_flag() {
+    let output = runner().arg("--help").output().unwrap();
+    let help = text(&output);
+    assert!(output.status.success(), "{help}");
+    for flag in [
+        "--backend",
+        "--specs",
+        "--sweeps",
+        "--golden",
+        "--bless",
+        "--timeout",
+        "--expectations",
+        "--report-json",
+        "--junit",
+        "--backend-log",
+        "--max-elements",
+        "--dump-requests",
+        "--serve",
+        "--target",
+        "coverage",
+        "replay",
+        // libtest's own
+        "--exact",
+        "--list",
+        "--test-threads",
+        "--skip",
+    ] {
+        assert!(help.contains(flag), "missing {flag} in:\n{help}");
+    }
+    let coverage = text(&runner().args(["coverage", "--help"]).output().unwrap());
+    for flag in ["--specs", "--clauses"] {
+        assert!(coverage.contains(flag), "missing {flag} in:\n{coverage}");
+    }
+}
+
+#[test]
+fn runner_accepts_flag_equals_value() {
+    let specs = Scratch::temp("equals");
+    let output = runner()
+        .arg(format!("--specs={}", specs.0.display()))
+        .arg("--timeout=2.5")
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(listed(&output), ["slice::mine::kept"], "{}", text(&output));
+    let output = runner()
+        .arg("coverage")
+        .arg(format!("--specs={}", specs.0.display()))
+        .output()
+        .unwrap();
+    assert!(
+        !text(&output).contains("unknown argument"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn unknown_flags_are_named() {
+    assert_usage_error(&runner().arg("--bogus").output().unwrap(), "--bogus");
+    let output = fuzzer().arg("--bogus").output().unwrap();
+    assert_usage_error(&output, "--bogus");
+    assert!(
+        !text(&output).contains("needs a value"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn fuzzer_help_shows_every_flag_and_takes_flag_equals_value() {
+    let output = fuzzer().arg("--help").output().unwrap();
+    let help = text(&output);
+    assert!(output.status.success(), "{help}");
+    for flag in [
+        "--backend",
+        "--seed",
+        "--cases",
+        "--seconds",
+        "--ops",
+        "--out",
+        "--max-failures",
+        "--shrink-budget",
+        "--timeout",
+        "--strict-kinds",
+        "--quiet",
+    ] {
+        assert!(help.contains(flag), "missing {flag} in:\n{help}");
+    }
+    let output = fuzzer()
+        .args(["--cases=5", "--seed=3", "--ops=slice", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("5 cases"), "{}", text(&output));
+}
+
+#[test]
+fn timeouts_that_are_not_a_usable_duration_are_refused() {
+    for value in ["1e300", "inf", "-inf", "NaN", "0", "-1", "1e-12", "ten"] {
+        let output = runner().args(["--timeout", value]).output().unwrap();
+        assert_usage_error(&output, "--timeout");
+        let output = runner()
+            .env("OPSPEC_TIMEOUT", value)
+            .arg("--list")
+            .output()
+            .unwrap();
+        assert_usage_error(&output, "OPSPEC_TIMEOUT");
+        let output = fuzzer()
+            .args(["--cases", "1", "--quiet", "--timeout", value])
+            .output()
+            .unwrap();
+        assert_usage_error(&output, "--timeout");
+    }
+}
+
+#[test]
+fn a_bad_element_budget_is_refused() {
+    for value in ["abc", "1e9", "-5", "0", "99999999999999999999999"] {
+        let output = runner()
+            .env("OPSPEC_MAX_ELEMENTS", value)
+            .arg("--list")
+            .output()
+            .unwrap();
+        assert_usage_error(&output, "OPSPEC_MAX_ELEMENTS");
+        let output = runner()
+            .args(["--max-elements", value, "--list"])
+            .output()
+            .unwrap();
+        assert_usage_error(&output, "--max-elements");
+    }
+}
+
+#[test]
+fn the_element_budget_reaches_the_reference() {
+    // The case's input has 9 elements: over a budget of 8, within one of 9.
+    let specs = Scratch::temp("budget");
+    for (variable, flag, passes) in [
+        (Some("8"), None, false),
+        (None, Some("--max-elements=8"), false),
+        (Some("8"), Some("--max-elements=9"), true),
+    ] {
+        let mut command = runner();
+        command.arg("--specs").arg(&specs.0);
+        if let Some(value) = variable {
+            command.env("OPSPEC_MAX_ELEMENTS", value);
+        }
+        command.args(flag);
+        let output = command.output().unwrap();
+        assert_eq!(output.status.success(), passes, "{}", text(&output));
+        if !passes {
+            assert!(
+                text(&output).contains("over the budget of 8"),
+                "{}",
+                text(&output)
+            );
+        }
+    }
+}
+
+#[test]
+fn specs_flag_and_variable_both_leave_out_the_repository_sweeps() {
+    let specs = Scratch::temp("sweeps");
+    let by_flag = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .arg("--list")
+        .output()
+        .unwrap();
+    let by_variable = runner()
+        .env("OPSPEC_SPECS", &specs.0)
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert_eq!(
+        listed(&by_flag),
+        ["slice::mine::kept"],
+        "{}",
+        text(&by_flag)
+    );
+    assert_eq!(listed(&by_flag), listed(&by_variable));
+    // With the repository's sweeps asked for, their trials come back.
+    let with_sweeps = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .arg("--sweeps")
+        .arg(repository().join("sweeps"))
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert!(listed(&with_sweeps).len() > 1000, "{}", text(&with_sweeps));
+}
+
+#[test]
+fn the_summary_names_the_folders_it_read() {
+    let specs = Scratch::temp("summary");
+    let output = runner().arg("--specs").arg(&specs.0).output().unwrap();
+    let text = text(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("spec folders: {}", specs.0.display())),
+        "{text}"
+    );
+    assert!(text.contains("sweep folders: none"), "{text}");
+}
+
+#[test]
+fn an_empty_spec_folder_is_not_a_green_run() {
+    let empty = std::env::temp_dir().join(format!("opspec-cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = runner().arg("--specs").arg(&empty).output().unwrap();
+    std::fs::remove_dir_all(&empty).unwrap();
+    assert!(!output.status.success(), "{}", text(&output));
+}
+
+/// The `cargo test` harness binary (`tests/conformance.rs`), built beside this test.
+fn conformance_harness() -> PathBuf {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("conformance-") && path.extension().is_none()
+        })
+        .max_by_key(|path| path.metadata().and_then(|m| m.modified()).ok())
+        .expect("cargo test builds tests/conformance.rs beside this test")
+}
+
+#[test]
+fn the_harness_resolves_relative_paths_against_the_repository_root() {
+    // `OPSPEC_SPECS=target/<folder> cargo test`, typed at the repository root: cargo starts the
+    // harness in runner/, and the folder must still be found.
+    let specs = Scratch::new(&repository().join("target"), "relative");
+    let relative = specs.0.strip_prefix(repository()).unwrap();
+    let output = clean(Command::new(conformance_harness()))
+        .current_dir(repository().join("runner"))
+        .env("OPSPEC_SPECS", relative)
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert_eq!(listed(&output), ["slice::mine::kept"], "{}", text(&output));
+    // The runner binary resolves them against the folder it is started from.
+    let output = runner()
+        .current_dir(repository().join("target"))
+        .arg("--specs")
+        .arg(specs.0.file_name().unwrap())
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert_eq!(listed(&output), ["slice::mine::kept"], "{}", text(&output));
+}
+
+const WRONG: &str = r#"
+cases:
+  - name: wrong
+    source: "seed 004, example 'Slice', with one expected value changed"
+    attrs: {start: [0, 0], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: float32, shape: [2, 2], data: [[0, 1], [3, 5]]}
+"#;
+
+/// The reference served over the protocol, as a backend command.
+fn served_reference() -> String {
+    format!("{} --serve", env!("CARGO_BIN_EXE_runner"))
+}
+
+#[test]
+fn the_request_dump_holds_each_request_as_sent() {
+    let specs = Scratch::temp("dump");
+    let dump = specs.0.join("out").join("requests.jsonl");
+    let output = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .args(["--backend", &served_reference()])
+        .env("OPSPEC_DUMP_REQUESTS", &dump)
+        .arg("--backend-log")
+        .arg(specs.0.join("backend.log"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let dumped = std::fs::read_to_string(&dump).unwrap();
+    let lines: Vec<serde_json::Value> = dumped
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{dumped}");
+    assert_eq!(lines[0]["type"], "run");
+    assert_eq!(lines[0]["id"], "slice::mine::kept");
+    assert_eq!(lines[0]["op"], "slice");
+    assert_eq!(lines[0]["inputs"][0]["shape"], serde_json::json!([3, 3]));
+    // Fed to a backend after a hello, the dump is answered as in the run.
+    let hello = r#"{"type":"hello","protocol":1}"#;
+    let mut backend = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .arg("--serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = backend.stdin.take().unwrap();
+        writeln!(stdin, "{hello}\n{}", dumped.trim_end()).unwrap();
+    }
+    let replies = backend.wait_with_output().unwrap();
+    let replies = String::from_utf8_lossy(&replies.stdout).into_owned();
+    assert!(
+        replies.lines().nth(1).unwrap().contains(r#""type":"ok""#),
+        "{replies}"
+    );
+}
+
+#[test]
+fn a_failure_report_ends_with_the_command_that_replays_it() {
+    let specs = Scratch::temp("replay");
+    std::fs::write(specs.0.join("slice").join("bad.yaml"), WRONG).unwrap();
+    let backend = served_reference();
+    let output = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .args(["--backend", &backend])
+        .arg("--backend-log")
+        .arg(specs.0.join("backend.log"))
+        .output()
+        .unwrap();
+    let report = text(&output);
+    assert!(!output.status.success(), "{report}");
+    let line = report
+        .lines()
+        .find(|line| line.starts_with("replay: "))
+        .unwrap_or_else(|| panic!("no replay line in:\n{report}"));
+    // The command names the trial, the backend and the private spec folder.
+    assert!(line.contains("replay slice::bad::wrong"), "{line}");
+    assert!(line.contains(&backend), "{line}");
+    assert!(line.contains(&specs.0.display().to_string()), "{line}");
+    // The failure's own report (before the table) ends with it.
+    let failure = report.split("failures:").nth(1).unwrap_or_default();
+    let ends = failure
+        .lines()
+        .take_while(|line| !line.starts_with("failures:"))
+        .filter(|line| !line.trim().is_empty())
+        .last()
+        .unwrap_or_default();
+    assert!(ends.starts_with("replay: "), "{report}");
+
+    // Running that command (with the built runner for `cargo run ... --`) replays it.
+    let arguments = line.split(" -- ").nth(1).unwrap();
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} {arguments} --backend-log {}",
+            env!("CARGO_BIN_EXE_runner"),
+            specs.0.join("backend.log").display()
+        ))
+        .output()
+        .unwrap();
+    let replay = text(&output);
+    assert!(!output.status.success(), "{replay}");
+    let message = |prefix: &str| -> serde_json::Value {
+        let line = replay
+            .lines()
+            .find_map(|line| line.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{replay}"));
+        serde_json::from_str(line).unwrap()
+    };
+    let request = message("request: ");
+    assert_eq!(request["type"], "run");
+    assert_eq!(request["id"], "slice::bad::wrong");
+    assert_eq!(request["inputs"][0]["shape"], serde_json::json!([3, 3]));
+    let reply = message("reply: ");
+    assert_eq!(reply["type"], "ok");
+    assert_eq!(reply["id"], "slice::bad::wrong");
+    assert_eq!(reply["outputs"][0]["shape"], serde_json::json!([2, 2]));
+    for needle in ["verdict: failed", "at [1, 1]: expected 5.0, got 4.0"] {
+        assert!(replay.contains(needle), "missing {needle:?} in:\n{replay}");
+    }
+    // A passing trial replays as passed; an unknown one is an error.
+    let output = runner()
+        .args(["replay", "slice::mine::kept", "--specs"])
+        .arg(&specs.0)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("verdict: passed"),
+        "{}",
+        text(&output)
+    );
+    let output = runner()
+        .args(["replay", "slice::mine::nothing", "--specs"])
+        .arg(&specs.0)
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "no trial named `slice::mine::nothing`");
+}
+
+#[test]
+fn generated_trials_replay_too() {
+    let names = listed(&runner().arg("--list").output().unwrap());
+    for kind in ["::sweep::", "::metamorphic::"] {
+        let name = names
+            .iter()
+            .find(|name| name.contains(kind))
+            .unwrap_or_else(|| panic!("no {kind} trial"));
+        let output = runner().args(["replay", name]).output().unwrap();
+        let text = text(&output);
+        assert!(output.status.success(), "{text}");
+        assert!(text.contains("request: "), "{text}");
+        assert!(text.contains("verdict: passed"), "{text}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_op_folder_fails_its_trial() {
+    use std::os::unix::fs::PermissionsExt;
+    let specs = Scratch::temp("unreadable");
+    let folder = specs.0.join("shuffle");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Permissions do not stop root: run the runner as `nobody` then.
+    let mut command = if std::fs::read_dir(&folder).is_ok() {
+        let mut command = clean(Command::new("setpriv"));
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_runner"));
+        command
+    } else {
+        runner()
+    };
+    let output = command.arg("--specs").arg(&specs.0).output();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = output.expect("setpriv runs the runner as another user");
+    let text = text(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("shuffle::<folder>"), "{text}");
+    assert!(
+        text.contains(&format!("cannot read spec folder {}", folder.display())),
+        "{text}"
+    );
+}
