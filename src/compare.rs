@@ -4,7 +4,7 @@
 //! Layout operators (shuffle, slice, as_strided, reformat) move data, so they are compared bit
 //! for bit: NaN payloads and -0.0 count ([`compare_exact`]).
 //!
-//! Scale computes, and two correct implementations may round differently (`semantics.md` §9:
+//! Scale computes, and two correct implementations may round differently (`docs/semantics.md` §9:
 //! `pow` is not correctly rounded; `x·scale + shift` may be one fused multiply-add or two
 //! roundings), so it is compared within a tolerance ([`compare_within`]):
 //! - float outputs by **ULP distance**: how many representable values apart two results are,

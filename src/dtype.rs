@@ -1,7 +1,7 @@
 //! The data types the operators list, and how each is held in memory.
 //!
 //! Source: TensorRT `DataType` (NvInferRuntimeBase.h 10.16) and the operator pages; see
-//! `semantics.md` §6. Every element is held as its raw bit pattern in the narrowest unsigned
+//! `docs/semantics.md` §6. Every element is held as its raw bit pattern in the narrowest unsigned
 //! word that fits (see [`crate::tensor::Buffer`]), so layout operators move bits unchanged.
 //! int4 is held one element per byte (sign-extended) and packed two per byte only at the
 //! edges (wire protocol, golden files).

@@ -3,7 +3,7 @@
 //!
 //! One routine serves float32, float16, bfloat16 and fp8 (E4M3FN). `half`'s `from_f64` rounds
 //! twice and may be one ULP off, so it is not used (see rust-notes "half 2.7").
-//! fp8 E4M3FN (OCP; TensorRT kFP8, `semantics.md` §6): bias 7, no infinities, NaN only at
+//! fp8 E4M3FN (OCP; TensorRT kFP8, `docs/semantics.md` §6): bias 7, no infinities, NaN only at
 //! S.1111.111, largest finite 448.
 
 /// A binary interchange-style format: sign, `exponent_bits`, `mantissa_bits` (stored bits).

@@ -1,7 +1,7 @@
 //! A backend with a deliberate bug, to show that `opspec-fuzz` finds one: it serves the
 //! reference interpreter, except that Slice's REFLECT mode mirrors off by one, repeating the
 //! edge element (`z = 2d-1-c` where the rule says `2d-2-c`, the "symmetric" variant of the
-//! cookbook README that semantics.md §2.2 warns about). Everything else is the reference's.
+//! cookbook README that docs/semantics.md §2.2 warns about). Everything else is the reference's.
 
 use opspec::ops::slice::{self, Mode};
 use opspec::ops::{Attrs, Invocation};

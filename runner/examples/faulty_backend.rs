@@ -1,12 +1,27 @@
 //! A backend that misbehaves on purpose, to test the runner: it serves the reference
-//! interpreter, except that it exits on the case named by `--crash`, never answers the one
-//! named by `--hang`, and flips a bit of the output of the one named by `--lie`.
+//! interpreter, except for what its flags ask.
 //!
-//! `--flip-sign ID` flips the sign bit of that case's first output element instead (a
-//! difference no tolerance absorbs). Hello and reply variants: `--hello JSON` answers the hello with that line instead;
-//! `--unsupported PREFIX` replies `unsupported` to every case whose id starts with PREFIX (`""`
-//! for all); `--reject-dtypes D1,D2` rejects every case with data (input or fill) of one of those dtypes as
-//! `unsupported_dtype`, as an engine without them does.
+//! | flag | misbehaviour |
+//! |---|---|
+//! | `--crash ID` | exits with status 3 on case ID |
+//! | `--hang ID` | never answers case ID |
+//! | `--lie ID` | flips a bit of the output of case ID |
+//! | `--endless ID` | answers case ID with a line that never ends |
+//! | `--close-output ID` | closes its stdout on case ID, then hangs |
+//! | `--deaf` | answers the hello, then never reads its input again |
+//! | `--hang-hello` | never answers the hello |
+//! | `--starts FILE --hang-hello-after N` | counts its starts in FILE; from start N + 1 on, never answers the hello |
+//! | `--flood BYTES` | first writes BYTES to stderr |
+//! | `--ignore-eof` | stays alive (sleeping) once its input ends |
+//! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
+//! | `--marker TEXT` | ignored; passed on to the `--child`, to find both in `/proc` |
+//! | `--idle` | sleeps (what the `--child` copy does) |
+//! | `--flip-sign ID` | flips the sign bit of the first output element of case ID (no tolerance absorbs it) |
+//! | `--hello JSON` | answers the hello with that line |
+//! | `--unsupported PREFIX` | answers `unsupported` to every case whose id starts with PREFIX (`""`: all) |
+//! | `--reject-dtypes D1,D2` | rejects every case with data (input or fill) of those dtypes as `unsupported_dtype`, as an engine without them does |
+//!
+//! Every sleep is an hour: the runner must end these processes itself.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -14,6 +29,11 @@ use std::time::Duration;
 use opspec::tensor::Buffer;
 use opspec::{ErrorKind, OpError, Tensor};
 use opspec_runner::serve::serve;
+
+fn sleep_an_hour() -> ! {
+    std::thread::sleep(Duration::from_secs(3600));
+    std::process::exit(0)
+}
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -23,26 +43,80 @@ fn main() -> std::io::Result<()> {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let named = |flag: &str| given(flag).unwrap_or_default();
+    let flag = |flag: &str| args.iter().any(|a| a == flag);
+    if flag("--idle") {
+        sleep_an_hour();
+    }
+    if flag("--child") {
+        let mut child = std::process::Command::new(std::env::current_exe()?);
+        child.arg("--idle");
+        if flag("--marker") {
+            child.args(["--marker", &named("--marker")]);
+        }
+        child.spawn()?;
+    }
+    if let Ok(bytes) = named("--flood").parse::<usize>() {
+        let line = [b'e'; 1023]
+            .iter()
+            .chain(b"\n")
+            .copied()
+            .collect::<Vec<u8>>();
+        let mut stderr = std::io::stderr().lock();
+        for _ in 0..bytes.div_ceil(line.len()) {
+            stderr.write_all(&line)?;
+        }
+    }
+    let starts = named("--starts");
+    if !starts.is_empty() {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&starts)?;
+        writeln!(file, "started")?;
+        let count = std::fs::read_to_string(&starts)?.lines().count();
+        let limit: usize = named("--hang-hello-after").parse().unwrap_or(usize::MAX);
+        if count > limit {
+            eprintln!("faulty backend: start {count}, hanging on the hello");
+            sleep_an_hour();
+        }
+    }
+    if flag("--hang-hello") {
+        eprintln!("faulty backend: hanging on the hello");
+        sleep_an_hour();
+    }
     let (crash, hang, lie) = (named("--crash"), named("--hang"), named("--lie"));
-    let flip_sign = named("--flip-sign");
-    let (hello, unsupported, reject) = (
-        given("--hello"),
-        given("--unsupported"),
-        given("--reject-dtypes").unwrap_or_default(),
-    );
-    let mut stdout = std::io::stdout().lock();
-    for line in std::io::stdin().lock().lines() {
+    let (endless, close_output) = (named("--endless"), named("--close-output"));
+    let mut stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    if flag("--deaf") {
+        let mut hello = String::new();
+        stdin.read_line(&mut hello)?;
+        serve(
+            hello.as_bytes(),
+            stdout,
+            "faulty",
+            &[],
+            |_, _| unreachable!(),
+        )?;
+        eprintln!("faulty backend: no longer reading");
+        sleep_an_hour();
+    }
+    let (flip_sign, reject) = (named("--flip-sign"), named("--reject-dtypes"));
+    let (hello, unsupported) = (given("--hello"), given("--unsupported"));
+    let mut stdout = stdout;
+    for line in stdin.lines() {
         let line = line?;
         let request: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
         let id = request["id"].as_str().unwrap_or_default();
-        if let (Some(hello), "hello") = (&hello, request["type"].as_str().unwrap_or_default()) {
-            writeln!(stdout, "{hello}")?;
-            stdout.flush()?;
-            continue;
-        }
-        let run = request["type"] == "run";
-        if let Some(prefix) = unsupported.as_deref().filter(|p| run && id.starts_with(p)) {
-            let reply = serde_json::json!({"type": "unsupported", "id": id, "reason": format!("faulty backend: nothing starting with {prefix:?}")});
+        let reply = match (&hello, &unsupported, request["type"].as_str()) {
+            (Some(hello), _, Some("hello")) => Some(hello.clone()),
+            (_, Some(prefix), Some("run")) if id.starts_with(prefix.as_str()) => Some(
+                serde_json::json!({"type": "unsupported", "id": id, "reason": format!("faulty backend: nothing starting with {prefix:?}")})
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(reply) = reply {
             writeln!(stdout, "{reply}")?;
             stdout.flush()?;
             continue;
@@ -54,44 +128,81 @@ fn main() -> std::io::Result<()> {
             "faulty",
             &[],
             |id, invocation| {
-                if id == crash {
-                    eprintln!("faulty backend: crashing on {id}");
-                    std::process::exit(3);
-                }
-                if id == hang {
-                    eprintln!("faulty backend: hanging on {id}");
-                    std::thread::sleep(Duration::from_secs(3600));
-                }
-                // Shape tensors (start, size, ...) are checked as the reference does.
-                let rejected = invocation
-                    .op()
-                    .inputs()
-                    .iter()
-                    .zip(&invocation.inputs)
-                    .filter(|(name, _)| ["input", "fill"].contains(name))
-                    .filter_map(|(_, tensor)| tensor.as_ref())
-                    .find(|t| reject.split(',').any(|d| d == t.dtype.name()));
-                if let Some(tensor) = rejected {
-                    return Err(OpError::new(
-                        ErrorKind::UnsupportedDtype,
-                        "faulty.dtype",
-                        format!("{} is not implemented", tensor.dtype),
-                    ));
-                }
-                let mut outputs = opspec::ops::evaluate(invocation)?;
-                if let Some(output) = outputs.first_mut() {
-                    if id == lie {
-                        xor_first(output, [1, 1, 1, 1]);
-                    }
-                    if id == flip_sign {
-                        xor_first(output, [0x80, 0x8000, 0x8000_0000, 1 << 63]);
-                    }
-                }
-                Ok(outputs)
+                misbehave(
+                    id,
+                    invocation,
+                    (&crash, &hang, &lie),
+                    (&endless, &close_output),
+                    &flip_sign,
+                    &reject,
+                )
             },
         )?;
     }
+    if flag("--ignore-eof") {
+        eprintln!("faulty backend: input ended, staying alive");
+        sleep_an_hour();
+    }
     Ok(())
+}
+
+/// The reference's answer to a case, with the misbehaviour the flags ask for.
+fn misbehave(
+    id: &str,
+    invocation: &opspec::Invocation,
+    (crash, hang, lie): (&str, &str, &str),
+    (endless, close_output): (&str, &str),
+    flip_sign: &str,
+    reject: &str,
+) -> Result<Vec<Tensor>, OpError> {
+    if id == crash {
+        eprintln!("faulty backend: crashing on {id}");
+        std::process::exit(3);
+    }
+    if id == hang {
+        eprintln!("faulty backend: hanging on {id}");
+        sleep_an_hour();
+    }
+    if id == endless {
+        eprintln!("faulty backend: an endless line for {id}");
+        let chunk = [b'x'; 1 << 16];
+        let mut out = std::io::stdout();
+        while out.write_all(&chunk).is_ok() {}
+        std::process::exit(4);
+    }
+    if id == close_output {
+        eprintln!("faulty backend: closing stdout on {id}");
+        // SAFETY: closes this process's fd 1; nothing writes to stdout afterwards, as this
+        // process only sleeps from here on.
+        unsafe { libc::close(1) };
+        sleep_an_hour();
+    }
+    // Shape tensors (start, size, ...) are checked as the reference does.
+    let rejected = invocation
+        .op()
+        .inputs()
+        .iter()
+        .zip(&invocation.inputs)
+        .filter(|(name, _)| ["input", "fill"].contains(name))
+        .filter_map(|(_, tensor)| tensor.as_ref())
+        .find(|t| reject.split(',').any(|d| d == t.dtype.name()));
+    if let Some(tensor) = rejected {
+        return Err(OpError::new(
+            ErrorKind::UnsupportedDtype,
+            "faulty.dtype",
+            format!("{} is not implemented", tensor.dtype),
+        ));
+    }
+    let mut outputs = opspec::ops::evaluate(invocation)?;
+    if let Some(output) = outputs.first_mut() {
+        if id == lie {
+            xor_first(output, [1, 1, 1, 1]);
+        }
+        if id == flip_sign {
+            xor_first(output, [0x80, 0x8000, 0x8000_0000, 1 << 63]);
+        }
+    }
+    Ok(outputs)
 }
 
 /// XORs the first element's bits with the mask of its word width (8, 16, 32, 64 bits).

@@ -16,6 +16,18 @@ pub enum Outcome {
     Unsupported(String),
 }
 
+/// Why a backend gave no outcome for a case.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// It misbehaved on this case (crashed, hung, answered garbage): the case fails.
+    #[error("{0}")]
+    Broken(String),
+    /// The case was not sent, for the reason given (the backend was given up on earlier in the
+    /// run); such a case fails the run too.
+    #[error("not run: {0}")]
+    NotRun(String),
+}
+
 /// An implementation under test, shared by every test thread.
 pub trait Backend: Send + Sync {
     fn name(&self) -> String;
@@ -38,8 +50,8 @@ pub trait Backend: Send + Sync {
     }
 
     /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
-    /// garbage): the case fails with that message.
-    fn run(&self, case: &Case) -> Result<Outcome, String>;
+    /// garbage) or could not be asked at all.
+    fn run(&self, case: &Case) -> Result<Outcome, BackendError>;
 }
 
 /// The inputs that carry data rather than indices: the rest (`reshape_dims`, `start`, `size`,
@@ -94,7 +106,7 @@ impl Backend for Reference {
         true
     }
 
-    fn run(&self, case: &Case) -> Result<Outcome, String> {
+    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
         Ok(match ops::evaluate(&case.invocation) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {

@@ -9,7 +9,7 @@
 //! | op | combinations |
 //! |---|---|
 //! | shuffle | reshape special value (0, -1, both) × `zero_is_placeholder` |
-//! | slice | mode × dtype, as semantics.md §2.6 lists them (int64 and bfloat16 must be rejected by clamp, fill and reflect) |
+//! | slice | mode × dtype, as docs/semantics.md §2.6 lists them (int64 and bfloat16 must be rejected by clamp, fill and reflect) |
 //! | as_strided | constraint × boundary: each ATB constraint at its limit (accepted) and one past it (rejected) |
 //! | scale | mode × input dtype (§3.5) |
 //! | reformat | format × dtype, as the format table lists them (§4) |
@@ -438,7 +438,7 @@ fn combinations(op: Op, trials: &[&Case]) -> Vec<Table> {
     }
 }
 
-/// semantics.md §1.3, §1.4: 0 and -1 in the reshape dims (attribute or input 1), with and
+/// docs/semantics.md §1.3, §1.4: 0 and -1 in the reshape dims (attribute or input 1), with and
 /// without `zero_is_placeholder`.
 fn shuffle_table(trials: &[&Case]) -> Table {
     let mut reached = BTreeSet::new();
@@ -474,7 +474,7 @@ fn shuffle_table(trials: &[&Case]) -> Table {
     }
 }
 
-/// The slice dtypes of the latest operator page (semantics.md §2.6, §6).
+/// The slice dtypes of the latest operator page (docs/semantics.md §2.6, §6).
 pub const SLICE_DTYPES: [DType; 9] = [
     DType::Bool,
     DType::Int4,
@@ -520,7 +520,7 @@ fn slice_table(trials: &[&Case]) -> Table {
         }
     }
     Table {
-        title: "mode × dtype (semantics.md §2.6)".into(),
+        title: "mode × dtype (docs/semantics.md §2.6)".into(),
         cells,
     }
 }
@@ -543,7 +543,7 @@ fn scale_table(trials: &[&Case]) -> Table {
         }
     }
     Table {
-        title: "mode × input dtype (semantics.md §3.5)".into(),
+        title: "mode × input dtype (docs/semantics.md §3.5)".into(),
         cells,
     }
 }
@@ -561,12 +561,12 @@ fn reformat_table(trials: &[&Case]) -> Table {
         }
     }
     Table {
-        title: "format × dtype (semantics.md §4 table)".into(),
+        title: "format × dtype (docs/semantics.md §4 table)".into(),
         cells,
     }
 }
 
-/// semantics.md §5.2, ATB ParamCheck: each constraint at its limit (accepted) and one past it
+/// docs/semantics.md §5.2, ATB ParamCheck: each constraint at its limit (accepted) and one past it
 /// (rejected).
 fn as_strided_table(trials: &[&Case]) -> Table {
     /// The flat index of the last element the view reads.
@@ -635,7 +635,7 @@ fn as_strided_table(trials: &[&Case]) -> Table {
         cells.push((format!("{name} ({side})"), hit));
     }
     Table {
-        title: "constraint × boundary (semantics.md §5.2)".into(),
+        title: "constraint × boundary (docs/semantics.md §5.2)".into(),
         cells,
     }
 }

@@ -140,7 +140,7 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation) -> Case {
         dtype,
     );
     case.source = format!("opspec-fuzz seed {seed}");
-    // A negative base with a non-integer power is implementation-defined (semantics.md §3.5).
+    // A negative base with a non-integer power is implementation-defined (docs/semantics.md §3.5).
     case.implementation_defined = matches!(&invocation.attrs, Attrs::Scale(a)
         if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
     case.expect = expectation_of(&opspec::ops::evaluate(&invocation));
@@ -154,7 +154,7 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
     backend.supports(case)?;
     let outcome = match backend.run(case) {
         Ok(outcome) => outcome,
-        Err(broken) => return Ok(Some((Disagreement::Broken, broken))),
+        Err(broken) => return Ok(Some((Disagreement::Broken, broken.to_string()))),
     };
     let class = match (&case.expect, &outcome) {
         (_, Outcome::Unsupported(reason)) => return Err(reason.clone()),
@@ -170,7 +170,8 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
             Verdict::Pass
             | Verdict::Unsupported(_)
             | Verdict::Excluded(_)
-            | Verdict::ImplementationDefined(_) => None,
+            | Verdict::ImplementationDefined(_)
+            | Verdict::NotRun(_) => None,
         },
     )
 }

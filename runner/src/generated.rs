@@ -29,7 +29,7 @@ use opspec::golden::{GoldenStore, Unused};
 use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
 
-use crate::backend::Outcome;
+use crate::backend::{BackendError, Outcome};
 use crate::config::{env_flag, repository_root, Config};
 use crate::report::{Record, Status};
 use crate::verdict::{describe_case, judge_excluding, Verdict};
@@ -293,6 +293,7 @@ impl Run {
         }
         let outcome = match self.backend.run(&case) {
             Ok(outcome) => outcome,
+            Err(BackendError::NotRun(reason)) => return Verdict::NotRun(reason),
             Err(broken) => return Verdict::Fail(format!("{}\n{broken}", describe_case(&case))),
         };
         let actual = match &outcome {
@@ -338,6 +339,7 @@ impl Run {
         }
         let step = |case: &Case, which: &str| -> Result<Tensor, Verdict> {
             match self.backend.run(case) {
+                Err(BackendError::NotRun(reason)) => Err(Verdict::NotRun(reason)),
                 Err(broken) => Err(fail(format!("the {which} step broke: {broken}"))),
                 Ok(Outcome::Unsupported(reason)) => Err(Verdict::Unsupported(reason)),
                 Ok(Outcome::Rejected { kind, message }) => Err(fail(format!(

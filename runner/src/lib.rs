@@ -25,7 +25,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{primary_dtype, trial_dtypes, Backend, Reference};
+use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
 use process::ProcessBackend;
@@ -91,6 +91,7 @@ impl Run {
                 self.backend.is_reference(),
                 &self.backend.excluded_dtypes(case),
             ),
+            Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
             Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
         }
     }
@@ -121,6 +122,10 @@ impl Run {
                 )
             }
             (Verdict::Unsupported(reason), None) => ignored(Status::Unsupported, reason),
+            (Verdict::NotRun(reason), _) => {
+                let message = format!("not run: {reason}");
+                (Status::NotRun, message.clone(), Err(Failed::from(message)))
+            }
             (Verdict::Fail(report), Some(entry)) => {
                 let reason = format!("known failure: {}", entry.reason);
                 (

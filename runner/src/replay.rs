@@ -18,7 +18,7 @@ use libtest_mimic::Arguments;
 use opspec::spec::Case;
 use serde_json::json;
 
-use crate::backend::{Backend, Outcome};
+use crate::backend::{Backend, BackendError, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::Generated;
 use crate::protocol::{run_request, WireTensor};
@@ -61,7 +61,7 @@ impl Backend for Dumping {
         self.inner.supports(case)
     }
 
-    fn run(&self, case: &Case) -> Result<Outcome, String> {
+    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
         let mut line = run_request(&case.trial_name(), &case.invocation);
         line.push('\n');
         // One write per line, under the lock, so that parallel trials never interleave.
@@ -69,7 +69,12 @@ impl Backend for Dumping {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .write_all(line.as_bytes())
-            .map_err(|e| format!("cannot write the request dump {}: {e}", self.path.display()))?;
+            .map_err(|e| {
+                BackendError::Broken(format!(
+                    "cannot write the request dump {}: {e}",
+                    self.path.display()
+                ))
+            })?;
         self.inner.run(case)
     }
 }
@@ -96,7 +101,7 @@ impl Backend for Transcript {
         supported
     }
 
-    fn run(&self, case: &Case) -> Result<Outcome, String> {
+    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
         let id = case.trial_name();
         println!("request: {}", run_request(&id, &case.invocation));
         let outcome = self.inner.run(case);
@@ -187,16 +192,19 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
         Status::Excluded => "skipped (excluded by the hello)",
         Status::KnownFailure => "known failure",
         Status::ImplementationDefined => "implementation-defined divergence",
+        Status::NotRun => "not run",
     };
     println!("verdict: {verdict}");
     if !record.message.is_empty() {
         println!("{}", record.message);
     }
-    Ok(if record.status == Status::Failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if matches!(record.status, Status::Failed | Status::NotRun) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }
 
 /// How the command that replays a trial is spelled in failure reports.

@@ -30,6 +30,9 @@ pub enum Status {
     /// An implementation-defined case on which the backend differs from the reference's
     /// reading (reported as ignored, with the difference).
     ImplementationDefined,
+    /// Not sent: the backend was given up on (it failed to start too often). Fails the run;
+    /// a JUnit error, and counted as failed in the table.
+    NotRun,
 }
 
 impl Status {
@@ -49,6 +52,7 @@ impl Status {
             Status::KnownFailure => "known_failure",
             Status::Excluded => "excluded",
             Status::ImplementationDefined => "implementation_defined",
+            Status::NotRun => "not_run",
         }
     }
 }
@@ -80,6 +84,7 @@ struct JsonReport<'a> {
     known_failures: usize,
     excluded: usize,
     implementation_defined: usize,
+    not_run: usize,
     /// Why the run is no pass although no trial failed ([`run_problems`]).
     problems: &'a [String],
     trials: &'a [Record],
@@ -98,6 +103,7 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
         known_failures: count(records, Status::KnownFailure),
         excluded: count(records, Status::Excluded),
         implementation_defined: count(records, Status::ImplementationDefined),
+        not_run: count(records, Status::NotRun),
         problems,
         trials: records,
     };
@@ -126,6 +132,7 @@ pub fn summary(records: &[Record]) -> String {
         (Status::Excluded, "excluded by the hello"),
         (Status::KnownFailure, "known failures"),
         (Status::ImplementationDefined, "implementation-defined"),
+        (Status::NotRun, "not run"),
     ];
     counts
         .iter()
@@ -151,7 +158,7 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
     }
     let sent = records
         .iter()
-        .filter(|r| r.status != Status::Excluded)
+        .filter(|r| !matches!(r.status, Status::Excluded | Status::NotRun))
         .count();
     let unsupported = count(records, Status::Unsupported);
     if sent > 0 && unsupported as f64 > MAX_UNSUPPORTED_SHARE * sent as f64 {
@@ -178,16 +185,17 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
     let all: Vec<&Record> = records.iter().collect();
     let _ = writeln!(
         xml,
-        "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">",
+        "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
         xml_escape(backend),
         records.len() + problems.len(),
         count(records, Status::Failed) + problems.len(),
+        count(records, Status::NotRun),
         skipped(&all)
     );
     if !problems.is_empty() {
         let _ = writeln!(
             xml,
-            "  <testsuite name=\"run\" tests=\"{0}\" failures=\"{0}\" skipped=\"0\">",
+            "  <testsuite name=\"run\" tests=\"{0}\" failures=\"{0}\" errors=\"0\" skipped=\"0\">",
             problems.len()
         );
         for (index, problem) in problems.iter().enumerate() {
@@ -206,9 +214,13 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
             .iter()
             .filter(|r| r.status == Status::Failed)
             .count();
+        let errors = records
+            .iter()
+            .filter(|r| r.status == Status::NotRun)
+            .count();
         let _ = writeln!(
             xml,
-            "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{}\">",
+            "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">",
             records.len(),
             skipped(&records)
         );
@@ -242,6 +254,13 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
                         xml_escape(&r.message)
                     );
                 }
+                Status::NotRun => {
+                    let _ = writeln!(
+                        xml,
+                        "><error message=\"{}\"/></testcase>",
+                        xml_escape(&r.message)
+                    );
+                }
                 Status::Unsupported | Status::KnownFailure | Status::Excluded => {
                     let _ = writeln!(
                         xml,
@@ -266,8 +285,8 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
     xml
 }
 
-/// The op × dtype table: passed / failed / skipped (unsupported, excluded, known failure) /
-/// implementation-defined divergences per cell.
+/// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
+/// (unsupported, excluded, known failure) / implementation-defined divergences per cell.
 pub fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
@@ -279,7 +298,7 @@ pub fn table(records: &[Record]) -> String {
         let cell = cells.entry((&r.op, dtype)).or_default();
         cell[match r.status {
             Status::Passed => 0,
-            Status::Failed => 1,
+            Status::Failed | Status::NotRun => 1,
             Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
             Status::ImplementationDefined => 3,
         }] += 1;
@@ -399,7 +418,10 @@ mod tests {
             xml.contains("<property name=\"opspec.status\" value=\"implementation_defined\"/>"),
             "{xml}"
         );
-        assert!(xml.contains("failures=\"0\" skipped=\"0\""), "{xml}");
+        assert!(
+            xml.contains("failures=\"0\" errors=\"0\" skipped=\"0\""),
+            "{xml}"
+        );
         let table = table(&records);
         assert!(
             table
@@ -445,5 +467,18 @@ mod tests {
             xml.contains("<testsuite name=\"run\" tests=\"1\" failures=\"1\""),
             "{xml}"
         );
+    }
+
+    #[test]
+    fn a_trial_not_run_is_an_error_and_a_failure_in_the_table() {
+        let records = [
+            record("slice::f::c", None, Status::NotRun, "not run: gone"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let xml = junit("numpy", &records, &[]);
+        assert!(xml.contains("errors=\"1\""), "{xml}");
+        assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
+        assert!(json("numpy", &records, &[]).contains("\"not_run\": 1"));
+        assert!(table(&records).contains("1/1/0/0"), "{}", table(&records));
     }
 }

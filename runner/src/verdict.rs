@@ -32,6 +32,8 @@ pub enum Verdict {
     /// An `implementation_defined` case on which the backend differs from the reference's
     /// reading; the reason says how.
     ImplementationDefined(String),
+    /// Not sent to the backend, for this reason (it was given up on); fails the run.
+    NotRun(String),
 }
 
 /// Compares what the backend did with what the case expects. `is_reference` says the backend
@@ -291,7 +293,7 @@ cases:
         let yaml = r#"
 cases:
   - name: negative_base_half_power
-    source: "semantics.md §3.5: IEEE pow, negative base with non-integer power is NaN"
+    source: "docs/semantics.md §3.5: IEEE pow, negative base with non-integer power is NaN"
     implementation_defined: true
     unsupported_on: {dla: "custom power values are not supported on DLA"}
     attrs: {mode: uniform, power: [0.5]}

@@ -1,8 +1,14 @@
-//! The runner survives a backend that crashes on one case, hangs on another and lies on a
-//! third: exactly those three fail, each with a clear reason, and every other case passes.
+//! The runner survives a misbehaving backend (`runner/examples/faulty_backend.rs`): a crash, a
+//! hang or a lie fails exactly its case, each with a clear reason, every other case passes, and
+//! no process is left behind.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+use opspec::spec::Case;
+use opspec_runner::backend::Backend;
+use opspec_runner::process::ProcessBackend;
 
 /// `target/<profile>/examples/faulty_backend`, built by `cargo test` with the tests.
 fn faulty_backend() -> PathBuf {
@@ -64,8 +70,9 @@ fn crash_hang_and_lie_fail_exactly_those_cases() {
             .clone()
     };
     let (crash, hang, lie) = (pick("shuffle::"), pick("slice::"), pick("as_strided::"));
+    let marker = marker("crash-hang-lie");
     let command = format!(
-        "{} --crash {crash} --hang {hang} --lie {lie}",
+        "{} --crash {crash} --hang {hang} --lie {lie} --marker {marker}",
         faulty_backend().display()
     );
     let args = ["--timeout", "1", "--test-threads", "1"];
@@ -96,6 +103,7 @@ fn crash_hang_and_lie_fail_exactly_those_cases() {
         message(&lie)
     );
     assert_eq!(json["passed"].as_u64().unwrap() as usize, names.len() - 3);
+    assert_no_process_with(&marker);
 }
 
 #[test]
@@ -477,4 +485,392 @@ fn an_implementation_defined_divergence_has_its_own_status() {
     assert!(message.contains("differs from the reference"), "{message}");
     assert_eq!(json["implementation_defined"], 1);
     assert_eq!(json["unsupported"], 0);
+}
+
+/// A string no other process has in its command line.
+fn marker(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("opspec-marker-{name}-{}-{nanos}", std::process::id())
+}
+
+/// The live processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// Fails when a process with `marker` is still alive a moment after its backend was stopped
+/// (a killed process takes a few milliseconds to disappear).
+fn assert_no_process_with(marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes left behind: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The cases of the repository's spec files.
+fn spec_cases() -> Vec<Case> {
+    let specs = opspec_runner::Config::from_env().unwrap().specs;
+    opspec::spec::load_dirs(&specs, None).cases
+}
+
+/// The first `count` cases that expect outputs, in trial-name order.
+fn output_cases(count: usize) -> Vec<Case> {
+    let mut cases: Vec<Case> = spec_cases()
+        .into_iter()
+        .filter(|c| matches!(c.expect, opspec::spec::Expectation::Outputs(_)))
+        .collect();
+    cases.sort_by_key(Case::trial_name);
+    cases.truncate(count);
+    cases
+}
+
+/// Starts the faulty backend with `flags` in process, logging into `dir`.
+fn start_faulty(flags: &str, timeout: f64, dir: &Path) -> Result<ProcessBackend, String> {
+    ProcessBackend::start(
+        &format!("{} {flags}", faulty_backend().display()),
+        Duration::from_secs_f64(timeout),
+        dir.join("backend.log"),
+    )
+}
+
+fn assert_backend_and_child(marker: &str) {
+    let found = processes_with(marker);
+    assert_eq!(found.len(), 2, "not the backend and its child: {found:#?}");
+}
+
+/// Fails when more than 3 s passed since `started` (the tests' timeouts are 10 s, or a few
+/// tenths of a second).
+fn assert_quick(started: Instant, context: &str) {
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}: {context}");
+}
+
+#[test]
+fn a_hung_backend_and_its_child_leave_no_process() {
+    let dir = scratch("hung-child");
+    let marker = marker("hung-child");
+    let case = &output_cases(1)[0];
+    let id = case.trial_name();
+    let backend =
+        start_faulty(&format!("--child --marker {marker} --hang {id}"), 0.5, &dir).unwrap();
+    assert_backend_and_child(&marker);
+    let error = backend.run(case).unwrap_err().to_string();
+    assert!(error.contains("did not answer within 0.5 s"), "{error}");
+    // The hung session is stopped with its whole process group, child included.
+    assert_no_process_with(&marker);
+    drop(backend);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_backend_that_ignores_the_end_of_its_input_is_stopped_with_its_child() {
+    let dir = scratch("ignore-eof");
+    let marker = marker("ignore-eof");
+    let backend = start_faulty(
+        &format!("--child --ignore-eof --marker {marker}"),
+        0.5,
+        &dir,
+    )
+    .unwrap();
+    let case = &output_cases(1)[0];
+    assert!(backend.run(case).is_ok());
+    assert_backend_and_child(&marker);
+    let started = Instant::now();
+    drop(backend);
+    assert_quick(started, "");
+    assert_no_process_with(&marker);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_failed_handshake_stops_the_backend() {
+    let dir = scratch("hang-hello");
+    let marker = marker("hang-hello");
+    let started = Instant::now();
+    let error = start_faulty(
+        &format!("--child --hang-hello --marker {marker}"),
+        0.5,
+        &dir,
+    )
+    .err()
+    .unwrap();
+    assert!(error.contains("failed the handshake"), "{error}");
+    assert!(
+        error.contains("hanging on the hello"),
+        "stderr tail missing: {error}"
+    );
+    assert_quick(started, "");
+    assert_no_process_with(&marker);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The error of the first output case on the faulty backend with `flags` (given the case's
+/// id), with a 10 s timeout: it must come at once, and not as a hang. Leaves no process with
+/// `marker`.
+fn prompt_error(name: &str, marker: &str, flags: impl Fn(&str) -> String) -> String {
+    let dir = scratch(name);
+    let case = &output_cases(1)[0];
+    let backend = start_faulty(&flags(&case.trial_name()), 10.0, &dir).unwrap();
+    let started = Instant::now();
+    let error = backend.run(case).unwrap_err().to_string();
+    assert_quick(started, &error);
+    assert!(!error.contains("hung"), "{error}");
+    drop(backend);
+    assert_no_process_with(marker);
+    std::fs::remove_dir_all(dir).unwrap();
+    error
+}
+
+#[test]
+fn a_backend_that_exits_while_its_child_holds_stdout_is_reported_at_once() {
+    let marker = marker("exit-child");
+    let error = prompt_error("exit-child", &marker, |id| {
+        format!("--child --marker {marker} --crash {id}")
+    });
+    assert!(error.contains("exited (exit status: 3)"), "{error}");
+    assert!(
+        error.contains("faulty backend: crashing on"),
+        "stderr tail missing: {error}"
+    );
+}
+
+#[test]
+fn a_backend_that_closes_its_output_is_reported_at_once() {
+    let marker = marker("close-output");
+    let error = prompt_error("close-output", &marker, |id| {
+        format!("--close-output {id} --marker {marker}")
+    });
+    assert!(error.contains("closed its output"), "{error}");
+}
+
+#[test]
+fn a_command_that_is_not_found_shows_the_shell_message() {
+    let dir = scratch("not-found");
+    let error = ProcessBackend::start(
+        "opspec-no-such-backend --flag",
+        Duration::from_secs(5),
+        dir.join("backend.log"),
+    )
+    .err()
+    .unwrap();
+    assert!(error.contains("exit status: 127"), "{error}");
+    assert!(
+        error.contains("opspec-no-such-backend: not found"),
+        "the shell's message is missing: {error}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_backend_log_starts_empty_each_run_and_is_capped() {
+    let dir = scratch("log");
+    let log = dir.join("backend.log");
+    std::fs::write(&log, "stderr of an earlier run\n").unwrap();
+    let flood = opspec_runner::process::BACKEND_LOG_LIMIT + (1 << 20);
+    let backend = start_faulty(&format!("--flood {flood}"), 10.0, &dir).unwrap();
+    drop(backend);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains("earlier run"),
+        "the log was not started afresh"
+    );
+    assert!(
+        (text.len() as u64) < opspec_runner::process::BACKEND_LOG_LIMIT + 4096,
+        "{} bytes",
+        text.len()
+    );
+    assert!(
+        text.contains("discarded"),
+        "no note of the cut: {}",
+        &text[text.len() - 300..]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A big request (an identity shuffle of 256 Ki int8 elements, 350 KiB on the wire).
+fn big_case() -> Case {
+    let mut case = opspec::generate::new_case(
+        opspec::Op::Shuffle,
+        "big",
+        Path::new("big"),
+        "big_request",
+        None,
+    );
+    let elements = 1 << 18;
+    case.invocation.inputs[0] = Some(opspec::Tensor::from_bits(
+        opspec::DType::Int8,
+        vec![elements],
+        vec![1; elements],
+    ));
+    case
+}
+
+#[test]
+fn a_backend_that_stops_reading_fails_the_case_within_the_timeout() {
+    let dir = scratch("deaf");
+    let marker = marker("deaf");
+    let backend = start_faulty(&format!("--deaf --marker {marker}"), 0.5, &dir).unwrap();
+    // Before the write was covered by the timeout, this call never returned: run it aside.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let result = backend
+            .run(&big_case())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        drop(backend);
+        let _ = sender.send(result);
+    });
+    let error = receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the runner hangs writing to a backend that stopped reading")
+        .unwrap_err();
+    assert!(
+        error.contains("did not read the request within 0.5 s"),
+        "{error}"
+    );
+    assert_no_process_with(&marker);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs `runner` with `args`, its stdout into `dir`: whether it succeeded, its stdout and its
+/// peak resident memory in bytes.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which gives its resource usage
+fn run_measured(args: &[&str], dir: &Path) -> (bool, String, u64) {
+    let stdout_path = dir.join("stdout");
+    let child = runner()
+        .args(args)
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; `status` and `usage` are valid for writes.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let stdout = std::fs::read_to_string(stdout_path).unwrap();
+    (success, stdout, usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn an_endless_reply_line_fails_its_case_with_bounded_memory() {
+    let dir = scratch("endless");
+    let marker = marker("endless");
+    let case = &output_cases(1)[0];
+    let id = case.trial_name();
+    let command = format!(
+        "{} --endless {id} --marker {marker}",
+        faulty_backend().display()
+    );
+    let report = dir.join("report.json");
+    let started = Instant::now();
+    let (success, stdout, peak) = run_measured(
+        &[
+            "--backend",
+            &command,
+            "--timeout",
+            "3",
+            "--backend-log",
+            dir.join("backend.log").to_str().unwrap(),
+            "--report-json",
+            report.to_str().unwrap(),
+            "--exact",
+            &id,
+        ],
+        &dir,
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(!success, "{stdout}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let message = json["trials"][0]["message"].as_str().unwrap();
+    assert!(message.contains("reply line is longer than"), "{message}");
+    assert!(
+        seconds < 3.0,
+        "{seconds} s: the timeout, not the cap, ended the case"
+    );
+    let limit = opspec_runner::process::MIN_REPLY_LINE_LIMIT as u64;
+    assert!(peak < 3 * limit + (128 << 20), "peak RSS {peak} bytes");
+    assert_no_process_with(&marker);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
+    let dir = scratch("failed-starts");
+    let starts = dir.join("starts");
+    let names = trial_names();
+    let selected: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("shuffle::seed_examples::"))
+        .collect();
+    assert!(selected.len() > 6, "{selected:?}");
+    // The first start passes its hello and crashes on the first case; every restart hangs on
+    // its hello.
+    let command = format!(
+        "{} --starts {} --hang-hello-after 1 --crash {}",
+        faulty_backend().display(),
+        starts.display(),
+        selected[0]
+    );
+    let started = Instant::now();
+    let (success, stdout, json) = run_with_report(
+        "failed-starts-run",
+        &command,
+        &[
+            "--timeout",
+            "0.5",
+            "--test-threads",
+            "1",
+            "shuffle::seed_examples::",
+        ],
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(!success, "a run with cases not run must fail:\n{stdout}");
+    let limit = opspec_runner::process::MAX_FAILED_STARTS;
+    let starts_made = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(starts_made, 1 + limit as usize, "{stdout}");
+    let trials = json["trials"].as_array().unwrap();
+    let with_status = |status: &str| trials.iter().filter(|t| t["status"] == status).count();
+    assert_eq!(with_status("failed"), 1 + limit as usize, "{stdout}");
+    assert_eq!(
+        with_status("not_run"),
+        selected.len() - 1 - limit as usize,
+        "{stdout}"
+    );
+    assert_eq!(json["not_run"], selected.len() - 1 - limit as usize);
+    for trial in trials.iter().filter(|t| t["status"] == "not_run") {
+        let message = trial["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("failed to start {limit} times in a row")),
+            "{message}"
+        );
+    }
+    // Each failed start costs a timeout; the cases not run cost none.
+    assert!(seconds < 0.5 * (limit as f64 + 1.0) + 5.0, "{seconds} s");
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,4 +1,4 @@
-//! AsStrided — Huawei Ascend ATB `AsStridedOperation` (seed 001; `semantics.md` §5).
+//! AsStrided — Huawei Ascend ATB `AsStridedOperation` (seed 001; `docs/semantics.md` §5).
 //!
 //! ```text
 //! out[i_0, …, i_k] = flat(input)[offset[0] + Σ_j i_j · stride[j]]     out.shape = size

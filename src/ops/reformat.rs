@@ -1,5 +1,5 @@
 //! Reformat — the memory images of TensorRT `TensorFormat` (NvInferRuntime.h 10.16,
-//! NvInferRuntimeBase.h 8.6; `semantics.md` §4).
+//! NvInferRuntimeBase.h 8.6; `docs/semantics.md` §4).
 //!
 //! A tensor in `LINEAR` is the logical tensor. Any other format is a 1-D buffer holding the
 //! format's memory image, padding included. `reformat` packs a logical tensor into a buffer,

@@ -1,4 +1,4 @@
-//! Scale — TensorRT `IScaleLayer`, `add_scale` / `add_scale_nd` (seed 003; `semantics.md` §3).
+//! Scale — TensorRT `IScaleLayer`, `add_scale` / `add_scale_nd` (seed 003; `docs/semantics.md` §3).
 //!
 //! ```text
 //! out = (input · scale + shift) ^ power          per element (§3.1)

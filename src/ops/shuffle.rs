@@ -1,4 +1,4 @@
-//! Shuffle — TensorRT `IShuffleLayer` (seed 000; `semantics.md` §1).
+//! Shuffle — TensorRT `IShuffleLayer` (seed 000; `docs/semantics.md` §1).
 //!
 //! ```text
 //! t1  = transpose(input, first_transpose)      out.shape[i] = in.shape[perm[i]]   (§1.2)

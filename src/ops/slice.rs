@@ -1,4 +1,4 @@
-//! Slice — TensorRT `ISliceLayer` (seed 004; `semantics.md` §2).
+//! Slice — TensorRT `ISliceLayer` (seed 004; `docs/semantics.md` §2).
 //!
 //! For output coordinate `y` on an axis of input extent `d`: `x = y·stride + start` (§2.1), then
 //!

@@ -40,7 +40,7 @@ pub(super) struct CaseDef<A = serde_yaml::Value> {
     /// that expects an error names the clause the error enforces.
     #[serde(default)]
     clauses: Vec<String>,
-    /// `true` when the expected result rests on a point semantics.md marks `[inferred]`.
+    /// `true` when the expected result rests on a point docs/semantics.md marks `[inferred]`.
     #[serde(default)]
     inferred: bool,
     /// Free text: why the case exists, how the expected value was worked out.
