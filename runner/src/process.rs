@@ -50,6 +50,9 @@ pub const TERM_GRACE: Duration = Duration::from_millis(500);
 /// How often the shell's exit is checked while waiting for a reply.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 
+/// Reads of stdout (64 KiB each) between two checks of the reply line's length.
+const STDOUT_READS: usize = 16;
+
 /// How much of a start's stderr a failure quotes: its last lines, from its last bytes.
 const STDERR_TAIL_LINES: usize = 5;
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -366,13 +369,17 @@ impl Session {
                 Err(_) => self.stderr_open = false,
             }
         }
-        // One read of stdout per call, so that the caller checks the line limit in between.
-        if self.stdout_open {
+        // At most STDOUT_READS reads of stdout per call, so that the caller checks the line
+        // limit every megabyte.
+        for _ in 0..STDOUT_READS {
+            if !self.stdout_open {
+                break;
+            }
             match self.stdout.read(&mut buffer) {
                 Ok(0) => self.stdout_open = false,
                 Ok(n) if !discard => self.pending.extend_from_slice(&buffer[..n]),
                 Ok(_) => {}
-                Err(e) if e.kind() == IoErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == IoErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == IoErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("cannot read from the backend: {e}")),
             }

@@ -788,13 +788,13 @@ fn an_endless_reply_line_fails_its_case_with_bounded_memory() {
         faulty_backend().display()
     );
     let report = dir.join("report.json");
-    let started = Instant::now();
+    // The limit, not this timeout, must end the case (the message says which did).
     let (success, stdout, peak) = run_measured(
         &[
             "--backend",
             &command,
             "--timeout",
-            "3",
+            "10",
             "--backend-log",
             dir.join("backend.log").to_str().unwrap(),
             "--report-json",
@@ -804,15 +804,10 @@ fn an_endless_reply_line_fails_its_case_with_bounded_memory() {
         ],
         &dir,
     );
-    let seconds = started.elapsed().as_secs_f64();
     assert!(!success, "{stdout}");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let message = json["trials"][0]["message"].as_str().unwrap();
     assert!(message.contains("reply line is longer than"), "{message}");
-    assert!(
-        seconds < 3.0,
-        "{seconds} s: the timeout, not the cap, ended the case"
-    );
     let limit = opspec_runner::process::MIN_REPLY_LINE_LIMIT as u64;
     assert!(peak < 3 * limit + (128 << 20), "peak RSS {peak} bytes");
     assert_no_process_with(&marker);

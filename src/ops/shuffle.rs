@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, transpose_reshape_transpose, AxisGather};
+use crate::layout::{gather_view_tensor, transpose_reshape_transpose, StridedView};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -117,14 +117,15 @@ pub fn run(
     if let Some(single) =
         transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)
     {
-        return Ok(gather_tensor(input, &single, 0));
+        return Ok(gather_view_tensor(input, &single));
     }
     Ok(run_stages(input, &plan))
 }
 
 /// The three stages one after the other, as the layer documents them.
 fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
-    let transposed = gather_tensor(input, &AxisGather::transpose(&input.shape, &plan.first), 0);
+    // Strided views: no table sized by the dims is built (`crate::layout`, *Cost*).
+    let transposed = gather_view_tensor(input, &StridedView::transpose(&input.shape, &plan.first));
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
         shape: plan.reshaped.clone(),
@@ -133,10 +134,9 @@ fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
     if plan.second.iter().enumerate().all(|(i, &axis)| i == axis) {
         return reshaped;
     }
-    gather_tensor(
+    gather_view_tensor(
         &reshaped,
-        &AxisGather::transpose(&plan.reshaped, &plan.second),
-        0,
+        &StridedView::transpose(&plan.reshaped, &plan.second),
     )
 }
 
