@@ -139,7 +139,8 @@ pub struct Options {
     /// Write a JUnit XML report there [env: OPSPEC_JUNIT]
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Where the backend's stderr goes (default: target/opspec-backend.log)
+    /// Where the backend's stderr goes, emptied at each run and kept to 16 MiB (default:
+    /// target/opspec-backend.log)
     /// [env: OPSPEC_BACKEND_LOG]
     #[arg(long, value_name = "FILE")]
     pub backend_log: Option<PathBuf>,

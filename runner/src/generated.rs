@@ -130,14 +130,6 @@ impl Generated {
         &self.unused
     }
 
-    /// The names of the sweep and metamorphic trials (expectations entries may name them).
-    pub fn trial_names(&self) -> impl Iterator<Item = String> + '_ {
-        self.sweeps.cases.iter().flat_map(|generated| {
-            std::iter::once(generated.case.trial_name())
-                .chain(generated.metamorphic.iter().map(Case::trial_name))
-        })
-    }
-
     pub(crate) fn trials(&self, run: &Arc<Run>) -> Vec<Trial> {
         let mut trials: Vec<Trial> = self
             .sweeps

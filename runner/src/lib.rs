@@ -205,11 +205,11 @@ fn trials(
         .into_iter()
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
+    let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
     if check_unmatched {
-        let mut names: Vec<String> = loaded.cases.iter().map(Case::trial_name).collect();
-        if let Some(generated) = generated {
-            names.extend(generated.trial_names());
-        }
+        let names: Vec<String> = (loaded.cases.iter().map(Case::trial_name))
+            .chain(generated_trials.iter().map(|t| t.name().to_owned()))
+            .collect();
         for entry in run.expectations.unmatched(&names) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
@@ -220,9 +220,7 @@ fn trials(
         }
     }
     trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
-    if let Some(generated) = generated {
-        trials.extend(generated.trials(run));
-    }
+    trials.extend(generated_trials);
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
 }

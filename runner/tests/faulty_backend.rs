@@ -164,7 +164,7 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
     std::fs::write(
         &expectations,
         format!(
-            "# known failures of the faulty backend\n{lie}: it flips a bit\n{passing}: wrongly listed\nno::such::case*: matches nothing\n"
+            "# known failures of the faulty backend\n{lie} | slice.data.bits-unchanged | defect | it flips a bit\n{passing} | shuffle.data.bits-unchanged | defect | wrongly listed\nno::such::case* | common.input.required | adapter | matches nothing\n"
         ),
     )
     .unwrap();
@@ -451,7 +451,9 @@ fn known_failures_can_name_generated_trials() {
     let expectations = dir.join("faulty.expect");
     std::fs::write(
         &expectations,
-        format!("{sweep}: it flips a bit\n{metamorphic}: it crashes\n"),
+        format!(
+            "{sweep} | shuffle.data.bits-unchanged | defect | it flips a bit\n{metamorphic} | shuffle.data.bits-unchanged | defect | it crashes\n"
+        ),
     )
     .unwrap();
     let command = format!(
@@ -562,11 +564,11 @@ fn assert_backend_and_child(marker: &str) {
     assert_eq!(found.len(), 2, "not the backend and its child: {found:#?}");
 }
 
-/// Fails when more than 3 s passed since `started` (the tests' timeouts are 10 s, or a few
-/// tenths of a second).
+/// Fails when 5 s or more passed since `started`: half the 10 s timeout of the tests that
+/// wait for a prompt error, ten times the 0.5 s of the others (a loaded machine is slow).
 fn assert_quick(started: Instant, context: &str) {
     let elapsed = started.elapsed();
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}: {context}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}: {context}");
 }
 
 #[test]
@@ -832,7 +834,6 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
         starts.display(),
         selected[0]
     );
-    let started = Instant::now();
     let (success, stdout, json) = run_with_report(
         "failed-starts-run",
         &command,
@@ -844,10 +845,10 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
             "shuffle::seed_examples::",
         ],
     );
-    let seconds = started.elapsed().as_secs_f64();
     assert!(!success, "a run with cases not run must fail:\n{stdout}");
     let limit = opspec_runner::process::MAX_FAILED_STARTS;
     let starts_made = std::fs::read_to_string(&starts).unwrap().lines().count();
+    // No start after the last failed one: the cases not run cost no timeout.
     assert_eq!(starts_made, 1 + limit as usize, "{stdout}");
     let trials = json["trials"].as_array().unwrap();
     let with_status = |status: &str| trials.iter().filter(|t| t["status"] == status).count();
@@ -865,7 +866,5 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
             "{message}"
         );
     }
-    // Each failed start costs a timeout; the cases not run cost none.
-    assert!(seconds < 0.5 * (limit as f64 + 1.0) + 5.0, "{seconds} s");
     std::fs::remove_dir_all(dir).unwrap();
 }
