@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
-use opspec::ops::{self, as_strided, scale, slice, Attrs, Op};
+use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
 use opspec::spec::clauses::{Catalogue, Clause, Marks};
 use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
@@ -320,37 +320,64 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
     findings.into_iter().collect()
 }
 
-/// A Scale case whose explicit `power` meets a negative base `x·scale + shift` rests on a
-/// reading the vendors do not share: TensorRT-RTX computes `pow` even for a power of 1, and
-/// gives NaN for every negative base (pytorch/TensorRT PR #4181; docs/semantics.md §3.5). Such
-/// a case must cite the implementation-defined clause it depends on.
-fn power_meets_negative_base(case: &Case) -> Option<String> {
-    let Attrs::Scale(attrs) = &case.invocation.attrs else {
-        return None;
+/// The implementation-defined clauses a Scale invocation's explicit `power` depends on
+/// (docs/semantics.md §3.5): `scale.pow.explicit-one` (all ones) or `scale.pow.negative-base`
+/// when it meets a negative base `x·scale + shift` (TensorRT-RTX computes `pow` even for a power
+/// of 1 and gives NaN for every negative base, pytorch/TensorRT PR #4181), and
+/// `scale.pow.zero-exponent` when a power of 0 meets a NaN or infinite base. Empty for every
+/// other invocation.
+pub fn power_dependencies(invocation: &Invocation) -> Vec<&'static str> {
+    let Attrs::Scale(attrs) = &invocation.attrs else {
+        return Vec::new();
     };
     if attrs.power.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let mut base = case.invocation.clone();
+    let mut base = invocation.clone();
     if let Attrs::Scale(attrs) = &mut base.attrs {
         attrs.power = scale::Coefficients::default();
         // Keep the sign of the base visible: an int8 output would round -0.4 to 0.
         attrs.output_dtype = Some(DType::Float32);
     }
-    let outputs = ops::evaluate(&base).ok()?;
-    let output = outputs.first()?;
-    let format = output.dtype.float_format()?;
-    let negative = (0..output.len()).any(|i| format.decode(output.bits(i)) < 0.0);
-    if !negative {
-        return None;
-    }
-    let needs = if !attrs.has_power() {
-        "scale.pow.explicit-one"
-    } else {
-        "scale.pow.negative-base"
+    let Some(bases) = ops::evaluate(&base).ok().and_then(|outputs| {
+        let output = outputs.first()?;
+        let format = output.dtype.float_format()?;
+        Some(
+            (0..output.len())
+                .map(|i| format.decode(output.bits(i)))
+                .collect::<Vec<f64>>(),
+        )
+    }) else {
+        return Vec::new();
     };
-    (!case.clauses.iter().any(|id| id == needs)).then(|| {
-        format!("an explicit power meets a negative base, so the case depends on `{needs}` and must cite it")
+    let mut found = Vec::new();
+    if bases.iter().any(|&b| b < 0.0) {
+        found.push(if attrs.has_power() {
+            "scale.pow.negative-base"
+        } else {
+            "scale.pow.explicit-one"
+        });
+    }
+    let zero_power = (0..attrs.power.len()).any(|i| attrs.power.value(i) == 0.0);
+    if zero_power && bases.iter().any(|b| !b.is_finite()) {
+        found.push("scale.pow.zero-exponent");
+    }
+    found
+}
+
+/// A finding for a Scale case that depends on an implementation-defined power clause it does not
+/// cite.
+fn power_meets_negative_base(case: &Case) -> Option<String> {
+    let missing: Vec<String> = power_dependencies(&case.invocation)
+        .into_iter()
+        .filter(|needs| !case.clauses.iter().any(|id| id == needs))
+        .map(|needs| format!("`{needs}`"))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "its explicit power depends on {}, which it must cite (docs/semantics.md §3.5)",
+            missing.join(" and ")
+        )
     })
 }
 
@@ -566,8 +593,8 @@ fn reformat_table(trials: &[&Case]) -> Table {
     }
 }
 
-/// docs/semantics.md §5.2, ATB ParamCheck: each constraint at its limit (accepted) and one past it
-/// (rejected).
+/// docs/semantics.md §5.2, ATB's tensor checks and ParamCheck: each constraint at its limit
+/// (accepted) and one past it (rejected).
 fn as_strided_table(trials: &[&Case]) -> Table {
     /// The flat index of the last element the view reads.
     fn reach(a: &as_strided::Attrs) -> Option<i128> {
@@ -580,35 +607,43 @@ fn as_strided_table(trials: &[&Case]) -> Table {
             .sum();
         Some(offset as i128 + steps)
     }
-    type Probe = fn(&as_strided::Attrs, i128) -> bool;
-    // (constraint at the boundary, accepted?, whether a case's attributes are there given numel)
-    let rows: [(&str, bool, Probe); 16] = [
-        ("size entries = 1 (fewest)", true, |a, _| a.size.len() == 1),
-        ("size entries = 8 (most)", true, |a, _| a.size.len() == 8),
-        ("size entries = 0", false, |a, _| a.size.is_empty()),
-        ("size entries = 9", false, |a, _| a.size.len() == 9),
-        ("size entry = 1 (smallest)", true, |a, _| {
+    type Probe = fn(&as_strided::Attrs, i128, &[usize]) -> bool;
+    // (constraint at the boundary, accepted?, whether a case's attributes are there given numel
+    // and the input's shape)
+    let rows: [(&str, bool, Probe); 21] = [
+        ("input rank = 1 (fewest)", true, |_, _, s| s.len() == 1),
+        ("input rank = 8 (most)", true, |_, _, s| s.len() == 8),
+        ("input rank = 0", false, |_, _, s| s.is_empty()),
+        ("input rank = 9", false, |_, _, s| s.len() == 9),
+        ("input with no element", false, |_, _, s| s.contains(&0)),
+        ("size entries = 1 (fewest)", true, |a, _, _| {
+            a.size.len() == 1
+        }),
+        ("size entries = 8 (most)", true, |a, _, _| a.size.len() == 8),
+        ("size entries = 0", false, |a, _, _| a.size.is_empty()),
+        ("size entries = 9", false, |a, _, _| a.size.len() == 9),
+        ("size entry = 1 (smallest)", true, |a, _, _| {
             a.size.contains(&1)
         }),
-        ("size entry = 0", false, |a, _| a.size.contains(&0)),
-        ("stride entries = size entries - 1", false, |a, _| {
+        ("size entry = 0", false, |a, _, _| a.size.contains(&0)),
+        ("stride entries = size entries - 1", false, |a, _, _| {
             a.stride.len() + 1 == a.size.len()
         }),
-        ("stride entries = size entries + 1", false, |a, _| {
+        ("stride entries = size entries + 1", false, |a, _, _| {
             a.stride.len() == a.size.len() + 1
         }),
-        ("stride entry = 0 (smallest)", true, |a, _| {
+        ("stride entry = 0 (smallest)", true, |a, _, _| {
             a.stride.contains(&0)
         }),
-        ("stride entry = -1", false, |a, _| a.stride.contains(&-1)),
-        ("offset entries = 0", false, |a, _| a.offset.is_empty()),
-        ("offset entries = 2", false, |a, _| a.offset.len() == 2),
-        ("offset = 0 (smallest)", true, |a, _| a.offset == [0]),
-        ("offset = -1", false, |a, _| a.offset == [-1]),
-        ("reach = numel - 1 (the last element)", true, |a, n| {
+        ("stride entry = -1", false, |a, _, _| a.stride.contains(&-1)),
+        ("offset entries = 0", false, |a, _, _| a.offset.is_empty()),
+        ("offset entries = 2", false, |a, _, _| a.offset.len() == 2),
+        ("offset = 0 (smallest)", true, |a, _, _| a.offset == [0]),
+        ("offset = -1", false, |a, _, _| a.offset == [-1]),
+        ("reach = numel - 1 (the last element)", true, |a, n, _| {
             reach(a) == Some(n - 1)
         }),
-        ("reach = numel (one past the end)", false, |a, n| {
+        ("reach = numel (one past the end)", false, |a, n, _| {
             reach(a) == Some(n)
         }),
     ];
@@ -618,13 +653,10 @@ fn as_strided_table(trials: &[&Case]) -> Table {
             let Attrs::AsStrided(attrs) = &case.invocation.attrs else {
                 return false;
             };
-            let numel = case
-                .invocation
-                .inputs
-                .first()
-                .and_then(Option::as_ref)
-                .map_or(0, |t| t.len() as i128);
-            probe(attrs, numel)
+            let input = case.invocation.inputs.first().and_then(Option::as_ref);
+            let numel = input.map_or(0, |t| t.len() as i128);
+            let shape = input.map_or(&[][..], |t| t.shape.as_slice());
+            probe(attrs, numel, shape)
                 && if accepted {
                     produces_elements(case)
                 } else {

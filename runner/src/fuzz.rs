@@ -140,9 +140,12 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation) -> Case {
         dtype,
     );
     case.source = format!("opspec-fuzz seed {seed}");
-    // A negative base with a non-integer power is implementation-defined (docs/semantics.md §3.5).
-    case.implementation_defined = matches!(&invocation.attrs, Attrs::Scale(a)
-        if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
+    // A power meeting a negative base, or 0 meeting NaN or ±inf, is implementation-defined
+    // (docs/semantics.md §3.5), as are non-integer and non-finite powers, whose bases the
+    // shrinker may turn negative.
+    case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
+        || matches!(&invocation.attrs, Attrs::Scale(a)
+            if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
     case.expect = expectation_of(&opspec::ops::evaluate(&invocation));
     case.invocation = invocation;
     case

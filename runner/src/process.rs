@@ -33,7 +33,7 @@ use opspec::{DType, ErrorKind, Op};
 use crate::backend::{trial_dtypes, Backend, BackendError, Outcome};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
 
-/// The longest reply line any case allows, in bytes (64 MiB); see [`reply_line_limit`].
+/// The smallest reply line limit of a case, in bytes (64 MiB); see [`reply_line_limit`].
 pub const MIN_REPLY_LINE_LIMIT: usize = 64 << 20;
 
 /// Failed starts in a row (hello not answered, answered wrongly, or the process gone) after

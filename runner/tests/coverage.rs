@@ -220,6 +220,16 @@ cases:
       input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[-3]]]]}
     expected:
       output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[9]]]]}
+
+  - name: zero_power_of_nan
+    source: "test"
+    clauses: [scale.formula, scale.mode.uniform, scale.pow.ieee]
+    inferred: true
+    attrs: {mode: uniform, power: [0]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[.nan]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[1]]]]}
 "#;
 
 const MARK_SWEEP: &str = r#"
@@ -259,12 +269,16 @@ fn marks_that_differ_from_the_clauses_fail_the_command() {
     for needle in [
         "scale::marks::nan_to_int8_unmarked: cites `scale.int8.nan-zero` (implementation_defined) but is not marked `implementation_defined: true`",
         "scale::marks::documented_rule_marked_inferred: is marked `inferred: true` but cites no clause whose status is inferred",
-        "scale::marks::square_of_a_negative_base: an explicit power meets a negative base, so the case depends on `scale.pow.negative-base` and must cite it",
-        "scale::sweep::marks::explicit_unit_power: an explicit power meets a negative base, so the case depends on `scale.pow.explicit-one` and must cite it",
+        "scale::marks::square_of_a_negative_base: its explicit power depends on `scale.pow.negative-base`, which it must cite",
+        "scale::sweep::marks::explicit_unit_power: its explicit power depends on `scale.pow.explicit-one`, which it must cite",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
-    assert!(text.contains("4 lint finding(s)"), "{text}");
+    assert!(
+        text.contains("scale::marks::zero_power_of_nan: its explicit power depends on `scale.pow.zero-exponent`"),
+        "{text}"
+    );
+    assert!(text.contains("5 lint finding(s)"), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(sweeps).unwrap();
 }

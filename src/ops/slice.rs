@@ -14,7 +14,8 @@
 //! output size 0 uses no coordinate and so cannot be out of bounds (§2.2, §2.7). `d = 0` with a
 //! non-zero size is `empty_dimension` for clamp and reflect (NvInfer.h) and for wrap
 //! (\[inferred\]); fill gives all fill values (\[inferred\]). Axes not listed in `axes` are copied
-//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
+//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6). An input of more
+//! than 8 dims is `invalid_rank` (TensorRT's `Dims64::MAX_DIMS`, §6.1).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
