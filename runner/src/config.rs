@@ -157,11 +157,6 @@ pub struct Options {
     /// backend as OPSPEC_MAX_ELEMENTS [env: OPSPEC_MAX_ELEMENTS]
     #[arg(long, value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
     pub max_elements: Option<u64>,
-    /// Accept a run where nothing passed, or where the backend answered `unsupported` to more
-    /// than 10 % of the cases sent to it (otherwise such a run fails)
-    /// [env: OPSPEC_ALLOW_SKIPS=1]
-    #[arg(long)]
-    pub allow_skips: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -193,9 +188,6 @@ pub struct Config {
     pub backend_log: PathBuf,
     pub dump_requests: Option<PathBuf>,
     pub max_elements: u64,
-    /// Accept a run with nothing passed, or with more unasked skips than
-    /// [`crate::report::MAX_UNSUPPORTED_SHARE`] ([`crate::report::run_problems`]).
-    pub allow_skips: bool,
 }
 
 impl Config {
@@ -386,7 +378,6 @@ impl Options {
                 Some(n) => n,
                 None => number("OPSPEC_MAX_ELEMENTS")?.unwrap_or(DEFAULT_MAX_ELEMENTS),
             },
-            allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
         })
     }
 }
