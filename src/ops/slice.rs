@@ -290,9 +290,10 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
 
 /// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
 /// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
-/// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
-/// integer in range (implementation-defined, `slice.fill.int8-value`: TensorRT documents no
-/// rounding or range rule, so the reference rejects what it would have to guess).
+/// value converts implicitly: rounded to nearest even for floats, within their finite range
+/// (`slice.fill.float-range`); for int8 it must be an integer in range (`slice.fill.int8-value`).
+/// Both are implementation-defined: TensorRT documents no rounding, range or saturation rule, so
+/// the reference rejects what it would have to guess.
 fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
     let Some(fill) = fill else {
         return Ok(0);
@@ -334,7 +335,13 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
         None => fill.dtype.bits_to_int(bits) as f64,
     };
     match dtype.float_format() {
-        Some(format) => format.encode(value).map_err(|_| not_convertible()),
+        Some(format) => format.encode(value).map_err(|_| {
+            OpError::new(
+                ErrorKind::InvalidFill,
+                "slice.fill.float-range",
+                format!("fill value {value} is outside the finite range of {dtype}"),
+            )
+        }),
         None if value.fract() == 0.0 && (-128.0..=127.0).contains(&value) => {
             Ok(dtype.int_to_bits(value as i128))
         }
