@@ -5,6 +5,18 @@
 //! fill value where any axis says "outside". [`AxisGather`] holds those per-axis tables;
 //! [`gather`] applies one to a buffer of any width.
 //!
+//! **Cost.** A table has one entry per coordinate of its axis, so the tables of a plan cost
+//! the sum of its dims, whatever its element count: a shape `[0, 2^32]` holds no element but
+//! would need 2^32 entries, and a 1-D int8 output 16 bytes of table per byte of output. The
+//! ops therefore give their maps as rules ([`IndexMap`]: a stride, or a function of the
+//! coordinate), and [`gather_map`] and [`scatter_map`] build tables from them only for outputs
+//! that hold elements, and at most [`TABLE_ENTRIES`] entries at a time: a map whose dims add
+//! up to more is applied in blocks, each a contiguous stretch of the row-major side of at
+//! most [`BLOCK_ELEMENTS`] elements (or one row of the block axis's inner axes), the last
+//! axes' tables built once and the block axis's table built per block. A strided map
+//! ([`StridedView`]) needs no table at all on the fast path. So an op's memory is its input
+//! and output plus a bounded amount (docs/protocol.md, "Memory").
+//!
 //! The plain loops below ([`gather_reference`], [`scatter_reference`]) are the reference: one
 //! element at a time, in row-major order. [`gather`] and [`scatter`] give the same bits by the
 //! fast paths of [`crate::kernels`] (contiguous runs, tiled transposes), which are tested
@@ -12,8 +24,19 @@
 //! [`gather`] and [`scatter`] use the plain loops, to run the suite (or a fuzzing session) on
 //! the reference path alone.
 
+use std::fmt;
+use std::ops::Range;
+
 use crate::tensor::{row_major_strides, Buffer};
-use crate::{map_buffer, tensor::Tensor};
+use crate::{map_buffer, tensor::Tensor, with_buffer};
+
+/// The most table entries [`gather_map`] and [`scatter_map`] build at a time (4 MiB of
+/// tables, and half as much again in the fast paths' own form of them).
+pub const TABLE_ENTRIES: usize = 1 << 18;
+
+/// The most elements of one block of a blocked [`gather_map`] (at most 8 MiB, held beside the
+/// output while it is copied in).
+pub const BLOCK_ELEMENTS: usize = 1 << 20;
 
 /// Per output axis, the flat input offset each coordinate contributes (`None` = fill).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,15 +86,236 @@ impl StridedView {
     pub fn plan(&self) -> AxisGather {
         AxisGather::strided(&self.shape, &self.strides, self.base)
     }
+
+    /// NumPy transpose of a row-major tensor of `shape` (see [`AxisGather::transpose`]).
+    pub fn transpose(shape: &[usize], perm: &[usize]) -> StridedView {
+        let strides = row_major_strides(shape);
+        StridedView {
+            shape: perm.iter().map(|&axis| shape[axis]).collect(),
+            strides: perm.iter().map(|&axis| strides[axis]).collect(),
+            base: 0,
+        }
+    }
+
+    /// The same map as rules.
+    pub fn map(&self) -> IndexMap {
+        IndexMap {
+            base: self.base,
+            axes: self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(&len, &stride)| MapAxis::Strided { len, stride })
+                .collect(),
+        }
+    }
 }
 
 /// Builds the view's output buffer: the same result as [`gather_reference`] of
-/// [`StridedView::plan`], by the fast paths of [`crate::kernels`].
+/// [`StridedView::plan`], by the fast paths of [`crate::kernels`] (which need no table).
 pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
     if plain_layout() {
-        return gather_reference(source, &view.plan(), 0);
+        return gather_map(source, &view.map(), 0);
     }
     crate::kernels::gather_view(source, view)
+}
+
+/// Applies a view to a tensor, keeping its dtype.
+pub fn gather_view_tensor(source: &Tensor, view: &StridedView) -> Tensor {
+    Tensor {
+        dtype: source.dtype,
+        shape: view.shape.clone(),
+        buffer: gather_view(&source.buffer, view),
+    }
+}
+
+/// The offset that coordinate `y` of an axis adds, or `None` (fill / not written).
+pub type AxisRule = Box<dyn Fn(usize) -> Option<usize> + Send + Sync>;
+
+/// One axis of an [`IndexMap`].
+pub enum MapAxis {
+    /// `y · stride`.
+    Strided { len: usize, stride: usize },
+    /// Any other rule.
+    Rule { len: usize, offset: AxisRule },
+}
+
+impl MapAxis {
+    pub fn len(&self) -> usize {
+        match self {
+            MapAxis::Strided { len, .. } | MapAxis::Rule { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The offset coordinate `y` adds.
+    pub fn at(&self, y: usize) -> Option<usize> {
+        match self {
+            MapAxis::Strided { stride, .. } => Some(y * stride),
+            MapAxis::Rule { offset, .. } => offset(y),
+        }
+    }
+
+    /// The table of the coordinates `range`.
+    fn table(&self, range: Range<usize>) -> Vec<Option<usize>> {
+        range.map(|y| self.at(y)).collect()
+    }
+}
+
+impl fmt::Debug for MapAxis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MapAxis::Strided { len, stride } => {
+                write!(f, "Strided {{ len: {len}, stride: {stride} }}")
+            }
+            MapAxis::Rule { len, .. } => write!(f, "Rule {{ len: {len} }}"),
+        }
+    }
+}
+
+/// An index map given per axis as a rule (`out[y] = in[base + Σ_i rule_i(y_i)]`), built into
+/// tables only where and as far as it is applied (see the module doc's *Cost*).
+#[derive(Debug)]
+pub struct IndexMap {
+    pub base: usize,
+    pub axes: Vec<MapAxis>,
+}
+
+impl IndexMap {
+    /// The output shape: one dim per axis.
+    pub fn shape(&self) -> Vec<usize> {
+        self.axes.iter().map(MapAxis::len).collect()
+    }
+
+    /// The whole map as tables.
+    pub fn plan(&self) -> AxisGather {
+        AxisGather {
+            base: self.base,
+            tables: self.axes.iter().map(|a| a.table(0..a.len())).collect(),
+        }
+    }
+
+    /// The blocks of a map too large to build whole: `(k, step)`: every coordinate of the
+    /// axes before `k` in turn, `step` coordinates of axis `k` at a time, axes after `k`
+    /// whole; `None` when the whole map fits in [`TABLE_ENTRIES`].
+    fn blocks(&self) -> Option<(usize, usize)> {
+        let shape = self.shape();
+        if shape.iter().sum::<usize>() <= TABLE_ENTRIES {
+            return None;
+        }
+        // The outermost axis whose inner axes fit in half the tables and in a block.
+        let mut k = shape.len() - 1;
+        let (mut inner_sum, mut inner_volume) = (0usize, 1usize);
+        while k > 0 {
+            let sum = inner_sum + shape[k];
+            let volume = inner_volume.saturating_mul(shape[k]);
+            if sum > TABLE_ENTRIES / 2 || volume > BLOCK_ELEMENTS {
+                break;
+            }
+            (inner_sum, inner_volume) = (sum, volume);
+            k -= 1;
+        }
+        let step = (TABLE_ENTRIES - inner_sum)
+            .min(BLOCK_ELEMENTS / inner_volume)
+            .clamp(1, shape[k].max(1));
+        Some((k, step))
+    }
+
+    /// Calls `each(block_plan, elements)` for every block of [`IndexMap::blocks`] in row-major
+    /// order; `block_plan` is `None` where an axis before `k` says fill.
+    fn for_each_block(
+        &self,
+        (k, step): (usize, usize),
+        mut each: impl FnMut(Option<&AxisGather>, usize),
+    ) {
+        let shape = self.shape();
+        let slab: usize = shape[k + 1..].iter().product();
+        let mut plan = AxisGather {
+            base: 0,
+            tables: std::iter::once(Vec::new())
+                .chain(self.axes[k + 1..].iter().map(|a| a.table(0..a.len())))
+                .collect(),
+        };
+        let mut outer = vec![0usize; k];
+        for _ in 0..shape[..k].iter().product::<usize>() {
+            let base = outer
+                .iter()
+                .zip(&self.axes)
+                .try_fold(self.base, |base, (&y, axis)| Some(base + axis.at(y)?));
+            for start in (0..shape[k]).step_by(step) {
+                let end = (start + step).min(shape[k]);
+                match base {
+                    None => each(None, (end - start) * slab),
+                    Some(base) => {
+                        plan.base = base;
+                        plan.tables[0] = self.axes[k].table(start..end);
+                        each(Some(&plan), (end - start) * slab);
+                    }
+                }
+            }
+            advance(&mut outer, &shape[..k]);
+        }
+    }
+}
+
+/// [`gather`] of an [`IndexMap`], its tables built only for an output that holds elements, at
+/// most [`TABLE_ENTRIES`] entries at a time.
+pub fn gather_map(source: &Buffer, map: &IndexMap, fill_bits: u64) -> Buffer {
+    let volume: usize = map.shape().iter().product();
+    if volume == 0 {
+        return map_buffer!(source, _input => Vec::new());
+    }
+    let Some(blocks) = map.blocks() else {
+        return gather(source, &map.plan(), fill_bits);
+    };
+    let mut output = map_buffer!(source, _input => Vec::with_capacity(volume));
+    map.for_each_block(blocks, |plan, elements| match plan {
+        None => with_buffer!(&mut output, out => out.resize(out.len() + elements, fill_bits as _)),
+        Some(plan) => append(&mut output, &gather(source, plan, fill_bits)),
+    });
+    output
+}
+
+/// [`scatter`] of an [`IndexMap`], its tables built as [`gather_map`] builds them; a map too
+/// large to build whole is scattered block by block by the plain loop.
+pub fn scatter_map(source: &Buffer, map: &IndexMap, len: usize, fill_bits: u64) -> Buffer {
+    let volume: usize = map.shape().iter().product();
+    if volume == 0 {
+        return map_buffer!(source, _input => vec![fill_bits as _; len]);
+    }
+    let Some(blocks) = map.blocks() else {
+        return scatter(source, &map.plan(), len, fill_bits);
+    };
+    assert_eq!(
+        source.len(),
+        volume,
+        "scatter source does not match the map's shape"
+    );
+    map_buffer!(source, input => {
+        let mut output = vec![fill_bits as _; len];
+        let mut at = 0;
+        map.for_each_block(blocks, |plan, elements| {
+            if let Some(plan) = plan {
+                scatter_block(&mut output, &input[at..at + elements], plan);
+            }
+            at += elements;
+        });
+        output
+    })
+}
+
+/// Appends `block` to `output`, a buffer of the same width.
+fn append(output: &mut Buffer, block: &Buffer) {
+    match (output, block) {
+        (Buffer::W8(out), Buffer::W8(block)) => out.extend_from_slice(block),
+        (Buffer::W16(out), Buffer::W16(block)) => out.extend_from_slice(block),
+        (Buffer::W32(out), Buffer::W32(block)) => out.extend_from_slice(block),
+        (Buffer::W64(out), Buffer::W64(block)) => out.extend_from_slice(block),
+        _ => unreachable!("a gather keeps its source's width"),
+    }
 }
 
 /// Builds the output buffer: `out[y] = source[base + Σ table_i[y_i]]`, or `fill_bits` where a
@@ -136,21 +380,28 @@ pub fn scatter_reference(source: &Buffer, plan: &AxisGather, len: usize, fill_bi
         volume,
         "scatter source does not match the plan's shape"
     );
-    let mut index = vec![0usize; shape.len()];
     map_buffer!(source, input => {
         let mut output = vec![fill_bits as _; len];
-        for &element in input.iter() {
-            let mut offset = Some(plan.base);
-            for (table, &y) in plan.tables.iter().zip(&index) {
-                offset = offset.zip(table[y]).map(|(a, b)| a + b);
-            }
-            if let Some(offset) = offset {
-                output[offset] = element;
-            }
-            advance(&mut index, &shape);
-        }
+        scatter_block(&mut output, input, plan);
         output
     })
+}
+
+/// Writes element `y` of `input` (row-major in the plan's shape) to
+/// `output[base + Σ table_i[y_i]]`, skipping fill entries.
+fn scatter_block<T: Copy>(output: &mut [T], input: &[T], plan: &AxisGather) {
+    let shape = plan.shape();
+    let mut index = vec![0usize; shape.len()];
+    for &element in input {
+        let mut offset = Some(plan.base);
+        for (table, &y) in plan.tables.iter().zip(&index) {
+            offset = offset.zip(table[y]).map(|(a, b)| a + b);
+        }
+        if let Some(offset) = offset {
+            output[offset] = element;
+        }
+        advance(&mut index, &shape);
+    }
 }
 
 /// The strides of a strided view of `shape` reshaped to `new_shape` without moving any
@@ -207,14 +458,18 @@ pub fn transpose_reshape_transpose(
     first: &[usize],
     reshaped: &[usize],
     second: &[usize],
-) -> Option<AxisGather> {
+) -> Option<StridedView> {
     let strides = row_major_strides(shape);
     let view_shape: Vec<usize> = first.iter().map(|&axis| shape[axis]).collect();
     let view_strides: Vec<usize> = first.iter().map(|&axis| strides[axis]).collect();
     let reshaped_strides = reshape_strides(&view_shape, &view_strides, reshaped)?;
     let out_shape: Vec<usize> = second.iter().map(|&axis| reshaped[axis]).collect();
     let out_strides: Vec<usize> = second.iter().map(|&axis| reshaped_strides[axis]).collect();
-    Some(AxisGather::strided(&out_shape, &out_strides, 0))
+    Some(StridedView {
+        shape: out_shape,
+        strides: out_strides,
+        base: 0,
+    })
 }
 
 /// Steps a row-major odometer: the coordinates after `index` in a tensor of `shape` (back to
@@ -261,6 +516,83 @@ mod tests {
             tables: vec![vec![Some(0), None, Some(1)]],
         };
         assert_eq!(gather(&source, &plan, 9), Buffer::W8(vec![1, 9, 2]));
+    }
+
+    #[test]
+    fn maps_too_large_to_build_whole_are_applied_in_blocks() {
+        // [3, L, 2]: axis 0 reads rows 0, fill, 10; axis 1 wraps backwards over 5 columns,
+        // L past the table limit; axis 2 is strided. Blocks cut axis 1.
+        let len = TABLE_ENTRIES + 1001;
+        let map = IndexMap {
+            base: 0,
+            axes: vec![
+                MapAxis::Rule {
+                    len: 3,
+                    offset: Box::new(|y| [Some(0), None, Some(10)][y]),
+                },
+                MapAxis::Rule {
+                    len,
+                    offset: Box::new(|y| Some((4 - y % 5) * 2)),
+                },
+                MapAxis::Strided { len: 2, stride: 1 },
+            ],
+        };
+        assert_eq!(map.blocks(), Some((1, TABLE_ENTRIES - 2)));
+        let source = Buffer::W16((0..20).collect());
+        let whole = gather_reference(&source, &map.plan(), 0xffff);
+        assert_eq!(gather_map(&source, &map, 0xffff), whole);
+        // One long axis: blocks of it, in order.
+        let long = IndexMap {
+            base: 1,
+            axes: vec![MapAxis::Rule {
+                len,
+                offset: Box::new(|y| (y % 7 != 3).then_some(y % 2)),
+            }],
+        };
+        assert_eq!(long.blocks(), Some((0, TABLE_ENTRIES)));
+        let source = Buffer::W8(vec![5, 6, 7]);
+        assert_eq!(
+            gather_map(&source, &long, 9),
+            gather_reference(&source, &long.plan(), 9)
+        );
+        // The scatter of a transpose of [2, L] into [L, 2], block by block.
+        let transpose = IndexMap {
+            base: 0,
+            axes: vec![
+                MapAxis::Strided { len: 2, stride: 1 },
+                MapAxis::Strided { len, stride: 2 },
+            ],
+        };
+        assert!(transpose.blocks().is_some());
+        let source = Buffer::W32((0..2 * len as u32).collect());
+        assert_eq!(
+            scatter_map(&source, &transpose, 2 * len + 3, 7),
+            scatter_reference(&source, &transpose.plan(), 2 * len + 3, 7)
+        );
+    }
+
+    #[test]
+    fn maps_with_no_element_build_nothing() {
+        // 2^40 entries of table would not fit in memory: the map is never built.
+        let map = IndexMap {
+            base: 0,
+            axes: vec![
+                MapAxis::Strided { len: 0, stride: 1 },
+                MapAxis::Strided {
+                    len: 1 << 40,
+                    stride: 1,
+                },
+            ],
+        };
+        let source = Buffer::W8(vec![1, 2]);
+        assert_eq!(gather_map(&source, &map, 0), Buffer::W8(vec![]));
+        assert_eq!(scatter_map(&source, &map, 2, 4), Buffer::W8(vec![4, 4]));
+        let view = StridedView {
+            shape: vec![1 << 40, 0],
+            strides: vec![1, 1],
+            base: 0,
+        };
+        assert_eq!(gather_view(&source, &view), Buffer::W8(vec![]));
     }
 
     #[test]

@@ -1,20 +1,59 @@
 //! Known failures of a backend, declared in one file per backend.
 //!
 //! ```text
-//! # Known failures of my-backend. One per line: `<trial name>: <reason>`;
+//! # Known failures of my-backend. One per line, four fields separated by ` | `:
+//! # <trial name> | <clause id> | <class> | <one-line reason>
 //! # a name ending in `*` matches every trial that starts with the rest.
-//! slice::reflect::reflect_single_element::float16: kernel reads index 1 when d = 1
-//! shuffle::dtypes::*: int4 is not implemented yet
+//! slice::reflect::reflect_d2::* | slice.reflect.mirror | semantics | Pad reflect pads at most d-1 per side
+//! shuffle::dtypes::*::int4 | shuffle.dtype.listed | adapter | int4 is not implemented yet
 //! ```
+//! Every entry names the clause of `specs/*.clauses.yaml` the backend breaks (an unknown id, or
+//! a clause of another op than the one the name starts with, is an error), and one class:
+//!
+//! - `semantics`: the engine's semantics differ from TensorRT's (a documented behaviour of its own);
+//! - `defect`: a defect of the engine (it breaks its own documented behaviour);
+//! - `adapter`: the adapter's own limit (what its mapping onto the engine does not cover).
+//!
 //! A known failure that fails is reported as ignored with its reason; one that passes is a
 //! failure ("stale": remove the entry); an entry that matches no case is a failure too.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use opspec::spec::clauses::{Catalogue, SCOPES};
+
+/// Why a backend fails a clause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// The engine's semantics differ from TensorRT's.
+    Semantics,
+    /// A defect of the engine.
+    Defect,
+    /// The adapter's own limit.
+    Adapter,
+}
+
+impl Class {
+    pub const ALL: [Class; 3] = [Class::Semantics, Class::Defect, Class::Adapter];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Semantics => "semantics",
+            Class::Defect => "defect",
+            Class::Adapter => "adapter",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
 
 /// One declared known failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub pattern: String,
+    pub clause: String,
+    pub class: Class,
     pub reason: String,
     pub line: usize,
 }
@@ -28,34 +67,128 @@ impl Entry {
     }
 }
 
+/// A problem with an expectations file; `line` is 1-based.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ExpectationsError {
+    #[error("cannot read expectations file {}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error(
+        "line {line}: expected `<trial name> | <clause id> | <class> | <reason>`, got {text:?}"
+    )]
+    Fields { line: usize, text: String },
+    #[error("line {line}: field `{field}` is empty")]
+    Empty { line: usize, field: &'static str },
+    #[error("line {line}: unknown class `{class}` (one of semantics, defect, adapter)")]
+    Class { line: usize, class: String },
+    #[error("line {line}: unknown clause `{clause}` (not in the specs' *.clauses.yaml)")]
+    UnknownClause { line: usize, clause: String },
+    #[error(
+        "line {line}: clause `{clause}` is a clause of `{scope}`, but the trial name is of `{op}`"
+    )]
+    OtherOp {
+        line: usize,
+        clause: String,
+        scope: String,
+        op: String,
+    },
+    #[error("{}: {source}", path.display())]
+    In {
+        path: PathBuf,
+        source: Box<ExpectationsError>,
+    },
+}
+
+impl From<ExpectationsError> for String {
+    fn from(error: ExpectationsError) -> String {
+        error.to_string()
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expectations {
     pub entries: Vec<Entry>,
 }
 
 impl Expectations {
-    pub fn load(path: &Path) -> Result<Expectations, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read expectations file {}: {e}", path.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    /// Reads a file and checks its clause ids against the catalogue of this repository's
+    /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
+    pub fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
+        let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")];
+        if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
+            dirs.extend(std::env::split_paths(&extra));
+        }
+        // A folder without catalogues only adds "no clause catalogue" problems: the ids it
+        // does hold still count, and an unknown id is reported by the check below.
+        let (catalogue, _) = Catalogue::load(&dirs);
+        Self::load_with(path, &catalogue)
     }
 
-    pub fn parse(text: &str) -> Result<Expectations, String> {
+    /// Reads a file and checks its clause ids against `catalogue`.
+    pub fn load_with(
+        path: &Path,
+        catalogue: &Catalogue,
+    ) -> Result<Expectations, ExpectationsError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ExpectationsError::Read {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, catalogue).map_err(|e| ExpectationsError::In {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
+    }
+
+    pub fn parse(text: &str, catalogue: &Catalogue) -> Result<Expectations, ExpectationsError> {
         let mut entries = Vec::new();
-        for (index, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        for (index, raw) in text.lines().enumerate() {
+            let line = index + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            // Trial names contain `::`, so the separator is the first `: ` (colon, space).
-            let (pattern, reason) = line
-                .split_once(": ")
-                .filter(|(pattern, reason)| !pattern.is_empty() && !reason.trim().is_empty())
-                .ok_or_else(|| format!("line {}: expected `<trial name>: <reason>`", index + 1))?;
+            // The reason is the rest of the line, so it may hold ` | ` itself.
+            let fields: Vec<&str> = trimmed.splitn(4, '|').map(str::trim).collect();
+            let [pattern, clause, class, reason] = fields[..] else {
+                return Err(ExpectationsError::Fields {
+                    line,
+                    text: trimmed.to_owned(),
+                });
+            };
+            for (field, value) in [
+                ("trial name", pattern),
+                ("clause id", clause),
+                ("class", class),
+                ("reason", reason),
+            ] {
+                if value.is_empty() {
+                    return Err(ExpectationsError::Empty { line, field });
+                }
+            }
+            let class = Class::parse(class).ok_or_else(|| ExpectationsError::Class {
+                line,
+                class: class.to_owned(),
+            })?;
+            let Some(found) = catalogue.get(clause) else {
+                return Err(ExpectationsError::UnknownClause {
+                    line,
+                    clause: clause.to_owned(),
+                });
+            };
+            let op = pattern.split("::").next().unwrap_or_default();
+            if SCOPES.contains(&op) && found.scope != op && found.scope != "common" {
+                return Err(ExpectationsError::OtherOp {
+                    line,
+                    clause: clause.to_owned(),
+                    scope: found.scope.clone(),
+                    op: op.to_owned(),
+                });
+            }
             entries.push(Entry {
-                pattern: pattern.trim().to_owned(),
-                reason: reason.trim().to_owned(),
-                line: index + 1,
+                pattern: pattern.to_owned(),
+                clause: clause.to_owned(),
+                class,
+                reason: reason.to_owned(),
+                line,
             });
         }
         Ok(Expectations { entries })
@@ -79,28 +212,105 @@ impl Expectations {
 mod tests {
     use super::*;
 
+    fn catalogue() -> Catalogue {
+        let (catalogue, errors) =
+            Catalogue::load(&[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")]);
+        assert!(errors.is_empty(), "{errors:?}");
+        catalogue
+    }
+
     #[test]
     fn parses_exact_and_prefix_entries() {
         let e = Expectations::parse(
-            "# comment\n\nslice::a::b::float16: off by one\nshuffle::dtypes::*: no int4\n",
+            "# comment\n\nslice::a::b::float16 | slice.reflect.mirror | semantics | off by one\n\
+             shuffle::dtypes::* | shuffle.dtype.listed | adapter | no int4 | not yet\n",
+            &catalogue(),
         )
         .unwrap();
         assert_eq!(e.entries.len(), 2);
-        assert_eq!(
-            e.lookup("slice::a::b::float16").unwrap().reason,
-            "off by one"
-        );
+        let first = e.lookup("slice::a::b::float16").unwrap();
+        assert_eq!(first.reason, "off by one");
+        assert_eq!(first.clause, "slice.reflect.mirror");
+        assert_eq!(first.class, Class::Semantics);
         assert!(e.lookup("slice::a::b::float32").is_none());
-        assert_eq!(e.lookup("shuffle::dtypes::x::int4").unwrap().line, 4);
+        let second = e.lookup("shuffle::dtypes::x::int4").unwrap();
+        assert_eq!(second.line, 4);
+        assert_eq!(second.class, Class::Adapter);
+        assert_eq!(second.reason, "no int4 | not yet");
         let trials = vec!["slice::a::b::float16".to_owned()];
         assert_eq!(e.unmatched(&trials)[0].pattern, "shuffle::dtypes::*");
     }
 
     #[test]
+    fn common_clauses_apply_to_every_op() {
+        let e = Expectations::parse(
+            "scale::x::* | common.budget.too-large | adapter | smaller budget\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].clause, "common.budget.too-large");
+    }
+
+    #[test]
     fn malformed_lines_are_named() {
+        let c = catalogue();
+        let err = |text: &str| Expectations::parse(text, &c).unwrap_err().to_string();
+        // The old two-field format lacks the clause and the class.
         assert_eq!(
-            Expectations::parse("slice::a::b").unwrap_err(),
-            "line 1: expected `<trial name>: <reason>`"
+            err("slice::a::b: off by one"),
+            "line 1: expected `<trial name> | <clause id> | <class> | <reason>`, got \"slice::a::b: off by one\""
+        );
+        assert_eq!(
+            err("# c\nslice::a | slice.reflect.mirror | semantics |  "),
+            "line 2: field `reason` is empty"
+        );
+        assert_eq!(
+            err("slice::a |  | semantics | why"),
+            "line 1: field `clause id` is empty"
+        );
+        assert_eq!(
+            err("slice::a | slice.reflect.mirror | bug | why"),
+            "line 1: unknown class `bug` (one of semantics, defect, adapter)"
+        );
+    }
+
+    #[test]
+    fn unknown_clauses_and_clauses_of_other_ops_are_errors() {
+        let c = catalogue();
+        assert_eq!(
+            Expectations::parse("slice::a | slice.no-such.rule | defect | why", &c).unwrap_err(),
+            ExpectationsError::UnknownClause {
+                line: 1,
+                clause: "slice.no-such.rule".into()
+            }
+        );
+        assert_eq!(
+            Expectations::parse("slice::a | shuffle.dtype.listed | defect | why", &c)
+                .unwrap_err()
+                .to_string(),
+            "line 1: clause `shuffle.dtype.listed` is a clause of `shuffle`, but the trial name is of `slice`"
+        );
+    }
+
+    #[test]
+    fn load_names_the_file() {
+        let dir = std::env::temp_dir().join(format!("opspec-expect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.expect");
+        std::fs::write(&path, "slice::a | slice.nope | defect | why\n").unwrap();
+        let message = Expectations::load(&path).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            message,
+            format!(
+                "{}: line 1: unknown clause `slice.nope` (not in the specs' *.clauses.yaml)",
+                path.display()
+            )
+        );
+        let missing = Expectations::load(&dir.join("absent.expect")).unwrap_err();
+        assert!(
+            matches!(missing, ExpectationsError::Read { .. }),
+            "{missing}"
         );
     }
 }

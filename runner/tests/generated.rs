@@ -492,3 +492,24 @@ fn blessing_replaces_files_whole_and_lists_each_removal() {
     let (output, out) = scratch.run(&[], &[]);
     assert!(output.status.success(), "{out}");
 }
+
+#[test]
+fn an_expectation_naming_a_generated_trial_matches_it() {
+    let scratch = Scratch::new("expect");
+    let trial = "as_strided::sweep::views::offsets__0::float16";
+    let expectations = scratch.0.join("known.txt");
+    std::fs::write(
+        &expectations,
+        format!("{trial} | as_strided.view.formula | defect | listed although it passes\n"),
+    )
+    .unwrap();
+    let (output, out) = scratch.run(&[], &["--expectations", expectations.to_str().unwrap()]);
+    assert!(!output.status.success(), "{out}");
+    // The entry is matched (and stale, since the reference passes the trial), not unmatched.
+    assert!(failed(&out, trial), "{out}");
+    assert!(
+        out.contains("stale expectation: this case now passes"),
+        "{out}"
+    );
+    assert!(!out.contains("matches no case"), "{out}");
+}

@@ -42,7 +42,7 @@
 //! memory image, and are not checked here.
 //!
 //! Errors: a dtype the format does not list (`unsupported_dtype`), a rank below the format's
-//! minimum (`invalid_rank`), a missing or negative `shape`, or a `shape` that differs from a
+//! minimum or above 8 (TensorRT's `Dims64::MAX_DIMS`, §6.1) (`invalid_rank`), a missing or negative `shape`, or a `shape` that differs from a
 //! LINEAR input's (`invalid_input`), a buffer that is not 1-D of the format's length for
 //! `shape` (`invalid_buffer`), a padded size past the element budget (`too_large`).
 
@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Word};
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, scatter, AxisGather};
+use crate::layout::{gather_map, scatter_map, IndexMap, MapAxis};
 use crate::tensor::{checked_volume, row_major_strides, Tensor};
 
 /// Input positions.
@@ -385,7 +385,10 @@ impl Image {
     /// each coordinate adds (a vector-major channel `y` adds its block's and its lane's offset).
     /// Every logical element has one slot and no two share one; the slots no element maps to
     /// are the padding.
-    pub fn slots(&self) -> AxisGather {
+    ///
+    /// The map is given as rules, so no table sized by the dims is built here
+    /// (`crate::layout`, *Cost*).
+    pub fn slots(&self) -> IndexMap {
         let memory_shape: Vec<usize> = self.order.iter().map(|&axis| self.split[axis]).collect();
         let memory_strides = row_major_strides(&memory_shape);
         // The memory stride of each split axis.
@@ -393,29 +396,30 @@ impl Image {
         for (position, &axis) in self.order.iter().enumerate() {
             split_strides[axis] = memory_strides[position];
         }
-        let tables = self
+        let axes = self
             .logical
             .iter()
             .enumerate()
-            .map(|(axis, &dim)| {
+            .map(|(axis, &len)| match self.vector {
+                Some((c, lanes)) if axis == c => {
+                    let (block, lane) = (split_strides[c], split_strides[c + 1]);
+                    MapAxis::Rule {
+                        len,
+                        offset: Box::new(move |y| Some((y / lanes) * block + (y % lanes) * lane)),
+                    }
+                }
                 // Logical axes after a split one sit one further along in `split`.
-                let at = match self.vector {
-                    Some((c, _)) if axis > c => axis + 1,
-                    _ => axis,
-                };
-                (0..dim)
-                    .map(|y| {
-                        Some(match self.vector {
-                            Some((c, lanes)) if axis == c => {
-                                (y / lanes) * split_strides[c] + (y % lanes) * split_strides[c + 1]
-                            }
-                            _ => y * split_strides[at],
-                        })
-                    })
-                    .collect()
+                Some((c, _)) if axis > c => MapAxis::Strided {
+                    len,
+                    stride: split_strides[axis + 1],
+                },
+                _ => MapAxis::Strided {
+                    len,
+                    stride: split_strides[axis],
+                },
             })
             .collect();
-        AxisGather { base: 0, tables }
+        IndexMap { base: 0, axes }
     }
 
     /// Logical tensor → buffer: every element written to its slot, padding left at 0, in one
@@ -424,14 +428,18 @@ impl Image {
         Tensor {
             dtype: logical.dtype,
             shape: vec![self.len()],
-            buffer: scatter(&logical.buffer, &self.slots(), self.len(), 0),
+            buffer: scatter_map(&logical.buffer, &self.slots(), self.len(), 0),
         }
     }
 
     /// Buffer → logical tensor: each logical element reads its slot (the gather of
     /// [`Image::slots`]); padding is never read.
     pub fn unpack(&self, buffer: &Tensor) -> Tensor {
-        gather_tensor(buffer, &self.slots(), 0)
+        Tensor {
+            dtype: buffer.dtype,
+            shape: self.logical.clone(),
+            buffer: gather_map(&buffer.buffer, &self.slots(), 0),
+        }
     }
 }
 
@@ -719,7 +727,7 @@ mod tests {
     /// Pack as it was first written, two plain passes: pad the logical tensor with zeros to
     /// `padded`, then lay `split` out in `order` (a transpose).
     fn pack_two_pass(image: &Image, logical: &Tensor) -> Vec<u64> {
-        use crate::layout::gather_reference;
+        use crate::layout::{gather_reference, AxisGather};
         let strides = row_major_strides(&image.logical);
         let pad = AxisGather {
             base: 0,

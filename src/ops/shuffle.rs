@@ -10,16 +10,18 @@
 //! Reshape dims may instead come from input 1, a 1-D int32/int64 tensor (§1.4), with the same
 //! meaning of 0 and -1.
 //!
-//! Errors: a transpose that is not a permutation of `0..rank` (`invalid_permutation`, \[inferred\]
-//! §1.2); a dim < -1, two -1s, or a 0 placeholder at a position ≥ the input rank
-//! (`invalid_reshape`, §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
+//! Errors: an input or a reshape result of more than 8 dims (`invalid_rank`, TensorRT's
+//! `Dims64::MAX_DIMS`, §6.1); a transpose that is not a permutation of `0..rank`
+//! (`invalid_permutation`, §1.2: observed for the first, \[inferred\] for the second); a dim
+//! below -1, two -1s, or a 0 placeholder at a position ≥ the input rank (`invalid_reshape`,
+//! §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
 //! -1 next to dims whose product is 0 (`indeterminate_wildcard`, §1.3 "indeterminate").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, transpose_reshape_transpose, AxisGather};
+use crate::layout::{gather_view_tensor, transpose_reshape_transpose, StridedView};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -117,14 +119,15 @@ pub fn run(
     if let Some(single) =
         transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)
     {
-        return Ok(gather_tensor(input, &single, 0));
+        return Ok(gather_view_tensor(input, &single));
     }
     Ok(run_stages(input, &plan))
 }
 
 /// The three stages one after the other, as the layer documents them.
 fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
-    let transposed = gather_tensor(input, &AxisGather::transpose(&input.shape, &plan.first), 0);
+    // Strided views: no table sized by the dims is built (`crate::layout`, *Cost*).
+    let transposed = gather_view_tensor(input, &StridedView::transpose(&input.shape, &plan.first));
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
         shape: plan.reshaped.clone(),
@@ -133,10 +136,9 @@ fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
     if plan.second.iter().enumerate().all(|(i, &axis)| i == axis) {
         return reshaped;
     }
-    gather_tensor(
+    gather_view_tensor(
         &reshaped,
-        &AxisGather::transpose(&plan.reshaped, &plan.second),
-        0,
+        &StridedView::transpose(&plan.reshaped, &plan.second),
     )
 }
 

@@ -14,14 +14,15 @@
 //! output size 0 uses no coordinate and so cannot be out of bounds (§2.2, §2.7). `d = 0` with a
 //! non-zero size is `empty_dimension` for clamp and reflect (NvInfer.h) and for wrap
 //! (\[inferred\]); fill gives all fill values (\[inferred\]). Axes not listed in `axes` are copied
-//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
+//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6). An input of more
+//! than 8 dims is `invalid_rank` (TensorRT's `Dims64::MAX_DIMS`, §6.1).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_tensor, AxisGather};
+use crate::layout::{gather_map, IndexMap, MapAxis};
 use crate::tensor::{checked_volume, row_major_strides, Tensor};
 
 /// Input positions (TensorRT input indices 0-5).
@@ -76,8 +77,9 @@ pub struct Inputs<'a> {
     pub axes: Option<&'a Tensor>,
 }
 
-/// Checks everything and builds the index map and the fill value's bits.
-pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather, u64), OpError> {
+/// Checks everything and gives the index map (as rules: no table sized by the output's dims is
+/// built here, see `crate::layout`) and the fill value's bits.
+pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(IndexMap, u64), OpError> {
     super::check_max_rank(&input.shape, "slice.rank.max", "the input")?;
     let mode = attrs.mode.unwrap_or_default();
     let dtype = input.dtype;
@@ -141,23 +143,61 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(AxisGather
     let out_shape: Vec<usize> = per_axis.iter().map(|&(_, size, _)| size as usize).collect();
     checked_volume(&out_shape)?;
     let strides = row_major_strides(&input.shape);
-    let mut tables = Vec::with_capacity(rank);
+    let mut axes = Vec::with_capacity(rank);
     for (axis, &(start, size, stride)) in per_axis.iter().enumerate() {
         let d = input.shape[axis] as i128;
-        let mut table = Vec::with_capacity(size as usize);
-        for y in 0..size as i128 {
-            let x = y * stride as i128 + start as i128;
-            let z = source_coordinate(mode, x, d, axis)?;
-            table.push(z.map(|z| z as usize * strides[axis]));
-        }
-        tables.push(table);
+        check_axis(mode, start, size, stride, d, axis)?;
+        let (start, stride, axis_stride) = (start as i128, stride as i128, strides[axis]);
+        axes.push(MapAxis::Rule {
+            len: size as usize,
+            offset: Box::new(move |y| {
+                let x = y as i128 * stride + start;
+                // `check_axis` has ruled out every error.
+                let z = source_coordinate(mode, x, d, axis).ok().flatten()?;
+                Some(z as usize * axis_stride)
+            }),
+        });
     }
-    Ok((AxisGather { base: 0, tables }, fill_bits))
+    Ok((IndexMap { base: 0, axes }, fill_bits))
 }
 
 pub fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
-    let (plan, fill_bits) = plan(attrs, input, inputs)?;
-    Ok(gather_tensor(input, &plan, fill_bits))
+    let (map, fill_bits) = plan(attrs, input, inputs)?;
+    Ok(Tensor {
+        dtype: input.dtype,
+        shape: map.shape(),
+        buffer: gather_map(&input.buffer, &map, fill_bits),
+    })
+}
+
+/// The error [`source_coordinate`] gives for the first coordinate `y` in `0..size` that has
+/// one, found in constant time: `x = y·stride + start` is monotonic in `y`, so in
+/// `strict_bounds` mode the first coordinate outside `[0, d)` is at an end of the range the
+/// inside ones form; the other modes fail on every coordinate or none.
+fn check_axis(
+    mode: Mode,
+    start: i64,
+    size: i64,
+    stride: i64,
+    d: i128,
+    axis: usize,
+) -> Result<(), OpError> {
+    if size == 0 {
+        return Ok(());
+    }
+    let (start, stride, size) = (start as i128, stride as i128, size as i128);
+    let first_outside = match mode {
+        Mode::StrictBounds if !(0..d).contains(&start) => 0,
+        // The last y inside: x stays below d going up, at or above 0 going down.
+        Mode::StrictBounds if stride > 0 => (d - 1 - start) / stride + 1,
+        Mode::StrictBounds if stride < 0 => start / -stride + 1,
+        Mode::StrictBounds => size,
+        _ => 0,
+    };
+    if first_outside < size {
+        source_coordinate(mode, first_outside * stride + start, d, axis)?;
+    }
+    Ok(())
 }
 
 /// The input coordinate `x` maps to on an axis of extent `d`; `None` = fill value.
@@ -183,16 +223,25 @@ fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option
                 format!("coordinate {x} on axis {axis} is outside [0, {d})"),
             )
         }
-        Mode::Wrap => Some(x.rem_euclid(d)),
+        Mode::Wrap => Some(modulo(x, d)),
         Mode::Clamp => Some(x.clamp(0, d - 1)),
         Mode::Fill => inside.then_some(x),
         Mode::Reflect if d == 1 => Some(0),
         Mode::Reflect => {
             let period = 2 * d - 2;
-            let c = x.abs() % period;
+            let c = modulo(x.abs(), period);
             Some(if c >= d { period - c } else { c })
         }
     })
+}
+
+/// `x.rem_euclid(m)` for `m > 0`, in 64 bits when both fit: an output of 2^28 elements takes
+/// one per element, and 128-bit division is a library call several times slower.
+fn modulo(x: i128, m: i128) -> i128 {
+    match (i64::try_from(x), i64::try_from(m)) {
+        (Ok(x), Ok(m)) => x.rem_euclid(m) as i128,
+        _ => x.rem_euclid(m),
+    }
 }
 
 /// A start/size/stride/axes list from its attribute or its input (1-D int32/int64).
@@ -250,9 +299,10 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
 
 /// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
 /// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
-/// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
-/// integer in range (implementation-defined, `slice.fill.int8-value`: TensorRT documents no
-/// rounding or range rule, so the reference rejects what it would have to guess).
+/// value converts implicitly: rounded to nearest even for floats, within their finite range
+/// (`slice.fill.float-range`); for int8 it must be an integer in range (`slice.fill.int8-value`).
+/// Both are implementation-defined: TensorRT documents no rounding, range or saturation rule, so
+/// the reference rejects what it would have to guess.
 fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
     let Some(fill) = fill else {
         return Ok(0);
@@ -294,7 +344,13 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
         None => fill.dtype.bits_to_int(bits) as f64,
     };
     match dtype.float_format() {
-        Some(format) => format.encode(value).map_err(|_| not_convertible()),
+        Some(format) => format.encode(value).map_err(|_| {
+            OpError::new(
+                ErrorKind::InvalidFill,
+                "slice.fill.float-range",
+                format!("fill value {value} is outside the finite range of {dtype}"),
+            )
+        }),
         None if value.fract() == 0.0 && (-128.0..=127.0).contains(&value) => {
             Ok(dtype.int_to_bits(value as i128))
         }
@@ -348,6 +404,46 @@ mod tests {
             source_coordinate(Mode::Wrap, 0, 0, 0).unwrap_err().kind,
             ErrorKind::EmptyDimension
         );
+    }
+
+    #[test]
+    fn axis_checks_find_the_first_bad_coordinate_without_visiting_each() {
+        // The same error as visiting every coordinate in order, on every small combination.
+        for mode in [
+            Mode::StrictBounds,
+            Mode::Wrap,
+            Mode::Clamp,
+            Mode::Fill,
+            Mode::Reflect,
+        ] {
+            for d in 0..4i128 {
+                for start in -4..5i64 {
+                    for stride in -3..4i64 {
+                        for size in 0..6i64 {
+                            let visited = (0..size as i128)
+                                .try_for_each(|y| {
+                                    source_coordinate(
+                                        mode,
+                                        y * stride as i128 + start as i128,
+                                        d,
+                                        2,
+                                    )
+                                    .map(drop)
+                                })
+                                .err();
+                            let checked = check_axis(mode, start, size, stride, d, 2).err();
+                            assert_eq!(
+                                checked, visited,
+                                "{mode:?} d {d} start {start} stride {stride} size {size}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A size past any table, checked at once.
+        let error = check_axis(Mode::StrictBounds, 0, 1 << 40, 1, 3, 0).unwrap_err();
+        assert_eq!(error.message, "coordinate 3 on axis 0 is outside [0, 3)");
     }
 
     #[test]

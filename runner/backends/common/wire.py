@@ -1,0 +1,237 @@
+"""Protocol plumbing shared by the engine adapters (onnxruntime, openvino, xla): tensors on the
+wire, the request loop, and the errors an adapter reports. The rules are docs/protocol.md's.
+
+An adapter supplies `hello()` (the capabilities it declares) and `run(op, attrs, inputs)`, which
+returns one output tensor object or raises `OpError` / `Unsupported`. Anything else it raises is
+a bug of the adapter and is answered as an error of kind `internal` (which fails the case), so
+adapter bugs stay visible.
+
+An adapter whose packages cannot be imported answers through missing.py instead.
+"""
+
+import base64
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+
+PROTOCOL = 1
+
+# Bytes per element on the wire (int4: two per byte, handled apart).
+ITEMSIZE = {
+    "bool": 1,
+    "int4": None,
+    "int8": 1,
+    "uint8": 1,
+    "int32": 4,
+    "int64": 8,
+    "fp8": 1,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+}
+# numpy dtype holding one element's bits (int4: one packed byte pair per two elements).
+RAW = {
+    "bool": np.dtype(np.uint8),
+    "int4": np.dtype(np.uint8),
+    "int8": np.dtype(np.int8),
+    "uint8": np.dtype(np.uint8),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "fp8": np.dtype(np.uint8),
+    "float16": np.dtype("<u2"),
+    "bfloat16": np.dtype("<u2"),
+    "float32": np.dtype("<u4"),
+}
+
+try:
+    MAX_ELEMENTS = int(os.environ.get("OPSPEC_MAX_ELEMENTS", str(1 << 28)))
+except ValueError:
+    MAX_ELEMENTS = 1 << 28
+
+
+class OpError(Exception):
+    """The implementation rejects the case; `kind` may be None when it cannot tell which rule."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class Unsupported(Exception):
+    pass
+
+
+def prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def check_budget(shape, what="output"):
+    n = prod(shape)
+    if n > MAX_ELEMENTS:
+        raise OpError("too_large", f"{what} shape {list(shape)} has {n} elements, budget is {MAX_ELEMENTS}")
+    return n
+
+
+def nbytes(dtype, count):
+    if dtype == "int4":
+        return (count + 1) // 2
+    return count * ITEMSIZE[dtype]
+
+
+class Wire:
+    """A tensor as it travels: dtype name, shape, and the raw little-endian bytes."""
+
+    __slots__ = ("dtype", "shape", "data")
+
+    def __init__(self, dtype, shape, data):
+        self.dtype = dtype
+        self.shape = shape
+        self.data = data
+
+    def raw(self):
+        """The bits as a numpy array of `shape` (int4: unpacked to int8 values)."""
+        if self.dtype == "int4":
+            return unpack_int4(self.data, prod(self.shape)).reshape(self.shape)
+        return np.frombuffer(self.data, dtype=RAW[self.dtype]).reshape(self.shape)
+
+    def ints(self, name):
+        """A shape-tensor input: 1-D int32/int64 -> list of Python ints."""
+        if self.dtype not in ("int32", "int64") or len(self.shape) != 1:
+            raise OpError("invalid_input", f"input {name!r} must be a 1-D int32/int64 tensor, got {self.dtype} {self.shape}")
+        return [int(v) for v in self.raw().tolist()]
+
+
+def unpack_int4(data, count):
+    b = np.frombuffer(data, dtype=np.uint8)
+    out = np.empty(2 * len(b), dtype=np.int8)
+    out[0::2] = b & 0x0F
+    out[1::2] = b >> 4
+    return ((out[:count] ^ 8) - 8).astype(np.int8)
+
+
+def pack_int4(values):
+    v = values.reshape(-1).astype(np.uint8) & 0x0F
+    if v.size % 2:
+        v = np.concatenate([v, np.zeros(1, np.uint8)])
+    return (v[0::2] | (v[1::2] << 4)).astype(np.uint8).tobytes()
+
+
+def decode(obj, where):
+    if not isinstance(obj, dict):
+        raise OpError("internal", f"{where}: tensor is not an object")
+    dtype, shape, data = obj.get("dtype"), obj.get("shape"), obj.get("data")
+    if dtype not in ITEMSIZE:
+        raise Unsupported(f"{where}: dtype {dtype!r} is not known to this adapter")
+    if not isinstance(shape, list) or any(type(d) is not int or d < 0 for d in shape):
+        raise OpError("internal", f"{where}: bad shape {shape!r}")
+    if not isinstance(data, str):
+        raise OpError("internal", f"{where}: data is not a base64 string")
+    buf = base64.b64decode(data)
+    want = nbytes(dtype, prod(shape))
+    if len(buf) != want:
+        raise OpError("internal", f"{where}: {dtype} tensor of shape {shape} needs {want} bytes, got {len(buf)}")
+    return Wire(dtype, list(shape), buf)
+
+
+def encode_bytes(dtype, shape, data):
+    return {"dtype": dtype, "shape": [int(d) for d in shape], "data": base64.b64encode(data).decode("ascii")}
+
+
+def encode_raw(dtype, array):
+    """A tensor object from a numpy array of raw bits (int4: int8 values)."""
+    if dtype == "int4":
+        return encode_bytes(dtype, array.shape, pack_int4(array))
+    return encode_bytes(dtype, array.shape, np.ascontiguousarray(array).astype(RAW[dtype], copy=False).tobytes())
+
+
+def inputs_of(inputs, count):
+    """Decodes the request's inputs: a list of `count` entries, None for absent ones."""
+    out = []
+    for i in range(count):
+        v = inputs[i] if i < len(inputs) else None
+        out.append(None if v is None else decode(v, f"input {i}"))
+    return out
+
+
+def int_list(attrs, name, required=False):
+    v = attrs.get(name)
+    if v is None:
+        if required:
+            raise OpError("invalid_input", f"attribute {name!r} is required")
+        return None
+    if not isinstance(v, list) or any(type(x) is not int for x in v):
+        raise OpError("invalid_input", f"attribute {name!r} must be a list of integers, got {v!r}")
+    return v
+
+
+def list_from(attrs, name, tensor):
+    """A list given either as an attribute or as a shape-tensor input (the loader rejects both)."""
+    if tensor is not None:
+        return tensor.ints(name)
+    return int_list(attrs, name)
+
+
+def float_list(attrs, name):
+    """Scale's coefficients: float32 tensor objects of shape [n] (see docs/protocol.md)."""
+    v = attrs.get(name)
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        t = decode(v, f"attribute {name}")
+        if t.dtype != "float32":
+            raise OpError("invalid_input", f"attribute {name} must be a float32 tensor, got {t.dtype}")
+        return t.raw().reshape(-1).view(np.float32)
+    if isinstance(v, list) and all(type(e) in (int, float) for e in v):
+        return np.array(v, dtype=np.float32)
+    raise OpError("invalid_input", f"attribute {name} must be a float32 tensor object, got {v!r}")
+
+
+def _summary(e):
+    tb = traceback.extract_tb(e.__traceback__)
+    where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(tb[-3:]))
+    return f"{type(e).__name__}: {e} at {where}"
+
+
+def serve(hello, run):
+    """The request loop: one JSON line in, one JSON line out, flushed."""
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        mid = None
+        try:
+            msg = json.loads(line)
+            if not isinstance(msg, dict):
+                raise OpError("internal", "request is not a JSON object")
+            mid = msg.get("id")
+            kind = msg.get("type")
+            if kind == "hello":
+                reply = dict(hello(), type="hello", protocol=PROTOCOL)
+            elif kind == "run":
+                attrs = msg.get("attrs") or {}
+                inputs = msg.get("inputs") or []
+                if not isinstance(attrs, dict) or not isinstance(inputs, list):
+                    raise OpError("internal", "attrs must be an object and inputs a list")
+                reply = {"type": "ok", "id": mid, "outputs": [run(msg.get("op"), attrs, inputs)]}
+            else:
+                raise OpError("internal", f"unknown message type {kind!r}")
+        except OpError as e:
+            reply = {"type": "error", "id": mid, "message": e.message}
+            if e.kind is not None:
+                reply["kind"] = e.kind
+        except Unsupported as e:
+            reply = {"type": "unsupported", "id": mid, "reason": str(e)}
+        except Exception as e:  # a bug in the adapter: make it visible
+            traceback.print_exc(file=sys.stderr)
+            reply = {"type": "error", "id": mid, "kind": "internal", "message": _summary(e)}
+        out.write(dumps(reply))
+        out.write("\n")
+        out.flush()

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""opspec adapter for ONNX Runtime (CPU): each case becomes a small ONNX graph of the engine's own
+ops, written the way a TensorRT-to-ONNX converter would write it (README.md has the table), and
+runs in an InferenceSession. The adapter computes only what a converter computes from static
+shapes (Slice ends, Pad amounts, Gather indices, layout shapes: ../common/convert.py); the data never passes through
+numpy arithmetic, so every difference from TensorRT the suite finds is the engine's.
+
+Sessions are cached by the graph's structure (op sequence, node attributes, ranks, dtypes): the
+values the converter computes are fed as inputs (see `Graph`).
+
+Protocol: docs/protocol.md, over runner/backends/common/wire.py.
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+
+from missing import serve_missing  # noqa: E402
+
+REQUIREMENTS = "runner/backends/onnxruntime/requirements.txt"
+try:
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto as TP
+    from onnx import helper, numpy_helper
+except ImportError as missing:  # reported to the runner, never run as a pass
+    serve_missing("onnxruntime", missing, REQUIREMENTS)
+    sys.exit(0)
+
+from wire import OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
+from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+
+OPSET = 21
+OPS = ["shuffle", "slice", "as_strided", "scale", "reformat"]
+ONNX_TYPE = {
+    "bool": TP.BOOL,
+    "int4": TP.INT4,
+    "int8": TP.INT8,
+    "uint8": TP.UINT8,
+    "int32": TP.INT32,
+    "int64": TP.INT64,
+    "fp8": TP.FLOAT8E4M3FN,
+    "float16": TP.FLOAT16,
+    "bfloat16": TP.BFLOAT16,
+    "float32": TP.FLOAT,
+}
+# OrtValue.data_type() -> wire dtype
+WIRE_TYPE = {f"tensor({n})": n for n in ONNX_TYPE}
+WIRE_TYPE.update({"tensor(float)": "float32", "tensor(float8e4m3fn)": "fp8"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Graph building
+
+
+class Graph:
+    """One ONNX graph under construction, recorded as plain tuples: the graph is made with
+    `onnx.helper` only when its structure is new. Data, shape lists, Pad amounts, Gather indices
+    and weights are inputs fed at run time (with dims left unknown), so one session serves every
+    case of the same structure, ranks and dtypes: what stays in the structure is the op sequence,
+    the node attributes (permutations, modes) and the types."""
+
+    def __init__(self):
+        self.records, self.feeds = [], []
+
+    def _add(self, record):
+        self.records.append(record)
+        return f"v{len(self.records)}"
+
+    def input(self, wire, position):
+        """A data input of the case, fed as it is."""
+        self.feeds.append(wire)
+        return self._add(("input", ONNX_TYPE[wire.dtype], len(wire.shape)))
+
+    def ints(self, values):
+        """An int64 list (or array) the converter computed, fed at run time."""
+        array = np.ascontiguousarray(values, dtype=np.int64)
+        self.feeds.append(array)
+        return self._add(("input", TP.INT64, array.ndim))
+
+    def floats(self, array):
+        self.feeds.append(np.ascontiguousarray(array, dtype=np.float32))
+        return self._add(("input", TP.FLOAT, array.ndim))
+
+    def const(self, array):
+        """A constant of the graph (its value is part of the structure)."""
+        array = np.asarray(array)
+        return self._add(("const", array.dtype.str, array.shape, array.tobytes()))
+
+    def node(self, op, ins, **attrs):
+        return self._add(("node", op, tuple(ins), tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items()))))
+
+    def key(self, output, dtype):
+        return (tuple(self.records), output, dtype)
+
+    def compile(self, output, dtype):
+        inputs, inits, nodes, feeds = [], [], [], []
+        for i, record in enumerate(self.records):
+            name = f"v{i + 1}"
+            if record[0] == "input":
+                inputs.append(helper.make_tensor_value_info(name, record[1], [None] * record[2]))
+                feeds.append(name)
+            elif record[0] == "const":
+                _, dt, shape, data = record
+                inits.append(numpy_helper.from_array(np.frombuffer(data, dtype=dt).reshape(shape), name))
+            else:
+                _, op, ins, attrs = record
+                node = helper.make_node(op, list(ins), [name])
+                # Tuples are integer lists (an empty permutation included, whose type make_node
+                # cannot infer).
+                for key, value in attrs:
+                    if isinstance(value, tuple):
+                        node.attribute.append(helper.make_attribute(key, list(value), attr_type=helper.AttributeProto.INTS))
+                    else:
+                        node.attribute.append(helper.make_attribute(key, value))
+                nodes.append(node)
+        y = helper.make_tensor_value_info(output, ONNX_TYPE[dtype], None)
+        graph = helper.make_graph(nodes, "opspec", inputs, [y], initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=10)
+        try:
+            session = ort.InferenceSession(model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            raise engine_error(e, "building the session") from None
+        return Plan(session, output, feeds)
+
+
+class Plan:
+    __slots__ = ("session", "output", "names")
+
+    def __init__(self, session, output, names):
+        self.session, self.output, self.names = session, output, names
+
+    def run(self, feeds):
+        values = {name: ortvalue(value) for name, value in zip(self.names, feeds)}
+        try:
+            out = self.session.run_with_ort_values([self.output], values)[0]
+        except Exception as e:
+            raise engine_error(e, "running the session") from None
+        dtype = WIRE_TYPE.get(out.data_type())
+        if dtype is None:
+            raise OpError("internal", f"the session returned a {out.data_type()}")
+        shape = out.shape()
+        size = nbytes(dtype, prod(shape))
+        data = ctypes.string_at(out.data_ptr(), size) if size else b""
+        return encode_bytes(dtype, shape, data)
+
+
+def ortvalue(wire):
+    """The wire bytes as an OrtValue of the wire's ONNX type (no conversion of any kind); an
+    array the converter computed as it is."""
+    if isinstance(wire, np.ndarray):
+        return ort.OrtValue.ortvalue_from_numpy(wire)
+    if wire.dtype == "int4":
+        # ORT reads int4 packed two per byte, low nibble first, as the wire does; the array only
+        # has to carry the logical shape and enough bytes.
+        n = prod(wire.shape)
+        buf = np.zeros(max(n, 1), dtype=np.uint8)
+        buf[: len(wire.data)] = np.frombuffer(wire.data, dtype=np.uint8)
+        array = buf[:n].reshape(wire.shape)
+    else:
+        array = np.frombuffer(wire.data, dtype=RAW_FEED[wire.dtype]).reshape(wire.shape)
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array, ONNX_TYPE[wire.dtype])
+
+
+RAW_FEED = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int32": "<i4",
+    "int64": "<i8",
+    "fp8": np.uint8,
+    "float16": "<u2",
+    "bfloat16": "<u2",
+    "float32": "<u4",
+}
+
+
+def engine_error(e, when):
+    """An exception of ONNX Runtime: a missing kernel or type is `unsupported`, anything else is
+    the engine rejecting the case (no kind: ORT's errors do not map onto TensorRT's rules)."""
+    text = " ".join(str(e).split())
+    if type(e).__name__ == "NotImplemented" or "Could not find an implementation" in text or "Type Error" in text:
+        return Unsupported(f"onnxruntime {when}: {text[:300]}")
+    return OpError(None, f"onnxruntime {when}: {text[:300]}")
+
+
+OPTIONS = ort.SessionOptions()
+OPTIONS.intra_op_num_threads = 1
+OPTIONS.inter_op_num_threads = 1
+OPTIONS.log_severity_level = 4
+# Graph rewrites could fold the converter's ops together; the point is to run them as written.
+OPTIONS.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+
+
+# ----------------------------------------------------------------------------------------------
+# shuffle: Transpose -> Reshape(allowzero) -> Transpose
+
+
+def build_shuffle(g, attrs, t):
+    x = g.input(t[0], 0)
+    p1 = int_list(attrs, "first_transpose")
+    if p1 is not None:
+        x = g.node("Transpose", [x], perm=p1)
+    if t[1] is not None:
+        # A shape tensor feeds Reshape as it is; ONNX's Reshape takes int64 only, so a converter
+        # inserts a Cast for int32.
+        dims = g.input(t[1], 1)
+        if t[1].dtype == "int32":
+            dims = g.node("Cast", [dims], to=TP.INT64)
+        reshape = dims
+    elif attrs.get("reshape_dims") is not None:
+        # Static dims are a constant of the graph, as a converter writes them: ONNX Runtime checks
+        # a constant shape when it builds the session, and some rules only then.
+        reshape = g.const(np.array(int_list(attrs, "reshape_dims"), dtype=np.int64))
+    else:
+        reshape = None
+    if reshape is not None:
+        zero = attrs.get("zero_is_placeholder", True)
+        x = g.node("Reshape", [x, reshape], allowzero=0 if zero else 1)
+    p2 = int_list(attrs, "second_transpose")
+    if p2 is not None:
+        x = g.node("Transpose", [x], perm=p2)
+    if not any(r[0] == "node" for r in g.records):
+        x = g.node("Identity", [x])
+    return x
+
+
+# ----------------------------------------------------------------------------------------------
+# slice: Slice; WRAP/CLAMP/REFLECT/FILL pad first (Pad wrap/edge/reflect/constant), then Slice
+
+PAD_MODE = {"wrap": "wrap", "clamp": "edge", "reflect": "reflect", "fill": "constant"}
+
+
+def build_slice(g, attrs, t):
+    plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
+    data = g.input(t[0], 0)
+    if plan.padded:
+        ins = [data, g.ints(plan.before + plan.after)]
+        if plan.mode == "fill" and t[4] is not None:
+            fill = g.input(t[4], 4)
+            if t[4].dtype != t[0].dtype:
+                fill = g.node("Cast", [fill], to=ONNX_TYPE[t[0].dtype])
+            ins.append(fill)
+        data = g.node("Pad", ins, mode=PAD_MODE[plan.mode])
+    if not plan.axes:
+        return g.node("Identity", [data])
+    ins = [data, g.ints(plan.starts), g.ints(plan.ends), g.ints(plan.axes), g.ints(plan.steps)]
+    return g.node("Slice", ins)
+
+
+# ----------------------------------------------------------------------------------------------
+# as_strided: Reshape to 1-D, then Gather of the view's flat indices
+
+
+def build_as_strided(g, attrs, t):
+    index = as_strided_indices(attrs)
+    flat = g.node("Reshape", [g.input(t[0], 0), g.ints([-1])])
+    return g.node("Gather", [flat, g.ints(index)], axis=0)
+
+
+# ----------------------------------------------------------------------------------------------
+# scale: Cast to float32 -> Mul -> Add -> Pow -> Cast / QuantizeLinear
+
+SCALE_OP = {"scale": "Mul", "shift": "Add", "power": "Pow"}
+
+
+def build_scale(g, attrs, t):
+    x = t[0]
+    weights = scale_weights(attrs, x.shape)
+    y = g.input(x, 0)
+    if x.dtype != "float32":
+        y = g.node("Cast", [y], to=TP.FLOAT)
+    for name, w in weights:
+        y = g.node(SCALE_OP[name], [y, g.floats(w)])
+    out_dtype = attrs.get("output_dtype") or x.dtype
+    if out_dtype == "int8":
+        # TensorRT's INT8 output of a Scale is a quantization with scale 1.
+        return g.node("QuantizeLinear", [y, g.const(np.float32(1.0)), g.const(np.int8(0))])
+    if out_dtype != "float32":
+        y = g.node("Cast", [y], to=ONNX_TYPE[out_dtype])
+    return y
+
+
+# ----------------------------------------------------------------------------------------------
+# reformat: Pad / Reshape / Transpose (pack), Reshape / Transpose / Slice (unpack)
+
+
+def unpack(g, x, layout):
+    y = g.node("Reshape", [x, g.ints(layout.memory)])
+    y = g.node("Transpose", [y], perm=layout.inverse)
+    if layout.split != layout.padded:
+        y = g.node("Reshape", [y, g.ints(layout.padded)])
+    axes = [i for i, p in enumerate(layout.pads) if p]
+    if axes:
+        y = g.node("Slice", [y, g.ints([0] * len(axes)), g.ints([layout.shape[a] for a in axes]), g.ints(axes)])
+    return y
+
+
+def pack(g, x, layout):
+    if any(layout.pads):
+        x = g.node("Pad", [x, g.ints([0] * len(layout.pads) + layout.pads)], mode="constant")
+    if layout.split != layout.padded:
+        x = g.node("Reshape", [x, g.ints(layout.split)])
+    x = g.node("Transpose", [x], perm=layout.perm)
+    return g.node("Reshape", [x, g.ints([-1])])
+
+
+def build_reformat(g, attrs, t):
+    _, src, dst = reformat_plan(attrs, t[0])
+    y = g.input(t[0], 0)
+    if src is not None:
+        y = unpack(g, y, src)
+    if dst is not None:
+        y = pack(g, y, dst)
+    if not any(r[0] == "node" for r in g.records):
+        y = g.node("Identity", [y])
+    return y
+
+
+# ----------------------------------------------------------------------------------------------
+# Cases, cache, hello
+
+INPUTS = {"shuffle": 2, "slice": 6, "as_strided": 1, "scale": 1, "reformat": 1}
+BUILD = {
+    "shuffle": build_shuffle,
+    "slice": build_slice,
+    "as_strided": build_as_strided,
+    "scale": build_scale,
+    "reformat": build_reformat,
+}
+CACHE = {}
+
+
+def plan_for(op, attrs, tensors):
+    """The session for a case (cached by the graph's structure) and the values to feed it."""
+    g = Graph()
+    out_dtype = attrs.get("output_dtype") or tensors[0].dtype if op == "scale" else tensors[0].dtype
+    if out_dtype not in ONNX_TYPE:
+        raise Unsupported(f"output dtype {out_dtype!r}")
+    output = BUILD[op](g, attrs, tensors)
+    key = g.key(output, out_dtype)
+    plan = CACHE.get(key)
+    if plan is None:
+        try:
+            plan = g.compile(output, out_dtype)
+        except (OpError, Unsupported) as e:
+            plan = e
+        if len(CACHE) > 20000:
+            CACHE.clear()
+        CACHE[key] = plan
+    if isinstance(plan, Exception):
+        raise plan
+    return plan, g.feeds
+
+
+def run(op, attrs, inputs):
+    if op not in BUILD:
+        raise Unsupported(f"op {op!r} is not mapped onto ONNX Runtime")
+    tensors = inputs_of(inputs, INPUTS[op])
+    if tensors[0] is None:
+        raise OpError("invalid_input", "input 0 is required")
+    plan, feeds = plan_for(op, attrs, tensors)
+    return plan.run(feeds)
+
+
+# The simplest case of each op, run once per dtype at start-up: the hello lists the dtypes for
+# which the installed ONNX Runtime has the kernels.
+PROBES = {
+    "shuffle": ({"first_transpose": [1, 0], "reshape_dims": [4]}, [2, 2]),
+    "slice": ({"start": [1], "size": [2], "stride": [1]}, [4]),
+    "as_strided": ({"size": [2], "stride": [1], "offset": [1]}, [4]),
+    "scale": ({"mode": "uniform"}, [1, 1, 1, 2]),
+    "reformat": ({"from": "LINEAR", "to": "HWC"}, [1, 2, 1, 1]),
+}
+
+
+def probe():
+    from wire import Wire
+
+    dtypes = {}
+    for op, (attrs, shape) in PROBES.items():
+        dtypes[op] = []
+        for dtype in ONNX_TYPE:
+            tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUTS[op] - 1)
+            try:
+                plan, feeds = plan_for(op, attrs, tensors)
+                plan.run(feeds)
+                dtypes[op].append(dtype)
+            except (OpError, Unsupported):
+                pass
+    return dtypes
+
+
+def hello():
+    return {"name": f"onnxruntime-{ort.__version__}", "ops": OPS, "dtypes": probe()}
+
+
+if __name__ == "__main__":
+    try:
+        serve(hello, run)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass

@@ -1,0 +1,277 @@
+//! The memory an op holds, at an output as large as the element budget allows
+//! (docs/protocol.md, "Memory"): at most its output plus [`OVERHEAD_MIB`], over what the
+//! process held before the call (its inputs included), for every op, the dims of the output
+//! along the axes where they cost most (one long axis, fill and wrap-around tables, a long
+//! vector dim).
+//!
+//! Comparing two such outputs that differ everywhere holds at most [`OVERHEAD_MIB`] too.
+//!
+//! Each case runs in a child process (this binary, re-invoked with `OPSPEC_MEMORY_CASE`), which
+//! resets its peak resident memory (`/proc/self/clear_refs`) after building the input, runs
+//! the op, and reports the peak (`VmHWM`) over its resident memory before the call. Debug
+//! builds are slow on 2^28 elements, so the budget here is [`ELEMENTS`]; the bound does not
+//! depend on it. `OPSPEC_MEMORY_ELEMENTS=268435456 cargo test --release --test memory` checks
+//! it at the default budget (a few seconds in release).
+
+use std::process::{Command, ExitCode};
+
+use opspec::compare::{compare, Comparison, Tolerance};
+use opspec::dtype::DType;
+use opspec::ops::{evaluate, Invocation, Op};
+use opspec::spec::parse_attrs;
+use opspec::tensor::{byte_len, Buffer, Tensor};
+
+/// The element budget of the children, and so each case's output element count, unless
+/// `OPSPEC_MEMORY_ELEMENTS` gives another (a multiple of 8).
+const ELEMENTS: usize = 1 << 22;
+
+fn elements() -> usize {
+    std::env::var("OPSPEC_MEMORY_ELEMENTS")
+        .map(|n| {
+            n.parse()
+                .expect("OPSPEC_MEMORY_ELEMENTS is a number of elements")
+        })
+        .unwrap_or(ELEMENTS)
+}
+
+/// What an op may hold beyond its output: tables of at most `layout::TABLE_ENTRIES` entries,
+/// blocks of at most `layout::BLOCK_ELEMENTS` elements, and the allocator's slack.
+const OVERHEAD_MIB: u64 = 32;
+
+/// A case: op, attributes (YAML; `$N` is [`ELEMENTS`], `$HALF` half of it, `$LAST` one less),
+/// input dtype and shape.
+struct MemoryCase {
+    name: &'static str,
+    op: Op,
+    attrs: &'static str,
+    dtype: DType,
+    shape: fn(usize) -> Vec<usize>,
+}
+
+const CASES: &[MemoryCase] = &[
+    MemoryCase {
+        name: "shuffle identity, one long axis",
+        op: Op::Shuffle,
+        attrs: "{}",
+        dtype: DType::Int8,
+        shape: |n| vec![n],
+    },
+    MemoryCase {
+        name: "shuffle transpose [2, N/2]",
+        op: Op::Shuffle,
+        attrs: "{first_transpose: [1, 0]}",
+        dtype: DType::Int8,
+        shape: |n| vec![2, n / 2],
+    },
+    MemoryCase {
+        name: "shuffle transpose, reshape, transpose",
+        op: Op::Shuffle,
+        attrs: "{first_transpose: [1, 0], reshape_dims: [-1, 4], second_transpose: [1, 0]}",
+        dtype: DType::Int8,
+        shape: |n| vec![4, n / 4],
+    },
+    MemoryCase {
+        name: "slice strict_bounds, reversed",
+        op: Op::Slice,
+        attrs: "{start: [$LAST], size: [$N], stride: [-1]}",
+        dtype: DType::Int8,
+        shape: |n| vec![n],
+    },
+    MemoryCase {
+        name: "slice fill, size N from 3 elements",
+        op: Op::Slice,
+        attrs: "{start: [0], size: [$N], mode: fill}",
+        dtype: DType::Int8,
+        shape: |_| vec![3],
+    },
+    MemoryCase {
+        name: "slice wrap, size N from 3 elements",
+        op: Op::Slice,
+        attrs: "{start: [0], size: [$N], mode: wrap}",
+        dtype: DType::Int8,
+        shape: |_| vec![3],
+    },
+    MemoryCase {
+        name: "slice clamp, size N from 3 elements",
+        op: Op::Slice,
+        attrs: "{start: [0], size: [$N], mode: clamp}",
+        dtype: DType::Int8,
+        shape: |_| vec![3],
+    },
+    MemoryCase {
+        name: "slice reflect, size N from 3 elements",
+        op: Op::Slice,
+        attrs: "{start: [0], size: [$N], mode: reflect}",
+        dtype: DType::Int8,
+        shape: |_| vec![3],
+    },
+    MemoryCase {
+        name: "slice wrap, [2, N/2] from [2, 3]",
+        op: Op::Slice,
+        attrs: "{start: [0, 0], size: [2, $HALF], mode: wrap}",
+        dtype: DType::Int8,
+        shape: |_| vec![2, 3],
+    },
+    MemoryCase {
+        name: "as_strided broadcast of one element",
+        op: Op::AsStrided,
+        attrs: "{size: [$N], stride: [0], offset: [0]}",
+        dtype: DType::Float16,
+        shape: |_| vec![1],
+    },
+    MemoryCase {
+        name: "scale uniform, one long axis",
+        op: Op::Scale,
+        attrs: "{mode: uniform, scale: [2]}",
+        dtype: DType::Float32,
+        shape: |n| vec![1, 1, 1, n],
+    },
+    MemoryCase {
+        name: "reformat pack CHW4, a long vector dim",
+        op: Op::Reformat,
+        attrs: "{from: LINEAR, to: CHW4}",
+        dtype: DType::Int8,
+        shape: |n| vec![1, n, 1, 1],
+    },
+    MemoryCase {
+        name: "reformat unpack CHW4, a long vector dim",
+        op: Op::Reformat,
+        attrs: "{from: CHW4, to: LINEAR, shape: [1, $N, 1, 1]}",
+        dtype: DType::Int8,
+        shape: |n| vec![n],
+    },
+    MemoryCase {
+        name: "reformat pack HWC8, a long W",
+        op: Op::Reformat,
+        attrs: "{from: LINEAR, to: HWC8}",
+        dtype: DType::Float16,
+        shape: |n| vec![1, 1, n / 8],
+    },
+];
+
+/// Comparisons of two budget-sized float32 outputs that differ in every element: a report
+/// keeps a few of them, not a figure per element.
+const COMPARISONS: &[(&str, Comparison)] = &[
+    ("compare exact, every element differs", Comparison::Exact),
+    (
+        "compare within 1 ULP, every element differs",
+        Comparison::Within(Tolerance::Ulp(1)),
+    ),
+];
+
+fn main() -> ExitCode {
+    if let Ok(name) = std::env::var("OPSPEC_MEMORY_CASE") {
+        return child(&name);
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut failures = Vec::new();
+    let names = CASES.iter().map(|c| c.name);
+    for name in names.chain(COMPARISONS.iter().map(|c| c.0)) {
+        let output = Command::new(&exe)
+            .env("OPSPEC_MEMORY_CASE", name)
+            .env_remove("OPSPEC_PLAIN_LAYOUT")
+            .output()
+            .expect("run a child");
+        let out = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        let figures: Option<Vec<u64>> = out
+            .lines()
+            .find_map(|l| l.strip_prefix("memory: "))
+            .map(|l| l.split(' ').map(|f| f.parse().expect("a figure")).collect());
+        let Some(&[extra, output_bytes]) = figures.as_deref() else {
+            failures.push(format!("{name}: no figures from the child:\n{out}"));
+            continue;
+        };
+        let bound = output_bytes + (OVERHEAD_MIB << 20);
+        println!(
+            "{:<45} output {:>6.1} MiB, held {:>6.1} MiB over the input (bound {:.1} MiB)",
+            name,
+            output_bytes as f64 / (1 << 20) as f64,
+            extra as f64 / (1 << 20) as f64,
+            bound as f64 / (1 << 20) as f64
+        );
+        if extra > bound {
+            failures.push(format!(
+                "{name}: held {extra} bytes over its input, more than its output ({output_bytes} bytes) + {OVERHEAD_MIB} MiB"
+            ));
+        }
+    }
+    if failures.is_empty() {
+        println!(
+            "memory: {} ops and {} comparisons within their output + {OVERHEAD_MIB} MiB",
+            CASES.len(),
+            COMPARISONS.len()
+        );
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("{}", failures.join("\n"));
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
+fn child(name: &str) -> ExitCode {
+    if let Some(&(_, comparison)) = COMPARISONS.iter().find(|c| c.0 == name) {
+        let n = elements();
+        let floats = |offset: u32| Tensor {
+            dtype: DType::Float32,
+            shape: vec![n],
+            buffer: Buffer::W32((0..n as u32).map(|i| (i & 0xffff) + offset).collect()),
+        };
+        let (expected, actual) = (floats(0x3f80_0000), floats(0x3f80_1000));
+        std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
+        let before = status_kib("VmRSS");
+        let report = compare(&expected, &actual, comparison).expect_err("every element differs");
+        let peak = status_kib("VmHWM");
+        assert!(report.contains(&format!("{n} of {n} elements")), "{report}");
+        println!("memory: {} 0", (peak.saturating_sub(before)) << 10);
+        return ExitCode::SUCCESS;
+    }
+    let case = CASES.iter().find(|c| c.name == name).expect("a known case");
+    opspec::tensor::set_max_elements(elements() as u64);
+    let n = elements();
+    let attrs = case
+        .attrs
+        .replace("$HALF", &(n / 2).to_string())
+        .replace("$LAST", &(n - 1).to_string())
+        .replace("$N", &n.to_string());
+    let attrs = parse_attrs(case.op, Some(serde_yaml::from_str(&attrs).expect("YAML")))
+        .expect("attributes");
+    let shape = (case.shape)(n);
+    let len: usize = shape.iter().product();
+    // Built in place: a `Vec<u64>` of bits would raise the peak before the call.
+    let buffer = match case.dtype.word() {
+        opspec::dtype::Word::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
+        opspec::dtype::Word::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
+        opspec::dtype::Word::W32 => Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect()),
+        opspec::dtype::Word::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
+    };
+    let mut inputs = vec![None; case.op.inputs().len()];
+    inputs[0] = Some(Tensor {
+        dtype: case.dtype,
+        shape,
+        buffer,
+    });
+    let invocation = Invocation { attrs, inputs };
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
+    let before = status_kib("VmRSS");
+    let outputs = evaluate(&invocation).expect("the case is valid");
+    let peak = status_kib("VmHWM");
+    let output_bytes: usize = outputs.iter().map(|t| byte_len(t.dtype, t.len())).sum();
+    assert_eq!(outputs[0].len(), n, "a budget-sized output");
+    println!(
+        "memory: {} {output_bytes}",
+        (peak.saturating_sub(before)) << 10
+    );
+    ExitCode::SUCCESS
+}
+
+/// A `/proc/self/status` figure, KiB.
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
+}
