@@ -26,8 +26,10 @@ runner/backends/numpy/equivalent-mutants.toml.
     python3 scripts/mutate_numpy.py report               # docs/mutation.md from the last run
     python3 scripts/mutate_numpy.py ci                   # the fixed CI sample; fails on a survivor
 
-`run` writes target/mutation/numpy.json; the runner binary is target/release/runner (built if
-missing), or --runner PATH.
+`run` adds each verdict to target/mutation/numpy.json as it comes (`run --resume` carries on an
+interrupted campaign; verdicts of another version of the backend are dropped), and `report`
+writes docs/mutation.md from it. The runner binary is target/release/runner (built if missing),
+or --runner PATH.
 """
 
 import argparse
@@ -435,7 +437,7 @@ def run_suite(runner, backend_path, ops, workdir, timeout):
     # The backend runs under a memory cap, so a mutant that drops a size check fails its case
     # instead of exhausting the machine.
     cmd = f"ulimit -v 2500000; OPENBLAS_NUM_THREADS=1 exec python3 {backend_path}"
-    args = [runner, "--backend", cmd, "--timeout", "5", "--backend-log", os.path.join(workdir, "backend.log"), "-q", "--test-threads", "1"]
+    args = [runner, "--backend", cmd, "--timeout", "20", "--backend-log", os.path.join(workdir, "backend.log"), "-q", "--test-threads", "1"]
     if len(ops) == 1:
         args.append(f"{ops[0]}::")
     else:
@@ -470,7 +472,26 @@ def run_one(runner, mutant, src, timeout):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def campaign(mutants, src, runner, jobs, timeout, progress=True):
+def load_results(src):
+    """Saved results of the current backend (results of another version of it are dropped)."""
+    if not os.path.exists(RESULTS):
+        return {}
+    with open(RESULTS) as f:
+        data = json.load(f)
+    if data.get("backend") != hashlib.sha256(src).hexdigest():
+        return {}
+    return data.get("results", {})
+
+
+def save_results(src, results):
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    tmp = RESULTS + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"backend": hashlib.sha256(src).hexdigest(), "results": results}, f, indent=1, sort_keys=True)
+    os.replace(tmp, RESULTS)
+
+
+def campaign(mutants, src, runner, jobs, timeout, progress=True, save=False):
     # The unmutated backend passes every op's trials, or no verdict means anything.
     for op in HANDLERS:
         fake = Mutant(id="original", function="", operator="", line=0, original="", mutated="", ops=[op], start=0, end=0)
@@ -478,6 +499,7 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True):
         if status != "survived":
             raise SystemExit(f"the unmutated backend fails the {op} trials: {detail}")
     results = {}
+    saved = load_results(src) if save else {}
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(run_one, runner, m, src, timeout): m for m in mutants}
@@ -487,6 +509,9 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True):
             if status == "error":
                 raise SystemExit(f"mutant {m.id}: the runner did not complete:\n{detail}")
             results[m.id] = {"status": status, "detail": detail, "seconds": round(secs, 2)}
+            if save:
+                saved[m.id] = results[m.id]
+                save_results(src, saved)
             if progress:
                 print(f"[{i}/{len(mutants)}] {status:8} {m.id}  {m.describe()}", file=sys.stderr, flush=True)
     return results, time.monotonic() - t0
@@ -496,11 +521,13 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True):
 # Report
 
 
-def write_report(mutants, results, equivalent, elapsed):
-    by_id = {m.id: m for m in mutants}
-    missing = [m.id for m in mutants if m.id not in results]
-    if missing:
-        raise SystemExit(f"{len(missing)} mutants have no result in {RESULTS} (run `run` first), e.g. {missing[0]}")
+def write_report(all_mutants, results, equivalent):
+    by_id = {m.id: m for m in all_mutants}
+    not_run = [m for m in all_mutants if m.id not in results]
+    mutants = [m for m in all_mutants if m.id in results]
+    if not mutants:
+        raise SystemExit(f"no result in {RESULTS} for this version of the backend: run `run` first")
+    per_mutant = sum(results[m.id]["seconds"] for m in mutants) / len(mutants)
     killed = [m for m in mutants if results[m.id]["status"] == "killed"]
     surv = [m for m in mutants if results[m.id]["status"] == "survived"]
     eq = [m for m in surv if m.id in equivalent]
@@ -529,7 +556,7 @@ def write_report(mutants, results, equivalent, elapsed):
         "",
         "| | mutants |",
         "|---|---|",
-        f"| total | {total} |",
+        f"| total | {total} |" + (f" (of {len(all_mutants)}; {len(not_run)} not run yet)" if not_run else ""),
         f"| killed | {len(killed)} |",
         f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / total:.1f} % of the total) |",
     ] + [
@@ -538,7 +565,7 @@ def write_report(mutants, results, equivalent, elapsed):
         f"| survived, not equivalent | {len(live)} |",
         f"| **score** (killed / non-equivalent) | **{100 * score:.1f} %** |",
         "",
-        f"The campaign took {elapsed / 60:.1f} min with two mutants at a time (figures that go stale).",
+        f"One mutant's run took {per_mutant:.1f} s on average (a figure that goes stale).",
         "",
         "Per function:",
         "",
@@ -615,6 +642,7 @@ def main(argv=None):
             p.add_argument("--sample", type=int, help="only the first N mutants of the CI order")
             p.add_argument("--ids", nargs="+", help="only these mutants")
             p.add_argument("--function", help="only the mutants of this function")
+            p.add_argument("--resume", action="store_true", help="skip the mutants target/mutation/numpy.json has a result for")
         else:
             p.add_argument("--sample", type=int, default=DEFAULT_SAMPLE)
     sub.add_parser("report")
@@ -634,11 +662,7 @@ def main(argv=None):
         return 0
     equivalent = load_equivalent()
     if args.cmd == "report":
-        if not os.path.exists(RESULTS):
-            raise SystemExit(f"no results in {RESULTS}: run `python3 scripts/mutate_numpy.py run` first")
-        with open(RESULTS) as f:
-            data = json.load(f)
-        live, stale, killed_eq = write_report(mutants, data["results"], equivalent, data["seconds"])
+        live, stale, killed_eq = write_report(mutants, load_results(src), equivalent)
         print(f"wrote {os.path.relpath(DOC, ROOT)}: {len(live)} non-equivalent survivors", file=sys.stderr)
         return 0
     runner = find_runner(args.runner)
@@ -654,11 +678,10 @@ def main(argv=None):
             chosen = [m for m in chosen if m.function == args.function]
         if args.sample:
             chosen = ci_sample(chosen, args.sample)
-        results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout)
-        if not args.ids and not args.function and not args.sample:
-            os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-            with open(RESULTS, "w") as f:
-                json.dump({"seconds": round(elapsed, 1), "results": results}, f, indent=1, sort_keys=True)
+        if args.resume:
+            done = load_results(src)
+            chosen = [m for m in chosen if m.id not in done]
+        results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout, save=True)
         survived = [m for m in chosen if results[m.id]["status"] == "survived"]
         live = [m for m in survived if m.id not in equivalent]
         print(f"{len(chosen)} mutants in {elapsed:.0f} s: {len(chosen) - len(survived)} killed, "

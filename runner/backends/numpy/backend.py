@@ -392,11 +392,8 @@ def op_slice(attrs, inputs):
             if not all(valid):
                 masks.append((ax, np.array(valid, dtype=bool)))
         else:  # reflect
-            if d == 1:
-                z = [0] * len(xs)
-            else:
-                p = 2 * d - 2
-                z = [p - c if c >= d else c for c in (abs(x) % p for x in xs)]
+            p = max(2 * d - 2, 1)  # period 2d-2; d = 1 reads in[0] everywhere (period 1)
+            z = [p - c if c >= d else c for c in (abs(x) % p for x in xs)]
         idx.append(np.array(z, dtype=I64))
     out = a[np.ix_(*idx)] if rank else a.copy()
     if masks:
@@ -555,9 +552,10 @@ def op_scale(attrs, inputs):
 # ----------------------------------------------------------------------------------------------
 # reformat
 
-# name -> (kind, V, vector dim from the end (3 or 4), dtypes or None for all, min rank)
+# name -> (kind, V, vector dim from the end (3 or 4), dtypes or None for all, min rank); None
+# where the kind does not use the field (LINEAR, and the DLA formats, which are exactly 4-D).
 FORMATS = {
-    "LINEAR": ("linear", 1, 0, None, 0),
+    "LINEAR": ("linear", None, None, None, 0),
     "CHW2": ("major", 2, 3, ("float16", "bfloat16"), 3),
     "HWC8": ("minor", 8, 3, ("float16", "bfloat16"), 3),
     "CHW4": ("major", 4, 3, ("int8", "float16"), 3),
@@ -566,8 +564,8 @@ FORMATS = {
     "DHWC8": ("minor", 8, 4, ("float16", "bfloat16"), 4),
     "CDHW32": ("major", 32, 4, ("float16", "int8"), 4),
     "HWC": ("minor", 1, 3, ("float32", "uint8"), 3),
-    "DLA_LINEAR": ("dla_linear", 1, 3, ("float16", "int8"), 4),
-    "DLA_HWC4": ("dla_hwc4", 1, 3, ("float16", "int8"), 4),
+    "DLA_LINEAR": ("dla_linear", None, None, ("float16", "int8"), None),
+    "DLA_HWC4": ("dla_hwc4", None, None, ("float16", "int8"), None),
     "HWC16": ("minor", 16, 3, ("float16", "int8", "fp8"), 3),
     "DHWC": ("minor", 1, 4, ("float32",), 4),
 }
