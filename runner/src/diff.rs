@@ -247,6 +247,7 @@ mod tests {
             name: name.into(),
             op: "slice".into(),
             dtype: None,
+            dtypes: Vec::new(),
             status,
             message: if status == Status::Passed {
                 String::new()

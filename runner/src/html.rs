@@ -18,15 +18,9 @@ use std::process::ExitCode;
 
 use crate::report::{read, xml_escape as escape, Record, Report, Status};
 
-/// The CSS class of a status, as `--report-json` spells it.
+/// The CSS class of a status: its name in the JSON report.
 fn class(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::KnownFailure => "known_failure",
-        Status::Unsupported => "unsupported",
-        Status::NotRun => "not_run",
-    }
+    status.name()
 }
 
 /// The word of a count in a matrix cell.
@@ -36,13 +30,31 @@ fn short(status: Status) -> &'static str {
         Status::Failed => "fail",
         Status::KnownFailure => "known",
         Status::Unsupported => "unsup",
+        Status::ImplementationDefined => "impl",
+        Status::Excluded => "excl",
         Status::NotRun => "not run",
+    }
+}
+
+/// What a status means, for the legend.
+fn meaning(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "as the specs say",
+        Status::Failed => "differs from the specs; fails the run",
+        Status::KnownFailure => "differs, as the engine's known-failures file declares",
+        Status::Unsupported => "the engine answered that it does not support the case",
+        Status::ImplementationDefined => {
+            "differs where the vendor leaves the result open; accepted"
+        }
+        Status::Excluded => "not sent: the engine's hello excludes its op, dtype or target",
+        Status::NotRun => "not sent: the engine was given up on; fails the run",
     }
 }
 
 const STYLE: &str = r#"
 :root { --passed: #1a7f37; --failed: #cf222e; --known_failure: #9a6700; --unsupported: #57606a;
-  --not_run: #82071e; --line: #d0d7de; --head: #f6f8fa; }
+  --implementation_defined: #0969da; --excluded: #8c959f; --not_run: #82071e;
+  --line: #d0d7de; --head: #f6f8fa; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
   color: #1f2328; margin: 24px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
@@ -57,11 +69,13 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
 .chip.known_failure { background: var(--known_failure); }
 .chip.unsupported { background: var(--unsupported); } .chip.not_run { background: var(--not_run); }
+.chip.implementation_defined { background: var(--implementation_defined); }
+.chip.excluded { background: var(--excluded); }
 table.matrix th[scope=rowgroup] { background: var(--head); }
 table.matrix td { min-width: 11em; }
 table.matrix td a { display: block; text-decoration: none; }
 table.matrix td.bad { background: #ffebe9; } table.matrix td.known { background: #fff8c5; }
-table.matrix td.good { background: #dafbe1; } table.matrix td.skip { background: #f6f8fa; }
+table.matrix td.impl { background: #ddf4ff; } table.matrix td.good { background: #dafbe1; } table.matrix td.skip { background: #f6f8fa; }
 table.matrix td.none { color: #8c959f; text-align: center; }
 details.drill { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
 details.drill > summary { padding: 6px 10px; cursor: pointer; background: var(--head); }
@@ -125,6 +139,8 @@ fn tint(records: &[&Record]) -> &'static str {
         "bad"
     } else if has(|s| s == Status::KnownFailure) {
         "known"
+    } else if has(|s| s == Status::ImplementationDefined) {
+        "impl"
     } else if has(|s| s == Status::Passed) {
         "good"
     } else {
@@ -353,25 +369,14 @@ pub fn page(reports: &[Report]) -> String {
         let _ = writeln!(html, "<td class=\"n\">{}</td></tr>", report.trials.len());
     }
     html.push_str("</tbody></table>\n<ul class=\"legend\">");
-    for (status, meaning) in [
-        (Status::Passed, "as the specs say"),
-        (Status::Failed, "differs from the specs; fails the run"),
-        (
-            Status::KnownFailure,
-            "differs, as the engine's known-failures file declares",
-        ),
-        (
-            Status::Unsupported,
-            "not run: the engine does not support it",
-        ),
-        (Status::NotRun, "not sent: the backend was given up on"),
-    ] {
+    for status in Status::ALL {
         let _ = write!(
             html,
-            "<li><span class=\"chip {}\">{}</span> {}: {meaning}</li>",
+            "<li><span class=\"chip {}\">{}</span> {}: {}</li>",
             class(status),
             short(status),
-            status.label()
+            status.label(),
+            meaning(status)
         );
     }
     html.push_str("</ul>\n");
@@ -473,6 +478,7 @@ mod tests {
             name: name.into(),
             op: name.split("::").next().unwrap().into(),
             dtype: dtype.map(Into::into),
+            dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
             message: match status {
                 Status::Passed => String::new(),

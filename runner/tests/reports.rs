@@ -95,7 +95,7 @@ const KNOWN_FAILURES: &str =
 
 /// Two reports of real runs over [`CASES`]: `reference.json` (the built-in reference: the
 /// wrong case fails) and `dla.json` (the reference served with the `dla` target and a
-/// known-failures file: the wrong case is a known failure, the DLA one is not run).
+/// known-failures file: the wrong case is a known failure, the DLA one is excluded).
 fn two_reports(scratch: &Scratch) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
     std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
@@ -194,7 +194,7 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
     assert_eq!(output.status.code(), Some(1), "{listed}");
     for needle in [
         "note: the reports are of different backends (reference and opspec-reference)",
-        "\nno longer passing (1):\n  slice::mine::not_on_dla [regression]: passed → unsupported",
+        "\nno longer passing (1):\n  slice::mine::not_on_dla [regression]: passed → excluded (restricted on dla: not on DLA (a test restriction))",
         "\nother changes (1):\n  slice::mine::wrong: failed → known failure (the test's own wrong value)\n",
         "\nregression (1 trials): 2 of 3 trials differ",
     ] {
@@ -212,7 +212,7 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
     assert_eq!(output.status.code(), Some(1), "{listed}");
     for needle in [
         "\nnewly failing (1):\n  slice::mine::wrong [regression]: known failure → failed (1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0)\n      replay: cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
-        "\nnewly passing (1):\n  slice::mine::not_on_dla: unsupported → passed (was: restricted on dla: not on DLA (a test restriction))\n",
+        "\nnewly passing (1):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n",
     ] {
         assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
     }
@@ -471,7 +471,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     assert!(!source.contains("<script"), "the page has a script");
     let url = format!("file://{}", page.display());
 
-    // The matrix: one row (slice, no dtype), a column per engine.
+    // The matrix: one row (slice, float32: the dtype of its input), a column per engine.
     let dom = browser.run(&["--dump-dom"], &url);
     let matrix = between(&dom, "<table class=\"matrix\"", "</table>");
     assert!(
@@ -479,7 +479,9 @@ fn the_page_works_in_chromium_with_javascript_off() {
         "{matrix}"
     );
     assert!(
-        matrix.contains("<th scope=\"rowgroup\" rowspan=\"1\">slice</th><th scope=\"row\">—</th>"),
+        matrix.contains(
+            "<th scope=\"rowgroup\" rowspan=\"1\">slice</th><th scope=\"row\">float32</th>"
+        ),
         "{matrix}"
     );
     let cell = between(matrix, "<td class=\"bad\" data-engine=\"0\">", "</td>");
@@ -490,7 +492,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     for chip in [
         "title=\"1 passed\"",
         "title=\"1 known failure\"",
-        "title=\"1 unsupported\"",
+        "title=\"1 excluded\"",
     ] {
         assert!(cell.contains(chip), "missing {chip:?} in {cell}");
     }
@@ -533,10 +535,10 @@ fn the_page_works_in_chromium_with_javascript_off() {
     assert!(drill.contains("2 passed"), "{drill}");
 
     // The other engine's drill-down: the known failure with the clause it breaks, and why the
-    // DLA trial was not run.
+    // DLA trial was not sent.
     let other = between(
         &dom,
-        "<span class=\"where\">slice · — · opspec-reference",
+        "<span class=\"where\">slice · float32 · opspec-reference",
         "</div></details>",
     );
     let row = between(other, "<tr class=\"known_failure\">", "</tr>");
@@ -546,7 +548,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");
     }
-    let row = between(other, "<tr class=\"unsupported\">", "</tr>");
+    let row = between(other, "<tr class=\"excluded\">", "</tr>");
     assert!(row.contains("not on DLA (a test restriction)"), "{row}");
 
     // A screenshot of the page as it opens.
