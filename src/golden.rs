@@ -50,7 +50,7 @@ use crate::dtype::DType;
 use crate::error::{ErrorKind, OpError};
 use crate::ops::Op;
 use crate::spec::Expectation;
-use crate::tensor::{from_le_bytes, to_le_bytes, Tensor};
+use crate::tensor::{checked_volume, from_le_bytes, to_le_bytes, Tensor};
 
 /// The `generator` field of every manifest.
 pub const GENERATOR: &str = "opspec-sweep";
@@ -102,89 +102,155 @@ pub fn to_npy(tensor: &Tensor) -> Vec<u8> {
     bytes
 }
 
-/// Reads an npy file written as [`to_npy`] writes them (format 1.0-3.0, C order) as a tensor
-/// of `dtype`, checking the header's descr against the dtype's.
-pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, String> {
+/// The descrs read as `dtype`: the one [`npy_descr`] writes, and for the dtypes numpy lacks
+/// also what `np.save` writes for ml_dtypes' `bfloat16`, `float8_e4m3fn` and `int4` arrays
+/// (`<V2`, `<V1`, `<V1`: untyped bytes, so the reader's dtype says which it is).
+pub fn npy_descrs(dtype: DType) -> &'static [&'static str] {
+    match dtype {
+        DType::Bool => &["|b1"],
+        DType::Int4 => &["|i1", "<V1", "|V1"],
+        DType::Int8 => &["|i1"],
+        DType::UInt8 => &["|u1"],
+        DType::Fp8 => &["|u1", "<V1", "|V1"],
+        DType::Int32 => &["<i4"],
+        DType::Int64 => &["<i8"],
+        DType::Float16 => &["<f2"],
+        DType::BFloat16 => &["<u2", "<V2", "|V2"],
+        DType::Float32 => &["<f4"],
+    }
+}
+
+/// Why bytes are not an npy file of the dtype asked for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NpyError {
+    /// Not npy 1.0-3.0, or a header this reader cannot parse.
+    #[error("{0}")]
+    Header(String),
+    /// The header's descr is not one [`npy_descrs`] lists for the dtype.
+    #[error("npy descr is {descr:?}; {dtype} is stored as {}", npy_descrs(*.dtype).iter().map(|d| format!("{d:?}")).collect::<Vec<_>>().join(" or "))]
+    Descr { descr: String, dtype: DType },
+    /// The data does not hold the header's shape of the dtype.
+    #[error("{0}")]
+    Data(String),
+}
+
+/// An npy header: the element descr and the shape, C order (a Fortran-order file is refused).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyHeader {
+    pub descr: String,
+    pub shape: Vec<usize>,
+    /// Where the data starts in the file.
+    pub data_offset: usize,
+}
+
+/// Reads the header of an npy file (format 1.0-3.0).
+pub fn npy_header(bytes: &[u8]) -> Result<NpyHeader, NpyError> {
+    let bad = |message: &str| NpyError::Header(message.to_owned());
     let rest = bytes
         .strip_prefix(b"\x93NUMPY")
-        .ok_or("not an npy file (no \\x93NUMPY magic)")?;
-    let (major, rest) = rest.split_at_checked(2).ok_or("truncated npy header")?;
+        .ok_or_else(|| bad("not an npy file (no \\x93NUMPY magic)"))?;
+    let (major, rest) = rest
+        .split_at_checked(2)
+        .ok_or_else(|| bad("truncated npy header"))?;
     let (header_len, rest) = match major[0] {
         1 => {
-            let (len, rest) = rest.split_at_checked(2).ok_or("truncated npy header")?;
+            let (len, rest) = rest
+                .split_at_checked(2)
+                .ok_or_else(|| bad("truncated npy header"))?;
             (u16::from_le_bytes([len[0], len[1]]) as usize, rest)
         }
         2 | 3 => {
-            let (len, rest) = rest.split_at_checked(4).ok_or("truncated npy header")?;
+            let (len, rest) = rest
+                .split_at_checked(4)
+                .ok_or_else(|| bad("truncated npy header"))?;
             (
                 u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize,
                 rest,
             )
         }
-        v => return Err(format!("npy format version {v} is not supported")),
+        v => return Err(bad(&format!("npy format version {v} is not supported"))),
     };
-    let (header, data) = rest
-        .split_at_checked(header_len)
-        .ok_or("truncated npy header")?;
-    let header = std::str::from_utf8(header).map_err(|_| "npy header is not text")?;
-    let field = |name: &str| -> Result<&str, String> {
+    let header = rest
+        .get(..header_len)
+        .ok_or_else(|| bad("truncated npy header"))?;
+    let header = std::str::from_utf8(header).map_err(|_| bad("npy header is not text"))?;
+    let field = |name: &str| -> Result<&str, NpyError> {
         let key = format!("'{name}':");
         let start = header
             .find(&key)
-            .ok_or_else(|| format!("npy header has no {name}: {header:?}"))?
+            .ok_or_else(|| bad(&format!("npy header has no {name}: {header:?}")))?
             + key.len();
         Ok(header[start..].trim_start())
     };
-    let descr = field("descr")?;
-    let descr = descr
+    let descr = field("descr")?
         .strip_prefix('\'')
         .and_then(|d| d.split('\'').next())
-        .ok_or("npy header: bad descr")?;
-    if descr != npy_descr(dtype) {
-        return Err(format!(
-            "npy descr is {descr:?}, a {dtype} golden is stored as {:?}",
-            npy_descr(dtype)
-        ));
-    }
+        .ok_or_else(|| bad("npy header: bad descr"))?;
     if !field("fortran_order")?.starts_with("False") {
-        return Err("npy file is in Fortran order; goldens are C order".into());
+        return Err(bad("npy file is in Fortran order; only C order is read"));
     }
-    let shape_text = field("shape")?;
-    let shape_text = shape_text
+    let shape_text = field("shape")?
         .strip_prefix('(')
         .and_then(|s| s.split(')').next())
-        .ok_or("npy header: bad shape")?;
+        .ok_or_else(|| bad("npy header: bad shape"))?;
     let shape = shape_text
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse::<usize>()
-                .map_err(|_| format!("npy shape entry {s:?}"))
+                .map_err(|_| bad(&format!("npy shape entry {s:?}")))
         })
-        .collect::<Result<Vec<usize>, String>>()?;
+        .collect::<Result<Vec<usize>, NpyError>>()?;
+    Ok(NpyHeader {
+        descr: descr.to_owned(),
+        shape,
+        data_offset: bytes.len() - rest.len() + header_len,
+    })
+}
+
+/// Reads an npy file (format 1.0-3.0, C order) as a tensor of `dtype`, checking the header's
+/// descr against [`npy_descrs`]. int4 is one value per byte: sign-extended (`|i1`, as
+/// [`to_npy`] writes it) or in the low nibble with the high one 0 (ml_dtypes' `<V1`).
+pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
+    let header = npy_header(bytes)?;
+    if !npy_descrs(dtype).contains(&header.descr.as_str()) {
+        return Err(NpyError::Descr {
+            descr: header.descr,
+            dtype,
+        });
+    }
+    let data = &bytes[header.data_offset..];
+    let shape = header.shape;
     if dtype == DType::Int4 {
-        let n: usize = shape.iter().product();
+        let n = checked_volume(&shape).map_err(|e| NpyError::Data(e.message))?;
         if data.len() != n {
-            return Err(format!(
+            return Err(NpyError::Data(format!(
                 "int4 {shape:?} needs {n} bytes, got {}",
                 data.len()
-            ));
+            )));
         }
+        let nibbles = header.descr.contains('V');
         let bits = data
             .iter()
             .map(|&b| {
-                let value = b as i8;
+                let value = match nibbles {
+                    true if b < 0x10 => (b << 4) as i8 >> 4,
+                    true => i8::MIN, // a high nibble: not what ml_dtypes writes
+                    false => b as i8,
+                };
                 if (-8..=7).contains(&value) {
                     Ok(DType::Int4.int_to_bits(value as i128))
                 } else {
-                    Err(format!("int4 value {value} is out of range"))
+                    Err(NpyError::Data(format!(
+                        "int4 byte {b:#04x} is out of range"
+                    )))
                 }
             })
-            .collect::<Result<Vec<u64>, String>>()?;
+            .collect::<Result<Vec<u64>, NpyError>>()?;
         return Ok(Tensor::from_bits(dtype, shape, bits));
     }
-    from_le_bytes(dtype, shape, data)
+    from_le_bytes(dtype, shape, data).map_err(NpyError::Data)
 }
 
 /// Lower-case hex SHA-256.
@@ -987,5 +1053,58 @@ mod tests {
             serde_json::from_str::<Manifest>(&empty.to_json()).unwrap(),
             empty
         );
+    }
+
+    /// `tensor` as an npy file whose header says `descr` (of the same length) instead.
+    fn with_descr(tensor: &Tensor, descr: &str) -> Vec<u8> {
+        let bytes = to_npy(tensor);
+        let written = format!("'{}'", npy_descr(tensor.dtype));
+        let at = bytes
+            .windows(written.len())
+            .position(|w| w == written.as_bytes())
+            .unwrap();
+        let mut bytes = bytes;
+        bytes[at + 1..at + 1 + descr.len()].copy_from_slice(descr.as_bytes());
+        bytes
+    }
+
+    #[test]
+    fn ml_dtypes_files_read_as_the_dtypes_numpy_lacks() {
+        // The bytes `np.save` writes for ml_dtypes arrays (ml_dtypes 0.6): bfloat16 [1, 2, 3]
+        // as <V2 80 3f 00 40 40 40; float8_e4m3fn [1, -0, nan, 448] as <V1 38 80 7f 7e;
+        // int4 [-1, -8, 7, 0] as <V1 0f 08 07 00 (the nibble alone, not sign-extended).
+        let bf16 = Tensor::from_bits(DType::BFloat16, vec![3], vec![0x3f80, 0x4000, 0x4040]);
+        assert_eq!(
+            from_npy(DType::BFloat16, &with_descr(&bf16, "<V2")),
+            Ok(bf16)
+        );
+        let fp8 = Tensor::from_bits(DType::Fp8, vec![4], vec![0x38, 0x80, 0x7f, 0x7e]);
+        assert_eq!(from_npy(DType::Fp8, &with_descr(&fp8, "<V1")), Ok(fp8));
+        let nibbles = Tensor::from_bits(DType::UInt8, vec![4], vec![0x0f, 0x08, 0x07, 0x00]);
+        let int4 = Tensor::from_bits(
+            DType::Int4,
+            vec![4],
+            [-1, -8, 7, 0].map(|v| DType::Int4.int_to_bits(v)).to_vec(),
+        );
+        assert_eq!(
+            from_npy(DType::Int4, &with_descr(&nibbles, "<V1")),
+            Ok(int4)
+        );
+        // Sign-extended bytes are `|i1`'s form; in a `<V1` file a high nibble is refused, and
+        // in `|i1` a byte past 7 is.
+        let extended = Tensor::from_bits(DType::UInt8, vec![1], vec![0xff]);
+        assert!(from_npy(DType::Int4, &with_descr(&extended, "<V1")).is_err());
+        let eight = Tensor::from_bits(DType::Int8, vec![1], vec![0x08]);
+        assert!(from_npy(DType::Int4, &to_npy(&eight)).is_err());
+        // A V descr is untyped bytes: only the dtypes numpy lacks read it.
+        let e = from_npy(DType::Float16, &with_descr(&bf16_zero(), "<V2")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"npy descr is "<V2"; float16 is stored as "<f2""#
+        );
+    }
+
+    fn bf16_zero() -> Tensor {
+        Tensor::from_bits(DType::BFloat16, vec![1], vec![0])
     }
 }

@@ -126,6 +126,11 @@ pub struct Options {
     /// [env: OPSPEC_BLESS=1]
     #[arg(long)]
     pub bless: bool,
+    /// Accept a run in which nothing passed, or in which the backend answered `unsupported` to
+    /// more than the documented share of the trials sent to it (docs/protocol.md)
+    /// [env: OPSPEC_ALLOW_SKIPS=1]
+    #[arg(long)]
+    pub allow_skips: bool,
     /// Seconds a backend may take for one case, from 0.001 to 86400 (default 10)
     /// [env: OPSPEC_TIMEOUT]
     #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
@@ -139,7 +144,8 @@ pub struct Options {
     /// Write a JUnit XML report there [env: OPSPEC_JUNIT]
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Where the backend's stderr goes (default: target/opspec-backend.log)
+    /// Where the backend's stderr goes, emptied at each run and kept to 16 MiB (default:
+    /// target/opspec-backend.log)
     /// [env: OPSPEC_BACKEND_LOG]
     #[arg(long, value_name = "FILE")]
     pub backend_log: Option<PathBuf>,
@@ -172,6 +178,8 @@ pub struct Config {
     pub sweeps: Vec<PathBuf>,
     pub golden: Option<PathBuf>,
     pub bless: bool,
+    /// Accept a run with nothing passed or with more unasked skips than the documented share.
+    pub allow_skips: bool,
     pub backend: Option<String>,
     pub timeout: Duration,
     pub expectations: Option<PathBuf>,
@@ -342,6 +350,7 @@ impl Options {
             sweeps,
             golden: self.golden.or_else(|| path("OPSPEC_GOLDEN")).map(absolute),
             bless: self.bless || env_flag(var("OPSPEC_BLESS")),
+            allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,
@@ -428,5 +437,18 @@ mod tests {
         );
         assert!(config.sweeps.is_empty() && config.golden.is_none());
         assert_eq!(config.timeout, Duration::from_secs(1));
+        assert!(!config.bless && !config.allow_skips);
+        let switches = |name: &str| match name {
+            "OPSPEC_BLESS" => Some(OsString::from("0")),
+            "OPSPEC_ALLOW_SKIPS" => Some(OsString::from("1")),
+            _ => None,
+        };
+        let config = Options::default().resolve_with(base, switches).unwrap();
+        assert!(!config.bless && config.allow_skips);
+        let options = Options {
+            bless: true,
+            ..Options::default()
+        };
+        assert!(options.resolve_with(base, |_| None).unwrap().bless);
     }
 }

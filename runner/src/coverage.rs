@@ -22,6 +22,13 @@
 //! it gets that error from the reference. The command fails (exit 1) on a clause without a case,
 //! a combination no case reaches, or any lint finding; `--clauses` also lists every clause with
 //! the number of cases that name it.
+//!
+//! A private folder (`--specs DIR` or `OPSPEC_SPECS`) is linted against the built-in catalogues
+//! of this repository's `specs/`, plus any `<op>.clauses.yaml` of its own, which may add clauses
+//! (new ids; a built-in id must keep its rule). Only the clauses a folder catalogues itself must
+//! have cases there: an op whose whole catalogue it holds (specs/ or a copy) is held to every
+//! clause and combination, the others' built-in clauses and combinations are counted, not
+//! required.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -29,7 +36,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
-use opspec::ops::{self, as_strided, scale, slice, Attrs, Op};
+use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
 use opspec::spec::clauses::{Catalogue, Clause, Marks};
 use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
@@ -68,6 +75,13 @@ pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
     }
 }
 
+/// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
+/// built-in ops themselves.
+pub fn builtin_specs() -> PathBuf {
+    let runner = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    runner.parent().unwrap_or(runner).join("specs")
+}
+
 /// One case: its trials (one per dtype) share name, source and clauses.
 struct CaseGroup<'a> {
     trials: Vec<&'a Case>,
@@ -88,7 +102,10 @@ impl CaseGroup<'_> {
 /// marks and powers, as for the spec cases).
 pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
     let loaded = load_dirs(dirs, None);
-    let (catalogue, catalogue_errors) = Catalogue::load(dirs);
+    let builtin = builtin_specs();
+    let (catalogue, catalogue_errors) = Catalogue::load_over(&builtin, dirs);
+    // The clauses the folders catalogue themselves; only they must have cases there.
+    let own = |clause: &Clause| dirs.iter().any(|dir| clause.path.starts_with(dir));
     let mut lint: Vec<String> = Vec::new();
     lint.extend(loaded.errors.iter().map(|e| format!("spec error: {e}")));
     lint.extend(
@@ -207,16 +224,19 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
             Some(_) => raised.contains_key(clause.id.as_str()),
             None => named.contains_key(clause.id.as_str()),
         };
+        // A scope whose whole catalogue the folders hold (specs/ or a copy of it) must be
+        // covered; of another, only the clauses the folders add, the rest being specs/'s.
+        let whole = clauses.iter().all(|c| own(c));
         let unreachable: Vec<&&Clause> = clauses.iter().filter(|c| c.no_case.is_some()).collect();
-        let uncovered: Vec<&&Clause> = clauses
+        let (uncovered, left): (Vec<&&Clause>, Vec<&&Clause>) = clauses
             .iter()
             .filter(|c| c.no_case.is_none() && !is_covered(c))
-            .collect();
+            .partition(|c| whole || own(c));
         let _ = write!(
             out,
             "\n{scope}: {} clauses, {} with a case",
             clauses.len(),
-            clauses.len() - uncovered.len() - unreachable.len()
+            clauses.len() - uncovered.len() - left.len() - unreachable.len()
         );
         if op.is_some() {
             let _ = write!(out, "; {cases} cases, {trials} trials");
@@ -244,6 +264,13 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
                 );
             }
         }
+        if !left.is_empty() {
+            let _ = writeln!(
+                out,
+                "  built-in clauses with no case here: {} (required of the built-in specs only)",
+                left.len()
+            );
+        }
         coverage.uncovered += uncovered.len();
         for clause in &unreachable {
             let _ = writeln!(
@@ -256,7 +283,7 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
         if let Some(op) = op {
             let trials: Vec<&Case> = loaded.cases.iter().filter(|c| c.op == op).collect();
             for table in combinations(op, &trials) {
-                coverage.unreached += report_table(&mut out, op, &table);
+                coverage.unreached += report_table(&mut out, op, &table, whole);
             }
         }
         if list_clauses {
@@ -320,37 +347,64 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
     findings.into_iter().collect()
 }
 
-/// A Scale case whose explicit `power` meets a negative base `x·scale + shift` rests on a
-/// reading the vendors do not share: TensorRT-RTX computes `pow` even for a power of 1, and
-/// gives NaN for every negative base (pytorch/TensorRT PR #4181; docs/semantics.md §3.5). Such
-/// a case must cite the implementation-defined clause it depends on.
-fn power_meets_negative_base(case: &Case) -> Option<String> {
-    let Attrs::Scale(attrs) = &case.invocation.attrs else {
-        return None;
+/// The implementation-defined clauses a Scale invocation's explicit `power` depends on
+/// (docs/semantics.md §3.5): `scale.pow.explicit-one` (all ones) or `scale.pow.negative-base`
+/// when it meets a negative base `x·scale + shift` (TensorRT-RTX computes `pow` even for a power
+/// of 1 and gives NaN for every negative base, pytorch/TensorRT PR #4181), and
+/// `scale.pow.zero-exponent` when a power of 0 meets a NaN or infinite base. Empty for every
+/// other invocation.
+pub fn power_dependencies(invocation: &Invocation) -> Vec<&'static str> {
+    let Attrs::Scale(attrs) = &invocation.attrs else {
+        return Vec::new();
     };
     if attrs.power.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let mut base = case.invocation.clone();
+    let mut base = invocation.clone();
     if let Attrs::Scale(attrs) = &mut base.attrs {
         attrs.power = scale::Coefficients::default();
         // Keep the sign of the base visible: an int8 output would round -0.4 to 0.
         attrs.output_dtype = Some(DType::Float32);
     }
-    let outputs = ops::evaluate(&base).ok()?;
-    let output = outputs.first()?;
-    let format = output.dtype.float_format()?;
-    let negative = (0..output.len()).any(|i| format.decode(output.bits(i)) < 0.0);
-    if !negative {
-        return None;
-    }
-    let needs = if !attrs.has_power() {
-        "scale.pow.explicit-one"
-    } else {
-        "scale.pow.negative-base"
+    let Some(bases) = ops::evaluate(&base).ok().and_then(|outputs| {
+        let output = outputs.first()?;
+        let format = output.dtype.float_format()?;
+        Some(
+            (0..output.len())
+                .map(|i| format.decode(output.bits(i)))
+                .collect::<Vec<f64>>(),
+        )
+    }) else {
+        return Vec::new();
     };
-    (!case.clauses.iter().any(|id| id == needs)).then(|| {
-        format!("an explicit power meets a negative base, so the case depends on `{needs}` and must cite it")
+    let mut found = Vec::new();
+    if bases.iter().any(|&b| b < 0.0) {
+        found.push(if attrs.has_power() {
+            "scale.pow.negative-base"
+        } else {
+            "scale.pow.explicit-one"
+        });
+    }
+    let zero_power = (0..attrs.power.len()).any(|i| attrs.power.value(i) == 0.0);
+    if zero_power && bases.iter().any(|b| !b.is_finite()) {
+        found.push("scale.pow.zero-exponent");
+    }
+    found
+}
+
+/// A finding for a Scale case that depends on an implementation-defined power clause it does not
+/// cite.
+fn power_meets_negative_base(case: &Case) -> Option<String> {
+    let missing: Vec<String> = power_dependencies(&case.invocation)
+        .into_iter()
+        .filter(|needs| !case.clauses.iter().any(|id| id == needs))
+        .map(|needs| format!("`{needs}`"))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "its explicit power depends on {}, which it must cite (docs/semantics.md §3.5)",
+            missing.join(" and ")
+        )
     })
 }
 
@@ -359,8 +413,9 @@ fn duplicates(groups: &BTreeMap<(Op, PathBuf, String), CaseGroup>) -> Vec<String
     let mut by_invocation: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for group in groups.values() {
         for trial in &group.trials {
-            // The invocation holds the attributes and the inputs with their dtypes.
-            let key = format!("{}|{:?}", trial.op, trial.invocation);
+            // A hash of the op, the attributes and the inputs with their dtypes, whether the
+            // data was written inline or in an .npy file.
+            let key = opspec::generate::case_hash(&trial.invocation);
             by_invocation
                 .entry(key)
                 .or_default()
@@ -384,14 +439,24 @@ struct Table {
     cells: Vec<(String, bool)>,
 }
 
-fn report_table(out: &mut String, op: Op, table: &Table) -> usize {
+/// Reports a table; with `required` its unreached cells fail the run (their number is
+/// returned), without it (an op these folders do not catalogue) only the count is shown.
+fn report_table(out: &mut String, op: Op, table: &Table, required: bool) -> usize {
     let reached = table.cells.iter().filter(|(_, hit)| *hit).count();
     let _ = writeln!(
         out,
-        "  {}: {reached} of {} reached",
+        "  {}: {reached} of {} reached{}",
         table.title,
-        table.cells.len()
+        table.cells.len(),
+        if required {
+            ""
+        } else {
+            " (required of the built-in specs only)"
+        }
     );
+    if !required {
+        return 0;
+    }
     let mut failing = 0;
     for (cell, _) in table.cells.iter().filter(|(_, hit)| !hit) {
         match KNOWN_GAPS
@@ -566,8 +631,8 @@ fn reformat_table(trials: &[&Case]) -> Table {
     }
 }
 
-/// docs/semantics.md §5.2, ATB ParamCheck: each constraint at its limit (accepted) and one past it
-/// (rejected).
+/// docs/semantics.md §5.2, ATB's tensor checks and ParamCheck: each constraint at its limit
+/// (accepted) and one past it (rejected).
 fn as_strided_table(trials: &[&Case]) -> Table {
     /// The flat index of the last element the view reads.
     fn reach(a: &as_strided::Attrs) -> Option<i128> {
@@ -580,35 +645,43 @@ fn as_strided_table(trials: &[&Case]) -> Table {
             .sum();
         Some(offset as i128 + steps)
     }
-    type Probe = fn(&as_strided::Attrs, i128) -> bool;
-    // (constraint at the boundary, accepted?, whether a case's attributes are there given numel)
-    let rows: [(&str, bool, Probe); 16] = [
-        ("size entries = 1 (fewest)", true, |a, _| a.size.len() == 1),
-        ("size entries = 8 (most)", true, |a, _| a.size.len() == 8),
-        ("size entries = 0", false, |a, _| a.size.is_empty()),
-        ("size entries = 9", false, |a, _| a.size.len() == 9),
-        ("size entry = 1 (smallest)", true, |a, _| {
+    type Probe = fn(&as_strided::Attrs, i128, &[usize]) -> bool;
+    // (constraint at the boundary, accepted?, whether a case's attributes are there given numel
+    // and the input's shape)
+    let rows: [(&str, bool, Probe); 21] = [
+        ("input rank = 1 (fewest)", true, |_, _, s| s.len() == 1),
+        ("input rank = 8 (most)", true, |_, _, s| s.len() == 8),
+        ("input rank = 0", false, |_, _, s| s.is_empty()),
+        ("input rank = 9", false, |_, _, s| s.len() == 9),
+        ("input with no element", false, |_, _, s| s.contains(&0)),
+        ("size entries = 1 (fewest)", true, |a, _, _| {
+            a.size.len() == 1
+        }),
+        ("size entries = 8 (most)", true, |a, _, _| a.size.len() == 8),
+        ("size entries = 0", false, |a, _, _| a.size.is_empty()),
+        ("size entries = 9", false, |a, _, _| a.size.len() == 9),
+        ("size entry = 1 (smallest)", true, |a, _, _| {
             a.size.contains(&1)
         }),
-        ("size entry = 0", false, |a, _| a.size.contains(&0)),
-        ("stride entries = size entries - 1", false, |a, _| {
+        ("size entry = 0", false, |a, _, _| a.size.contains(&0)),
+        ("stride entries = size entries - 1", false, |a, _, _| {
             a.stride.len() + 1 == a.size.len()
         }),
-        ("stride entries = size entries + 1", false, |a, _| {
+        ("stride entries = size entries + 1", false, |a, _, _| {
             a.stride.len() == a.size.len() + 1
         }),
-        ("stride entry = 0 (smallest)", true, |a, _| {
+        ("stride entry = 0 (smallest)", true, |a, _, _| {
             a.stride.contains(&0)
         }),
-        ("stride entry = -1", false, |a, _| a.stride.contains(&-1)),
-        ("offset entries = 0", false, |a, _| a.offset.is_empty()),
-        ("offset entries = 2", false, |a, _| a.offset.len() == 2),
-        ("offset = 0 (smallest)", true, |a, _| a.offset == [0]),
-        ("offset = -1", false, |a, _| a.offset == [-1]),
-        ("reach = numel - 1 (the last element)", true, |a, n| {
+        ("stride entry = -1", false, |a, _, _| a.stride.contains(&-1)),
+        ("offset entries = 0", false, |a, _, _| a.offset.is_empty()),
+        ("offset entries = 2", false, |a, _, _| a.offset.len() == 2),
+        ("offset = 0 (smallest)", true, |a, _, _| a.offset == [0]),
+        ("offset = -1", false, |a, _, _| a.offset == [-1]),
+        ("reach = numel - 1 (the last element)", true, |a, n, _| {
             reach(a) == Some(n - 1)
         }),
-        ("reach = numel (one past the end)", false, |a, n| {
+        ("reach = numel (one past the end)", false, |a, n, _| {
             reach(a) == Some(n)
         }),
     ];
@@ -618,13 +691,10 @@ fn as_strided_table(trials: &[&Case]) -> Table {
             let Attrs::AsStrided(attrs) = &case.invocation.attrs else {
                 return false;
             };
-            let numel = case
-                .invocation
-                .inputs
-                .first()
-                .and_then(Option::as_ref)
-                .map_or(0, |t| t.len() as i128);
-            probe(attrs, numel)
+            let input = case.invocation.inputs.first().and_then(Option::as_ref);
+            let numel = input.map_or(0, |t| t.len() as i128);
+            let shape = input.map_or(&[][..], |t| t.shape.as_slice());
+            probe(attrs, numel, shape)
                 && if accepted {
                     produces_elements(case)
                 } else {

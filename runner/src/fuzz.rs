@@ -21,7 +21,7 @@ use opspec::ops::{Attrs, Invocation, Op};
 use opspec::spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
-use crate::verdict::{judge, Verdict};
+use crate::verdict::{judge_excluding, Verdict};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,9 +140,12 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation) -> Case {
         dtype,
     );
     case.source = format!("opspec-fuzz seed {seed}");
-    // A negative base with a non-integer power is implementation-defined (docs/semantics.md §3.5).
-    case.implementation_defined = matches!(&invocation.attrs, Attrs::Scale(a)
-        if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
+    // A power meeting a negative base, or 0 meeting NaN or ±inf, is implementation-defined
+    // (docs/semantics.md §3.5), as are non-integer and non-finite powers, whose bases the
+    // shrinker may turn negative.
+    case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
+        || matches!(&invocation.attrs, Attrs::Scale(a)
+            if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
     case.expect = expectation_of(&opspec::ops::evaluate(&invocation));
     case.invocation = invocation;
     case
@@ -163,10 +166,17 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
         (Expectation::Error { .. }, Outcome::Outputs(_)) => Disagreement::Accepted,
         (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
     };
-    Ok(match judge(case, outcome, backend.is_reference()) {
-        Verdict::Fail(report) => Some((class, report)),
-        Verdict::Pass | Verdict::Unsupported(_) | Verdict::NotRun(_) => None,
-    })
+    let excluded = backend.excluded_dtypes(case);
+    Ok(
+        match judge_excluding(case, outcome, backend.is_reference(), &excluded) {
+            Verdict::Fail(report) => Some((class, report)),
+            Verdict::Pass
+            | Verdict::Unsupported(_)
+            | Verdict::Excluded(_)
+            | Verdict::ImplementationDefined(_)
+            | Verdict::NotRun(_) => None,
+        },
+    )
 }
 
 /// The generator of case `index` of a run with `seed`.

@@ -110,6 +110,7 @@ fn runner_help_shows_every_flag() {
         "--sweeps",
         "--golden",
         "--bless",
+        "--allow-skips",
         "--timeout",
         "--expectations",
         "--report-json",

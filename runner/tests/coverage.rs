@@ -220,6 +220,16 @@ cases:
       input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[-3]]]]}
     expected:
       output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[9]]]]}
+
+  - name: zero_power_of_nan
+    source: "test"
+    clauses: [scale.formula, scale.mode.uniform, scale.pow.ieee]
+    inferred: true
+    attrs: {mode: uniform, power: [0]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[.nan]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[1]]]]}
 "#;
 
 const MARK_SWEEP: &str = r#"
@@ -259,12 +269,149 @@ fn marks_that_differ_from_the_clauses_fail_the_command() {
     for needle in [
         "scale::marks::nan_to_int8_unmarked: cites `scale.int8.nan-zero` (implementation_defined) but is not marked `implementation_defined: true`",
         "scale::marks::documented_rule_marked_inferred: is marked `inferred: true` but cites no clause whose status is inferred",
-        "scale::marks::square_of_a_negative_base: an explicit power meets a negative base, so the case depends on `scale.pow.negative-base` and must cite it",
-        "scale::sweep::marks::explicit_unit_power: an explicit power meets a negative base, so the case depends on `scale.pow.explicit-one` and must cite it",
+        "scale::marks::square_of_a_negative_base: its explicit power depends on `scale.pow.negative-base`, which it must cite",
+        "scale::sweep::marks::explicit_unit_power: its explicit power depends on `scale.pow.explicit-one`, which it must cite",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
-    assert!(text.contains("4 lint finding(s)"), "{text}");
+    assert!(
+        text.contains("scale::marks::zero_power_of_nan: its explicit power depends on `scale.pow.zero-exponent`"),
+        "{text}"
+    );
+    assert!(text.contains("5 lint finding(s)"), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(sweeps).unwrap();
+}
+
+/// `runner coverage --specs DIR`.
+fn coverage_of(dir: &Path) -> (Output, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["coverage", "--specs"])
+        .arg(dir)
+        .env_remove("OPSPEC_SPECS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output, text)
+}
+
+const PRIVATE_CASE: &str = r#"
+cases:
+  - name: private_transpose
+    source: "NvInfer.h struct Permutation (docs/semantics.md §1.2)"
+    clauses: [shuffle.transpose.numpy-semantics]
+    attrs: {first_transpose: [1, 0]}
+    inputs:
+      input: {dtype: int32, shape: [2, 3], data: [[10, 11, 12], [13, 14, 15]]}
+    expected:
+      output: {dtype: int32, shape: [3, 2], data: [[10, 13], [11, 14], [12, 15]]}
+"#;
+
+#[test]
+fn a_private_folder_is_linted_against_the_built_in_catalogues() {
+    let dir = std::env::temp_dir().join(format!("opspec-coverage-private-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("shuffle")).unwrap();
+    std::fs::write(dir.join("shuffle/mine.yaml"), PRIVATE_CASE).unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("unknown clause"), "{text}");
+    assert!(!text.contains("no clause catalogue"), "{text}");
+    assert!(text.contains("lint: no findings"), "{text}");
+    assert!(text.contains("coverage: ok"), "{text}");
+
+    // A clause id that no catalogue has is still a finding.
+    std::fs::write(
+        dir.join("shuffle/mine.yaml"),
+        PRIVATE_CASE.replace(
+            "numpy-semantics]",
+            "numpy-semantics, shuffle.transpose.nope]",
+        ),
+    )
+    .unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains("shuffle::mine::private_transpose: unknown clause `shuffle.transpose.nope`"),
+        "{text}"
+    );
+
+    // The folder may add clauses of its own; they need a case, the built-in ones do not.
+    std::fs::write(
+        dir.join("shuffle/mine.yaml"),
+        PRIVATE_CASE.replace("numpy-semantics]", "numpy-semantics, shuffle.private.mine]"),
+    )
+    .unwrap();
+    let catalogue = r#"op: shuffle
+clauses:
+  - id: shuffle.private.mine
+    rule: "a rule of our own"
+    source: "our design note"
+    status: suite
+"#;
+    std::fs::write(dir.join("shuffle.clauses.yaml"), catalogue).unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(output.status.success(), "{text}");
+    let unused = "  - id: shuffle.private.unused\n    rule: \"no case yet\"\n    source: \"ours\"\n    status: suite\n";
+    std::fs::write(
+        dir.join("shuffle.clauses.yaml"),
+        format!("{catalogue}{unused}"),
+    )
+    .unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains("  clauses with no case (1):\n    shuffle.private.unused [suite]"),
+        "{text}"
+    );
+    // Redefining a built-in clause differently is a finding.
+    let redefined = "  - id: shuffle.transpose.numpy-semantics\n    rule: \"something else\"\n    source: \"ours\"\n    status: suite\n";
+    std::fs::write(
+        dir.join("shuffle.clauses.yaml"),
+        format!("{catalogue}{redefined}"),
+    )
+    .unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "clause `shuffle.transpose.numpy-semantics`: field `id`: redefines the built-in clause"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_duplicate_lint_compares_npy_data_with_inline_data() {
+    let dir = std::env::temp_dir().join(format!("opspec-coverage-npy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("shuffle/mine")).unwrap();
+    let input = opspec::Tensor::from_bits(
+        opspec::DType::Int32,
+        vec![2, 3],
+        vec![10, 11, 12, 13, 14, 15],
+    );
+    std::fs::write(
+        dir.join("shuffle/mine/input.npy"),
+        opspec::golden::to_npy(&input),
+    )
+    .unwrap();
+    let by_file = PRIVATE_CASE
+        .replace("cases:\n", "")
+        .replace("private_transpose", "by_file")
+        .replace("[[10, 11, 12], [13, 14, 15]]", "mine/input.npy");
+    std::fs::write(
+        dir.join("shuffle/mine.yaml"),
+        format!("{PRIVATE_CASE}{by_file}"),
+    )
+    .unwrap();
+    let (output, text) = coverage_of(&dir);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains("duplicate cases (same attributes and inputs): shuffle::mine::by_file, shuffle::mine::private_transpose"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

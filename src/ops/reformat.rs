@@ -42,7 +42,7 @@
 //! memory image, and are not checked here.
 //!
 //! Errors: a dtype the format does not list (`unsupported_dtype`), a rank below the format's
-//! minimum (`invalid_rank`), a missing or negative `shape`, or a `shape` that differs from a
+//! minimum or above 8 (TensorRT's `Dims64::MAX_DIMS`, §6.1) (`invalid_rank`), a missing or negative `shape`, or a `shape` that differs from a
 //! LINEAR input's (`invalid_input`), a buffer that is not 1-D of the format's length for
 //! `shape` (`invalid_buffer`), a padded size past the element budget (`too_large`).
 

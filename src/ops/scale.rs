@@ -14,7 +14,8 @@
 //! `add_scale` default, the third-to-last axis. It must lie in `[0, rank)`
 //! (`invalid_channel_axis`; no negative counting from the end), and exactly 2 or 3 axes must
 //! follow it ("Only 2D or 3D scale is supported"; `invalid_rank`). The input has rank ≥ 4
-//! (§3.4: the C++ header; the seed's "n ≥ 4" is off by one, §8.2; `invalid_rank`).
+//! (§3.4: the C++ header; the seed's "n ≥ 4" is off by one, §8.2; `invalid_rank`) and at most 8
+//! (TensorRT's `Dims64::MAX_DIMS`, §6.1; `invalid_rank`).
 //!
 //! Data types (§3.5, §6): input and output in {int8, float16, bfloat16, float32}; int32 ("not
 //! valid input tensors") and every other type are `unsupported_dtype`. `output_dtype` defaults

@@ -10,9 +10,11 @@
 //! Reshape dims may instead come from input 1, a 1-D int32/int64 tensor (§1.4), with the same
 //! meaning of 0 and -1.
 //!
-//! Errors: a transpose that is not a permutation of `0..rank` (`invalid_permutation`, \[inferred\]
-//! §1.2); a dim < -1, two -1s, or a 0 placeholder at a position ≥ the input rank
-//! (`invalid_reshape`, §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
+//! Errors: an input or a reshape result of more than 8 dims (`invalid_rank`, TensorRT's
+//! `Dims64::MAX_DIMS`, §6.1); a transpose that is not a permutation of `0..rank`
+//! (`invalid_permutation`, §1.2: observed for the first, \[inferred\] for the second); a dim
+//! below -1, two -1s, or a 0 placeholder at a position ≥ the input rank (`invalid_reshape`,
+//! §1.3); a volume that changes or that -1 cannot divide (`volume_mismatch`);
 //! -1 next to dims whose product is 0 (`indeterminate_wildcard`, §1.3 "indeterminate").
 
 use schemars::JsonSchema;

@@ -14,7 +14,8 @@
 //! output size 0 uses no coordinate and so cannot be out of bounds (§2.2, §2.7). `d = 0` with a
 //! non-zero size is `empty_dimension` for clamp and reflect (NvInfer.h) and for wrap
 //! (\[inferred\]); fill gives all fill values (\[inferred\]). Axes not listed in `axes` are copied
-//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6).
+//! whole (§2.4). clamp, fill and reflect reject int64 and bfloat16 (§2.6). An input of more
+//! than 8 dims is `invalid_rank` (TensorRT's `Dims64::MAX_DIMS`, §6.1).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -222,16 +223,25 @@ fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option
                 format!("coordinate {x} on axis {axis} is outside [0, {d})"),
             )
         }
-        Mode::Wrap => Some(x.rem_euclid(d)),
+        Mode::Wrap => Some(modulo(x, d)),
         Mode::Clamp => Some(x.clamp(0, d - 1)),
         Mode::Fill => inside.then_some(x),
         Mode::Reflect if d == 1 => Some(0),
         Mode::Reflect => {
             let period = 2 * d - 2;
-            let c = x.abs() % period;
+            let c = modulo(x.abs(), period);
             Some(if c >= d { period - c } else { c })
         }
     })
+}
+
+/// `x.rem_euclid(m)` for `m > 0`, in 64 bits when both fit: an output of 2^28 elements takes
+/// one per element, and 128-bit division is a library call several times slower.
+fn modulo(x: i128, m: i128) -> i128 {
+    match (i64::try_from(x), i64::try_from(m)) {
+        (Ok(x), Ok(m)) => x.rem_euclid(m) as i128,
+        _ => x.rem_euclid(m),
+    }
 }
 
 /// A start/size/stride/axes list from its attribute or its input (1-D int32/int64).
@@ -289,9 +299,10 @@ fn normalize_axes(axes: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, OpE
 
 /// The fill value's bits in the input's dtype (§2.3): default 0; only in fill mode; a scalar of
 /// shape `[]` (or `[1]`, which TensorRT accepts too). Among float32, float16, int8 and fp8 the
-/// value converts implicitly: rounded to nearest even for floats; for int8 it must be an
-/// integer in range (implementation-defined, `slice.fill.int8-value`: TensorRT documents no
-/// rounding or range rule, so the reference rejects what it would have to guess).
+/// value converts implicitly: rounded to nearest even for floats, within their finite range
+/// (`slice.fill.float-range`); for int8 it must be an integer in range (`slice.fill.int8-value`).
+/// Both are implementation-defined: TensorRT documents no rounding, range or saturation rule, so
+/// the reference rejects what it would have to guess.
 fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, OpError> {
     let Some(fill) = fill else {
         return Ok(0);
@@ -333,7 +344,13 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
         None => fill.dtype.bits_to_int(bits) as f64,
     };
     match dtype.float_format() {
-        Some(format) => format.encode(value).map_err(|_| not_convertible()),
+        Some(format) => format.encode(value).map_err(|_| {
+            OpError::new(
+                ErrorKind::InvalidFill,
+                "slice.fill.float-range",
+                format!("fill value {value} is outside the finite range of {dtype}"),
+            )
+        }),
         None if value.fract() == 0.0 && (-128.0..=127.0).contains(&value) => {
             Ok(dtype.int_to_bits(value as i128))
         }

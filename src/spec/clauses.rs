@@ -212,6 +212,67 @@ impl Catalogue {
         (catalogue, errors)
     }
 
+    /// The catalogue for the cases of `dirs`: the built-in catalogues of `builtin` (this
+    /// repository's `specs/`), with the clauses of the folders' own catalogue files added. A
+    /// folder need not catalogue the built-in ops; a clause it lists that `builtin` also lists
+    /// must state the same rule (a copy of `specs/`), and then counts as the folder's. When
+    /// `builtin` is among `dirs`, this is [`Catalogue::load`].
+    pub fn load_over(builtin: &Path, dirs: &[PathBuf]) -> (Catalogue, Vec<CatalogueError>) {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        if dirs.iter().any(|dir| same(dir, builtin)) {
+            return Catalogue::load(dirs);
+        }
+        let (mut catalogue, mut errors) = Catalogue::load(&[builtin.to_path_buf()]);
+        for scope in SCOPES {
+            for path in dirs
+                .iter()
+                .map(|dir| catalogue_path(dir, scope))
+                .filter(|path| path.is_file())
+            {
+                let clauses = match read_file(scope, &path) {
+                    Ok(clauses) => clauses,
+                    Err(mut problems) => {
+                        errors.append(&mut problems);
+                        continue;
+                    }
+                };
+                for clause in clauses {
+                    let problem = match catalogue.clauses.get(&clause.id) {
+                        None => None,
+                        Some(first) if first.path.starts_with(builtin) => {
+                            let copy = Clause {
+                                path: first.path.clone(),
+                                ..clause.clone()
+                            };
+                            (copy != *first).then(|| {
+                                format!(
+                                    "redefines the built-in clause of {} (give a rule of your own a new id)",
+                                    first.path.display()
+                                )
+                            })
+                        }
+                        Some(first) => Some(format!("also defined in {}", first.path.display())),
+                    };
+                    match problem {
+                        Some(message) => errors.push(CatalogueError {
+                            path: path.clone(),
+                            clause: Some(clause.id.clone()),
+                            field: Some("id".into()),
+                            message,
+                        }),
+                        None => {
+                            catalogue.clauses.insert(clause.id.clone(), clause);
+                        }
+                    }
+                }
+            }
+        }
+        (catalogue, errors)
+    }
+
     pub fn get(&self, id: &str) -> Option<&Clause> {
         self.clauses.get(id)
     }

@@ -11,6 +11,7 @@ use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
 use crate::dtype::DType;
 use crate::error::ErrorKind;
+use crate::golden;
 use crate::ops::{Attrs, Invocation, Op};
 use crate::tensor::{checked_volume, Tensor};
 
@@ -70,7 +71,8 @@ pub(super) struct CaseDef<A = serde_yaml::Value> {
     #[schemars(schema_with = "super::schema::targets_schema")]
     unsupported_on: BTreeMap<String, String>,
     /// `true` when the vendor leaves the result undocumented and the expected value is the
-    /// reference's reading (another backend that differs is reported as skipped).
+    /// reference's reading (another backend that differs, for an error case also by returning
+    /// outputs or another kind, is reported as an implementation-defined divergence).
     #[serde(default)]
     implementation_defined: bool,
 }
@@ -136,7 +138,9 @@ struct TensorDef {
     shape: Vec<i64>,
     /// Nested lists matching `shape` exactly (a scalar is a bare value; a zero dim is `[]` at its
     /// level). Numbers are rounded once to the dtype; `.nan`, `.inf`, `-.inf`; a quoted hex string
-    /// (`"0x7e01"`) is an exact float bit pattern.
+    /// (`"0x7e01"`) is an exact float bit pattern. Or the name of an `.npy` file, relative to the
+    /// spec file, whose header gives the same dtype and shape.
+    #[schemars(schema_with = "super::schema::tensor_data_schema")]
     data: DataNode,
 }
 
@@ -244,7 +248,8 @@ pub struct OpFile {
 /// skipped. Every other entry that cannot be used is a problem naming its path, never skipped
 /// in silence: an unreadable folder, a dangling symbolic link or a loop of them, a folder that
 /// names no op, anything in an op folder but a `.yaml` / `.yml` file (a folder named `x.yaml`,
-/// `x.YAML`, `notes.txt`), and YAML files directly in `<dir>` (an op folder given as `<dir>`;
+/// `x.YAML`, `notes.txt`; but a folder named after a YAML file beside it holds that file's
+/// data), and YAML files directly in `<dir>` (an op folder given as `<dir>`;
 /// `<op>.clauses.yaml` catalogues belong there). Other files in `<dir>` are left alone. A
 /// problem's trial is `<op>::<file_prefix><entry name>`, or `<kind>s::<folder>` for `<dir>`
 /// itself.
@@ -314,7 +319,10 @@ pub fn op_files(
             };
             for path in paths {
                 let (name, file) = (file_name(&path), stem(&path));
-                if name.starts_with('.') || only.is_some_and(|(_, only)| only != file) {
+                if name.starts_with('.')
+                    || only.is_some_and(|(_, only)| only != file)
+                    || is_data_folder(&path)
+                {
                     continue;
                 }
                 match check_file(&path, kind) {
@@ -338,6 +346,15 @@ pub fn op_files(
         }
     }
     (files, errors)
+}
+
+/// A folder named after a YAML file beside it (`npy_data/` beside `npy_data.yaml`) holds that
+/// file's data, the `.npy` files its cases name; it is not walked.
+fn is_data_folder(path: &Path) -> bool {
+    path.is_dir()
+        && ["yaml", "yml"]
+            .iter()
+            .any(|extension| path.with_extension(extension).is_file())
 }
 
 /// The metadata of `path`, following symbolic links; a dangling link says where it points.
@@ -592,7 +609,12 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
         let mut inputs = vec![None; op.inputs().len()];
         for (position, name) in op.inputs().iter().enumerate() {
             if let Some(tensor) = def.inputs.get(*name) {
-                inputs[position] = Some(build_tensor(tensor, dtype, &format!("inputs.{name}"))?);
+                inputs[position] = Some(build_tensor(
+                    tensor,
+                    dtype,
+                    path,
+                    &format!("inputs.{name}"),
+                )?);
             }
         }
         if let Some(name) = attrs.given_twice(&inputs).first() {
@@ -605,6 +627,7 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
             (Some(expected), _) => Expectation::Outputs(vec![build_tensor(
                 &expected["output"],
                 dtype,
+                path,
                 "expected.output",
             )?]),
             (None, Some((kind, message))) => Expectation::Error {
@@ -671,9 +694,11 @@ pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, Ca
     })
 }
 
+/// A tensor of a case; `spec` is the spec file, which `data` naming an `.npy` file is relative to.
 fn build_tensor(
     def: &TensorDef,
     case_dtype: Option<DType>,
+    spec: &Path,
     field: &str,
 ) -> Result<Tensor, CaseProblem> {
     let problem = |sub: &str, message: String| (format!("{field}.{sub}"), message);
@@ -696,6 +721,12 @@ fn build_tensor(
         );
     }
     checked_volume(&shape).map_err(|e| problem("shape", e.message))?;
+    if let DataNode::Text(name) = &def.data {
+        if name.ends_with(NPY) {
+            let npy = spec.parent().unwrap_or(Path::new("")).join(name);
+            return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
+        }
+    }
     let scalars = flatten(&def.data, &shape).map_err(|message| {
         let (position, rest) = message.split_once(": ").unwrap_or(("data", &message));
         problem(position, rest.to_owned())
@@ -712,6 +743,36 @@ fn build_tensor(
         bits.push(value);
     }
     Ok(Tensor::from_bits(dtype, shape, bits))
+}
+
+/// How `data` names a file instead of holding the values.
+const NPY: &str = ".npy";
+
+/// The data of a tensor from an `.npy` file, whose header must give the tensor's dtype
+/// ([`golden::npy_descrs`]) and shape. Messages name the file.
+fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, String> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let header = golden::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    if !golden::npy_descrs(dtype).contains(&header.descr.as_str()) {
+        let accepted: Vec<String> = golden::npy_descrs(dtype)
+            .iter()
+            .map(|d| format!("{d:?}"))
+            .collect();
+        return Err(format!(
+            "{shown}: the npy header gives descr {:?}, not {} ({})",
+            header.descr,
+            dtype.with_article(),
+            accepted.join(" or ")
+        ));
+    }
+    if header.shape != shape {
+        return Err(format!(
+            "{shown}: the npy header gives shape {:?}, the tensor's shape is {shape:?}",
+            header.shape
+        ));
+    }
+    golden::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
 }
 
 fn unknown_dtype(name: &str) -> String {
@@ -955,5 +1016,180 @@ cases:
             e.message.contains("every case in this file was dropped"),
             "{e}"
         );
+    }
+
+    const NPY_SPEC: &str = r#"
+cases:
+  - name: transpose
+    source: test
+    dtypes: [float32]
+    attrs: {first_transpose: [1, 0]}
+    inputs:
+      input: {shape: [2, 3], data: data/input.npy}
+    expected:
+      output: {shape: [3, 2], data: data/output.npy}
+"#;
+
+    fn float32s(shape: Vec<usize>, values: &[f32]) -> Tensor {
+        let bits = values.iter().map(|v| v.to_bits() as u64).collect();
+        Tensor::from_bits(DType::Float32, shape, bits)
+    }
+
+    #[test]
+    fn data_may_name_npy_files_beside_the_spec() {
+        let dir = scratch("npy");
+        let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
+        let data = path.parent().unwrap().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        // in[i][j] = 3i + j; the transpose's out[j][i] = in[i][j].
+        let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        let half = Tensor::from_bits(DType::Float16, vec![2, 3], vec![0; 6]);
+        std::fs::write(data.join("half.npy"), golden::to_npy(&half)).unwrap();
+
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(cases[0].invocation.inputs[0].as_ref(), Some(&input));
+        assert_eq!(cases[0].expect, Expectation::Outputs(vec![output.clone()]));
+        assert_eq!(crate::ops::evaluate(&cases[0].invocation), Ok(vec![output]));
+
+        let problem = |text: String| {
+            std::fs::write(&path, text).unwrap();
+            let (cases, errors) = load_file(Op::Shuffle, &path);
+            assert!(cases.is_empty(), "{cases:?}");
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            errors[0].clone()
+        };
+        // The header's shape differs from the tensor's.
+        let e = problem(NPY_SPEC.replace("data/input.npy", "data/output.npy"));
+        assert_eq!(e.field.as_deref(), Some("inputs.input.data"), "{e}");
+        assert!(e.message.contains("data/output.npy"), "{e}");
+        assert!(
+            e.message.contains("[3, 2], the tensor's shape is [2, 3]"),
+            "{e}"
+        );
+        // The header's dtype differs.
+        let e = problem(NPY_SPEC.replace("data/input.npy", "data/half.npy"));
+        assert!(e.message.contains("data/half.npy"), "{e}");
+        assert!(
+            e.message.contains(r#"descr "<f2", not a float32 ("<f4")"#),
+            "{e}"
+        );
+        // No such file.
+        let e = problem(NPY_SPEC.replace("data/input.npy", "data/none.npy"));
+        assert!(e.message.starts_with("cannot read"), "{e}");
+        assert!(e.message.contains("data/none.npy"), "{e}");
+        // Not an npy file.
+        std::fs::write(data.join("text.npy"), "[1, 2]").unwrap();
+        let e = problem(NPY_SPEC.replace("data/input.npy", "data/text.npy"));
+        assert!(e.message.contains("data/text.npy: not an npy file"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_committed_npy_case_holds_its_rule() {
+        // specs/shuffle/npy_data.yaml: in[0][c][h][w] = out[0][h][w][c] = 50176c + 224h + w.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/shuffle/npy_data.yaml");
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(errors.is_empty(), "{errors:?}");
+        let value = |c: usize, h: usize, w: usize| ((50176 * c + 224 * h + w) as f32).to_bits();
+        let input = cases[0].invocation.inputs[0].as_ref().unwrap();
+        assert_eq!(input.shape, [1, 3, 224, 224]);
+        let Expectation::Outputs(outputs) = &cases[0].expect else {
+            panic!("expects outputs")
+        };
+        assert_eq!(outputs[0].shape, [1, 224, 224, 3]);
+        for c in 0..3 {
+            for h in 0..224 {
+                for w in 0..224 {
+                    assert_eq!(input.bits((c * 224 + h) * 224 + w), value(c, h, w) as u64);
+                    assert_eq!(
+                        outputs[0].bits((h * 224 + w) * 3 + c),
+                        value(c, h, w) as u64
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            crate::ops::evaluate(&cases[0].invocation).as_ref(),
+            Ok(outputs)
+        );
+    }
+
+    /// The CONTRIBUTING.md example of anchors and aliases.
+    const ANCHORS: &str = r#"
+cases:
+  - name: transpose
+    source: test
+    dtypes: [int8]
+    attrs: {first_transpose: [1, 0]}
+    inputs:
+      input: &t1 {shape: [2, 3], data: [[0, 1, 2], [3, 4, 5]]}
+    expected:
+      output: {shape: [3, 2], data: &t1_transposed [[0, 3], [1, 4], [2, 5]]}
+  - name: transpose_back
+    source: test
+    dtypes: [int8]
+    attrs: {first_transpose: [1, 0]}
+    inputs:
+      input: {shape: [3, 2], data: *t1_transposed}
+    expected:
+      output: *t1
+"#;
+
+    #[test]
+    fn anchored_tensors_and_data_load_where_they_are_aliased() {
+        let dir = scratch("anchors");
+        let path = write_spec(&dir, "shuffle", "anchors", ANCHORS);
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        let [there, back] = &cases[..] else {
+            panic!("two cases: {cases:?}")
+        };
+        let Expectation::Outputs(transposed) = &there.expect else {
+            panic!("outputs")
+        };
+        assert_eq!(back.invocation.inputs[0].as_ref(), Some(&transposed[0]));
+        assert_eq!(
+            back.expect,
+            Expectation::Outputs(vec![there.invocation.inputs[0].clone().unwrap()])
+        );
+        assert_eq!(
+            crate::ops::evaluate(&back.invocation),
+            Ok(vec![there.invocation.inputs[0].clone().unwrap()])
+        );
+    }
+
+    #[test]
+    fn a_folder_named_after_a_spec_file_holds_its_data() {
+        let dir = scratch("data-folder");
+        let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
+        let data = path.parent().unwrap().join("npy").join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            path.parent().unwrap().join("npy.yaml"),
+            NPY_SPEC.replace("data/", "npy/data/"),
+        )
+        .unwrap();
+        let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        assert_eq!(loaded.cases.len(), 1);
+        // A folder that no spec file is named after is still a problem.
+        std::fs::create_dir_all(path.parent().unwrap().join("stray")).unwrap();
+        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+        assert!(
+            loaded.errors[0].path.ends_with("stray"),
+            "{:?}",
+            loaded.errors
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -253,6 +253,18 @@ pub(crate) fn error_kind_schema(_: &mut SchemaGenerator) -> Schema {
     )
 }
 
+/// A tensor's `data`: the values (`Data`), or an `.npy` file's name.
+pub(crate) fn tensor_data_schema(generator: &mut SchemaGenerator) -> Schema {
+    let values = generator.subschema_for::<super::value::DataNode>();
+    json_schema!({
+        "description": "The values, nested lists matching `shape` (a scalar is a bare value); or the name of an .npy file, relative to the spec file, whose header gives the tensor's dtype and shape.",
+        "anyOf": [
+            values,
+            {"type": "string", "pattern": "\\.npy$", "description": "An .npy file, relative to the spec file (CONTRIBUTING.md \"Data in .npy files\")."}
+        ]
+    })
+}
+
 /// `unsupported_on`: target → reason.
 pub(crate) fn targets_schema(_: &mut SchemaGenerator) -> Schema {
     let properties: Map<String, Value> = TARGETS
@@ -295,6 +307,10 @@ mod tests {
         assert!(ids.contains(&json!("slice.reflect.single-element")));
         assert!(ids.contains(&json!("common.budget.too-large")));
         assert!(!ids.contains(&json!("shuffle.reshape.volume")));
+        // A tensor's data is values or an .npy file's name.
+        let tensor_data = &schema["definitions"]["Tensor"]["properties"]["data"]["anyOf"];
+        assert_eq!(tensor_data[0], json!({"$ref": "#/definitions/Data"}));
+        assert_eq!(tensor_data[1]["pattern"], "\\.npy$");
         // Data is recursive: a list of Data.
         let data = &schema["definitions"]["Data"]["anyOf"];
         assert!(data
