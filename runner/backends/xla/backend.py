@@ -216,7 +216,7 @@ def run(op, attrs, inputs):
                 return RUN[op](attrs, tensors, dict(zip(present, args)))
 
             compiled = jax.jit(case)
-            if len(CACHE) > 5000:
+            if len(CACHE) > 256:  # each holds a compiled executable
                 CACHE.clear()
             CACHE[key] = compiled
         y = compiled(*[array(tensors[i]) for i in present])
