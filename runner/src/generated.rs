@@ -173,6 +173,9 @@ impl Generated {
                         status: Status::Passed,
                         message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
+                        clauses: Vec::new(),
+                        known: None,
+                        replay: None,
                     });
                     Ok(())
                 }));

@@ -7,9 +7,11 @@
 pub mod backend;
 pub mod config;
 pub mod coverage;
+pub mod diff;
 pub mod expectations;
 pub mod fuzz;
 pub mod generated;
+pub mod html;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -151,7 +153,16 @@ impl Run {
             }
             (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
         };
+        let known = known
+            .filter(|_| status == Status::KnownFailure)
+            .map(|entry| report::Known {
+                clause: entry.clause.clone(),
+                class: entry.class.name().to_owned(),
+                reason: entry.reason.clone(),
+                line: entry.line,
+            });
         self.record(Record {
+            replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -162,6 +173,8 @@ impl Run {
             status,
             message,
             seconds: started.elapsed().as_secs_f64(),
+            clauses: case.clauses.clone(),
+            known,
         });
         result
     }
@@ -179,6 +192,9 @@ impl Run {
                 status: Status::Failed,
                 message: message.clone(),
                 seconds: 0.0,
+                clauses: Vec::new(),
+                known: None,
+                replay: None,
             });
             Err(Failed::from(message))
         })
