@@ -350,6 +350,9 @@ impl Run {
         };
         let mut second = first.clone();
         second.invocation = second_invocation;
+        // Its own name, hence its own request id (docs/protocol.md, "Round trips"): a reply to
+        // the first step can never be taken for the second's.
+        second.name = format!("{}::{BACK_STEP}", first.name);
         let back = match step(&second, "second") {
             Ok(output) => output,
             Err(verdict) => return verdict,
@@ -369,6 +372,10 @@ impl Run {
         }
     }
 }
+
+/// What the second step of a round trip adds to the case name, and so to its request id:
+/// `<op>::metamorphic::<file>::<case>::back[::<dtype>]`.
+pub const BACK_STEP: &str = "back";
 
 /// `report` with `lines` appended on lines of their own.
 fn with_lines(mut report: String, lines: Option<String>) -> String {
