@@ -174,6 +174,9 @@ impl Generated {
                         excluded_by: None,
                         message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
+                        clauses: Vec::new(),
+                        known: None,
+                        replay: None,
                     });
                     Ok(())
                 }));

@@ -8,9 +8,11 @@ pub mod attributes;
 pub mod backend;
 pub mod config;
 pub mod coverage;
+pub mod diff;
 pub mod expectations;
 pub mod fuzz;
 pub mod generated;
+pub mod html;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -156,7 +158,16 @@ impl Run {
             }
             (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
         };
+        let known = known
+            .filter(|_| status == Status::KnownFailure)
+            .map(|entry| report::Known {
+                clause: entry.clause.clone(),
+                class: entry.class.name().to_owned(),
+                reason: entry.reason.clone(),
+                line: entry.line,
+            });
         self.record(Record {
+            replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -168,6 +179,8 @@ impl Run {
             excluded_by,
             message,
             seconds: started.elapsed().as_secs_f64(),
+            clauses: case.clauses.clone(),
+            known,
         });
         result
     }
@@ -186,6 +199,9 @@ impl Run {
                 excluded_by: None,
                 message: message.clone(),
                 seconds: 0.0,
+                clauses: Vec::new(),
+                known: None,
+                replay: None,
             });
             Err(Failed::from(message))
         })
