@@ -80,7 +80,7 @@ pub struct Record {
     pub status: Status,
     /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
     /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded_by: Option<String>,
     /// The failure report or the reason it was not run; empty when it passed.
     pub message: String,
