@@ -16,6 +16,10 @@
 //! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
 //! | `--marker TEXT` | ignored; passed on to the `--child`, to find both in `/proc` |
 //! | `--idle` | sleeps (what the `--child` copy does) |
+//! | `--flip-sign ID` | flips the sign bit of the first output element of case ID (no tolerance absorbs it) |
+//! | `--hello JSON` | answers the hello with that line |
+//! | `--unsupported PREFIX` | answers `unsupported` to every case whose id starts with PREFIX (`""`: all) |
+//! | `--reject-dtypes D1,D2` | rejects every case with data (input or fill) of those dtypes as `unsupported_dtype`, as an engine without them does |
 //!
 //! Every sleep is an hour: the runner must end these processes itself.
 
@@ -23,6 +27,7 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use opspec::tensor::Buffer;
+use opspec::{ErrorKind, OpError, Tensor};
 use opspec_runner::serve::serve;
 
 fn sleep_an_hour() -> ! {
@@ -32,12 +37,12 @@ fn sleep_an_hour() -> ! {
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let named = |flag: &str| {
+    let given = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
             .and_then(|i| args.get(i + 1).cloned())
-            .unwrap_or_default()
     };
+    let named = |flag: &str| given(flag).unwrap_or_default();
     let flag = |flag: &str| args.iter().any(|a| a == flag);
     if flag("--idle") {
         sleep_an_hour();
@@ -96,46 +101,117 @@ fn main() -> std::io::Result<()> {
         eprintln!("faulty backend: no longer reading");
         sleep_an_hour();
     }
-    serve(stdin, stdout, "faulty", &[], |id, invocation| {
-        if id == crash {
-            eprintln!("faulty backend: crashing on {id}");
-            std::process::exit(3);
+    let (flip_sign, reject) = (named("--flip-sign"), named("--reject-dtypes"));
+    let (hello, unsupported) = (given("--hello"), given("--unsupported"));
+    let mut stdout = stdout;
+    for line in stdin.lines() {
+        let line = line?;
+        let request: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        let id = request["id"].as_str().unwrap_or_default();
+        let reply = match (&hello, &unsupported, request["type"].as_str()) {
+            (Some(hello), _, Some("hello")) => Some(hello.clone()),
+            (_, Some(prefix), Some("run")) if id.starts_with(prefix.as_str()) => Some(
+                serde_json::json!({"type": "unsupported", "id": id, "reason": format!("faulty backend: nothing starting with {prefix:?}")})
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(reply) = reply {
+            writeln!(stdout, "{reply}")?;
+            stdout.flush()?;
+            continue;
         }
-        if id == hang {
-            eprintln!("faulty backend: hanging on {id}");
-            sleep_an_hour();
-        }
-        if id == endless {
-            eprintln!("faulty backend: an endless line for {id}");
-            let chunk = [b'x'; 1 << 16];
-            let mut out = std::io::stdout();
-            while out.write_all(&chunk).is_ok() {}
-            std::process::exit(4);
-        }
-        if id == close_output {
-            eprintln!("faulty backend: closing stdout on {id}");
-            // SAFETY: closes this process's fd 1; nothing writes to stdout afterwards, as this
-            // process only sleeps from here on.
-            unsafe { libc::close(1) };
-            sleep_an_hour();
-        }
-        let mut outputs = opspec::ops::evaluate(invocation)?;
-        if id == lie {
-            if let Some(output) = outputs.first_mut() {
-                match &mut output.buffer {
-                    Buffer::W8(v) if !v.is_empty() => v[0] ^= 1,
-                    Buffer::W16(v) if !v.is_empty() => v[0] ^= 1,
-                    Buffer::W32(v) if !v.is_empty() => v[0] ^= 1,
-                    Buffer::W64(v) if !v.is_empty() => v[0] ^= 1,
-                    _ => {}
-                }
-            }
-        }
-        Ok(outputs)
-    })?;
+        // One request at a time through the reference's server.
+        serve(
+            line.as_bytes(),
+            &mut stdout,
+            "faulty",
+            &[],
+            |id, invocation| {
+                misbehave(
+                    id,
+                    invocation,
+                    (&crash, &hang, &lie),
+                    (&endless, &close_output),
+                    &flip_sign,
+                    &reject,
+                )
+            },
+        )?;
+    }
     if flag("--ignore-eof") {
         eprintln!("faulty backend: input ended, staying alive");
         sleep_an_hour();
     }
     Ok(())
+}
+
+/// The reference's answer to a case, with the misbehaviour the flags ask for.
+fn misbehave(
+    id: &str,
+    invocation: &opspec::Invocation,
+    (crash, hang, lie): (&str, &str, &str),
+    (endless, close_output): (&str, &str),
+    flip_sign: &str,
+    reject: &str,
+) -> Result<Vec<Tensor>, OpError> {
+    if id == crash {
+        eprintln!("faulty backend: crashing on {id}");
+        std::process::exit(3);
+    }
+    if id == hang {
+        eprintln!("faulty backend: hanging on {id}");
+        sleep_an_hour();
+    }
+    if id == endless {
+        eprintln!("faulty backend: an endless line for {id}");
+        let chunk = [b'x'; 1 << 16];
+        let mut out = std::io::stdout();
+        while out.write_all(&chunk).is_ok() {}
+        std::process::exit(4);
+    }
+    if id == close_output {
+        eprintln!("faulty backend: closing stdout on {id}");
+        // SAFETY: closes this process's fd 1; nothing writes to stdout afterwards, as this
+        // process only sleeps from here on.
+        unsafe { libc::close(1) };
+        sleep_an_hour();
+    }
+    // Shape tensors (start, size, ...) are checked as the reference does.
+    let rejected = invocation
+        .op()
+        .inputs()
+        .iter()
+        .zip(&invocation.inputs)
+        .filter(|(name, _)| ["input", "fill"].contains(name))
+        .filter_map(|(_, tensor)| tensor.as_ref())
+        .find(|t| reject.split(',').any(|d| d == t.dtype.name()));
+    if let Some(tensor) = rejected {
+        return Err(OpError::new(
+            ErrorKind::UnsupportedDtype,
+            "faulty.dtype",
+            format!("{} is not implemented", tensor.dtype),
+        ));
+    }
+    let mut outputs = opspec::ops::evaluate(invocation)?;
+    if let Some(output) = outputs.first_mut() {
+        if id == lie {
+            xor_first(output, [1, 1, 1, 1]);
+        }
+        if id == flip_sign {
+            xor_first(output, [0x80, 0x8000, 0x8000_0000, 1 << 63]);
+        }
+    }
+    Ok(outputs)
+}
+
+/// XORs the first element's bits with the mask of its word width (8, 16, 32, 64 bits).
+fn xor_first(output: &mut Tensor, masks: [u64; 4]) {
+    match &mut output.buffer {
+        Buffer::W8(v) if !v.is_empty() => v[0] ^= masks[0] as u8,
+        Buffer::W16(v) if !v.is_empty() => v[0] ^= masks[1] as u16,
+        Buffer::W32(v) if !v.is_empty() => v[0] ^= masks[2] as u32,
+        Buffer::W64(v) if !v.is_empty() => v[0] ^= masks[3],
+        _ => {}
+    }
 }

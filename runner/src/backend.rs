@@ -1,7 +1,7 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
-use opspec::spec::Case;
-use opspec::{ops, ErrorKind, Tensor};
+use opspec::spec::{Case, Expectation};
+use opspec::{ops, DType, ErrorKind, Tensor};
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,9 +43,55 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// The dtypes of the case ([`trial_dtypes`]) that the backend's hello excludes for its op.
+    /// A case that expects an error is sent even so (see [`crate::verdict::judge_excluding`]).
+    fn excluded_dtypes(&self, _case: &Case) -> Vec<DType> {
+        Vec::new()
+    }
+
     /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
     /// garbage) or could not be asked at all.
     fn run(&self, case: &Case) -> Result<Outcome, BackendError>;
+}
+
+/// The inputs that carry data rather than indices: the rest (`reshape_dims`, `start`, `size`,
+/// `stride`, `axes`) are int32/int64 shape tensors, the same for every data dtype.
+const DATA_INPUTS: [&str; 2] = ["input", "fill"];
+
+/// The dtypes a trial involves, in [`DType::ALL`] order: those of its data inputs (the input
+/// and Slice's fill) and of its expected outputs. The hello's `dtypes` filter and the reports
+/// use them (docs/protocol.md).
+pub fn trial_dtypes(case: &Case) -> Vec<DType> {
+    let inputs = case
+        .op
+        .inputs()
+        .iter()
+        .zip(&case.invocation.inputs)
+        .filter(|(name, _)| DATA_INPUTS.contains(name))
+        .filter_map(|(_, tensor)| tensor.as_ref());
+    let outputs = match &case.expect {
+        Expectation::Outputs(outputs) => outputs.as_slice(),
+        Expectation::Error { .. } => &[],
+    };
+    let mut dtypes: Vec<DType> = inputs.chain(outputs).map(|t| t.dtype).collect();
+    dtypes.extend(case.dtype);
+    dtypes.sort();
+    dtypes.dedup();
+    dtypes
+}
+
+/// The dtype a report files a trial under: the one it was instantiated in (a case's `dtypes`
+/// entry), else its input's, else its first output's.
+pub fn primary_dtype(case: &Case) -> Option<DType> {
+    case.dtype
+        .or_else(|| {
+            let input = case.invocation.inputs.first().and_then(Option::as_ref);
+            input.map(|t| t.dtype)
+        })
+        .or_else(|| match &case.expect {
+            Expectation::Outputs(outputs) => outputs.first().map(|t| t.dtype),
+            Expectation::Error { .. } => None,
+        })
 }
 
 /// The interpreter in this repository.

@@ -21,7 +21,7 @@ use opspec::ops::{Attrs, Invocation, Op};
 use opspec::spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
-use crate::verdict::{judge, Verdict};
+use crate::verdict::{judge_excluding, Verdict};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,10 +166,17 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
         (Expectation::Error { .. }, Outcome::Outputs(_)) => Disagreement::Accepted,
         (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
     };
-    Ok(match judge(case, outcome, backend.is_reference()) {
-        Verdict::Fail(report) => Some((class, report)),
-        Verdict::Pass | Verdict::Unsupported(_) | Verdict::NotRun(_) => None,
-    })
+    let excluded = backend.excluded_dtypes(case);
+    Ok(
+        match judge_excluding(case, outcome, backend.is_reference(), &excluded) {
+            Verdict::Fail(report) => Some((class, report)),
+            Verdict::Pass
+            | Verdict::Unsupported(_)
+            | Verdict::Excluded(_)
+            | Verdict::ImplementationDefined(_)
+            | Verdict::NotRun(_) => None,
+        },
+    )
 }
 
 /// The generator of case `index` of a run with `seed`.

@@ -32,7 +32,7 @@ use opspec::{Op, Tensor};
 use crate::backend::{BackendError, Outcome};
 use crate::config::{env_flag, repository_root, Config};
 use crate::report::{Record, Status};
-use crate::verdict::{describe_case, judge, Verdict};
+use crate::verdict::{describe_case, judge_excluding, Verdict};
 use crate::Run;
 
 /// How many wrong elements a provenance report decodes.
@@ -169,9 +169,13 @@ impl Generated {
                         name,
                         op: "golden".into(),
                         dtype: None,
+                        dtypes: Vec::new(),
                         status: Status::Passed,
                         message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
+                        clauses: Vec::new(),
+                        known: None,
+                        replay: None,
                     });
                     Ok(())
                 }));
@@ -280,7 +284,7 @@ impl Run {
         let mut case = generated.case.clone();
         case.expect = golden.expect;
         if let Err(reason) = self.backend.supports(&case) {
-            return Verdict::Unsupported(reason);
+            return Verdict::Excluded(reason);
         }
         let outcome = match self.backend.run(&case) {
             Ok(outcome) => outcome,
@@ -291,7 +295,8 @@ impl Run {
             Outcome::Outputs(outputs) => outputs.first().cloned(),
             _ => None,
         };
-        match judge(&case, outcome, self.backend.is_reference()) {
+        let excluded = self.backend.excluded_dtypes(&case);
+        match judge_excluding(&case, outcome, self.backend.is_reference(), &excluded) {
             Verdict::Fail(report) => {
                 let decoded = match (&generated.provenance, &actual, &case.expect) {
                     (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
@@ -325,7 +330,7 @@ impl Run {
             ))
         };
         if let Err(reason) = self.backend.supports(first) {
-            return Verdict::Unsupported(reason);
+            return Verdict::Excluded(reason);
         }
         let step = |case: &Case, which: &str| -> Result<Tensor, Verdict> {
             match self.backend.run(case) {

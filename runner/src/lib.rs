@@ -7,9 +7,11 @@
 pub mod backend;
 pub mod config;
 pub mod coverage;
+pub mod diff;
 pub mod expectations;
 pub mod fuzz;
 pub mod generated;
+pub mod html;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -25,12 +27,12 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::spec::{load_dirs, Case, Loaded};
 
-use backend::{Backend, BackendError, Reference};
+use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
 use process::ProcessBackend;
 use report::{Record, Status};
-use verdict::{describe_case, judge, Verdict};
+use verdict::{describe_case, judge_excluding, Verdict};
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
@@ -76,14 +78,24 @@ impl Run {
         let name = case.trial_name();
         let started = Instant::now();
         let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::Unsupported(reason),
-            Ok(()) => match self.backend.run(case) {
-                Ok(outcome) => judge(case, outcome, self.backend.is_reference()),
-                Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
-                Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
-            },
+            Err(reason) => Verdict::Excluded(reason),
+            Ok(()) => self.send(case),
         };
         self.conclude(name, case, verdict, started)
+    }
+
+    /// Runs a case the backend accepts and judges what it did.
+    fn send(&self, case: &Case) -> Verdict {
+        match self.backend.run(case) {
+            Ok(outcome) => judge_excluding(
+                case,
+                outcome,
+                self.backend.is_reference(),
+                &self.backend.excluded_dtypes(case),
+            ),
+            Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
+            Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
+        }
     }
 
     /// Applies the known failures to a verdict, records it, and gives the trial's result.
@@ -95,12 +107,23 @@ impl Run {
         started: Instant,
     ) -> Result<Completion, Failed> {
         let known = self.expectations.lookup(&name);
+        let ignored =
+            |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
         let (status, message, result) = match (verdict, known) {
-            (Verdict::Unsupported(reason), _) => (
-                Status::Unsupported,
-                reason.clone(),
-                Ok(Completion::ignored_with(reason)),
-            ),
+            (Verdict::Excluded(reason), _) => ignored(Status::Excluded, reason),
+            (Verdict::ImplementationDefined(reason), _) => {
+                ignored(Status::ImplementationDefined, reason)
+            }
+            // The expectations file is how a user asks for a skip the hello cannot express.
+            (Verdict::Unsupported(reason), Some(entry)) => {
+                let known = format!("known failure: {}", entry.reason);
+                (
+                    Status::KnownFailure,
+                    format!("{known}\nunsupported: {reason}"),
+                    Ok(Completion::ignored_with(known)),
+                )
+            }
+            (Verdict::Unsupported(reason), None) => ignored(Status::Unsupported, reason),
             (Verdict::NotRun(reason), _) => {
                 let message = format!("not run: {reason}");
                 (Status::NotRun, message.clone(), Err(Failed::from(message)))
@@ -130,13 +153,28 @@ impl Run {
             }
             (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
         };
+        let known = known
+            .filter(|_| status == Status::KnownFailure)
+            .map(|entry| report::Known {
+                clause: entry.clause.clone(),
+                class: entry.class.name().to_owned(),
+                reason: entry.reason.clone(),
+                line: entry.line,
+            });
         self.record(Record {
+            replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
-            dtype: case.dtype.map(|d| d.name().to_owned()),
+            dtype: primary_dtype(case).map(|d| d.name().to_owned()),
+            dtypes: trial_dtypes(case)
+                .iter()
+                .map(|d| d.name().to_owned())
+                .collect(),
             status,
             message,
             seconds: started.elapsed().as_secs_f64(),
+            clauses: case.clauses.clone(),
+            known,
         });
         result
     }
@@ -150,9 +188,13 @@ impl Run {
                 name,
                 op,
                 dtype: None,
+                dtypes: Vec::new(),
                 status: Status::Failed,
                 message: message.clone(),
                 seconds: 0.0,
+                clauses: Vec::new(),
+                known: None,
+                replay: None,
             });
             Err(Failed::from(message))
         })
@@ -284,16 +326,33 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
     if records.len() > 1 {
-        println!("backend: {}\n{}", backend.name(), report::table(&records));
+        println!(
+            "backend: {}\n{}{}",
+            backend.name(),
+            report::table(&records),
+            report::summary(&records)
+        );
     }
     println!("{}", config.folders());
+    // One exact trial (as cargo nextest runs each) is judged by that trial alone.
+    let problems = if config.allow_skips || single_file(&args).is_some() {
+        Vec::new()
+    } else {
+        report::run_problems(&records)
+    };
     if let Some(path) = &config.report_json {
-        std::fs::write(path, report::json(&backend.name(), &records))
+        std::fs::write(path, report::json(&backend.name(), &records, &problems))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = &config.junit {
-        std::fs::write(path, report::junit(&backend.name(), &records))
+        std::fs::write(path, report::junit(&backend.name(), &records, &problems))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    Ok(conclusion.exit_code())
+    for problem in &problems {
+        eprintln!("error: the run is no pass: {problem}");
+    }
+    Ok(match (conclusion.has_failed(), problems.is_empty()) {
+        (false, false) => ExitCode::FAILURE,
+        _ => conclusion.exit_code(),
+    })
 }

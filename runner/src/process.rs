@@ -26,11 +26,11 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitSta
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use opspec::spec::{Case, Expectation};
+use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::tensor::byte_len;
-use opspec::ErrorKind;
+use opspec::{DType, ErrorKind, Op};
 
-use crate::backend::{Backend, BackendError, Outcome};
+use crate::backend::{trial_dtypes, Backend, BackendError, Outcome};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
 
 /// The smallest reply line limit of a case, in bytes (64 MiB); see [`reply_line_limit`].
@@ -81,6 +81,77 @@ pub struct Capabilities {
     /// Per op, the dtypes it supports; an op absent here supports every dtype.
     pub dtypes: BTreeMap<String, BTreeSet<String>>,
     pub targets: BTreeSet<String>,
+}
+
+/// A name in a hello that the suite does not know: a typo there would silently skip cases.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HelloProblem {
+    /// `field` is `ops` or `dtypes` (a key of it).
+    #[error("unknown op {name:?} in `{field}` (known: {})", known(Op::ALL.map(Op::name)))]
+    UnknownOp { name: String, field: &'static str },
+    #[error("unknown dtype {name:?} in `dtypes.{op}` (known: {})", known(DType::ALL.map(DType::name)))]
+    UnknownDtype { name: String, op: String },
+    #[error("unknown target {name:?} in `targets` (known: {})", known(TARGETS))]
+    UnknownTarget { name: String },
+}
+
+fn known<const N: usize>(names: [&str; N]) -> String {
+    names.join(", ")
+}
+
+/// Every unknown name of a hello.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct HelloError(pub Vec<HelloProblem>);
+
+impl Capabilities {
+    /// The capabilities of a hello, or every name in it that the suite does not know.
+    pub fn from_hello(
+        name: String,
+        ops: Vec<String>,
+        dtypes: BTreeMap<String, Vec<String>>,
+        targets: Vec<String>,
+    ) -> Result<Capabilities, HelloError> {
+        let mut problems = Vec::new();
+        let unknown_op = |name: &String, field| {
+            Op::from_name(name)
+                .is_none()
+                .then(|| HelloProblem::UnknownOp {
+                    name: name.clone(),
+                    field,
+                })
+        };
+        problems.extend(ops.iter().filter_map(|op| unknown_op(op, "ops")));
+        for (op, list) in &dtypes {
+            problems.extend(unknown_op(op, "dtypes"));
+            problems.extend(
+                list.iter()
+                    .filter(|d| DType::from_name(d).is_none())
+                    .map(|d| HelloProblem::UnknownDtype {
+                        name: d.clone(),
+                        op: op.clone(),
+                    }),
+            );
+        }
+        problems.extend(
+            targets
+                .iter()
+                .filter(|t| !TARGETS.contains(&t.as_str()))
+                .map(|t| HelloProblem::UnknownTarget { name: t.clone() }),
+        );
+        if !problems.is_empty() {
+            return Err(HelloError(problems));
+        }
+        Ok(Capabilities {
+            name,
+            ops: ops.into_iter().collect(),
+            dtypes: dtypes
+                .into_iter()
+                .map(|(op, list)| (op, list.into_iter().collect()))
+                .collect(),
+            targets: targets.into_iter().collect(),
+        })
+    }
 }
 
 /// The backend log of a run: emptied when the run starts, capped at [`BACKEND_LOG_LIMIT`].
@@ -611,17 +682,13 @@ impl ProcessBackend {
                 dtypes,
                 targets,
             }) if protocol == PROTOCOL_VERSION => {
-                let capabilities = Capabilities {
-                    name,
-                    ops: ops.into_iter().collect(),
-                    dtypes: dtypes
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(op, list)| (op, list.into_iter().collect()))
-                        .collect(),
-                    targets: targets.into_iter().collect(),
-                };
-                Ok((session, capabilities))
+                match Capabilities::from_hello(name, ops, dtypes.unwrap_or_default(), targets) {
+                    Ok(capabilities) => Ok((session, capabilities)),
+                    Err(e) => {
+                        session.kill();
+                        Err(format!("the hello of backend `{command}` names {e}"))
+                    }
+                }
             }
             Ok(Reply::Hello { protocol, .. }) => {
                 session.kill();
@@ -705,15 +772,27 @@ impl Backend for ProcessBackend {
         if let Some((target, reason)) = case.unsupported_reason(&targets) {
             return Err(format!("restricted on {target}: {reason}"));
         }
-        if let (Some(dtypes), Some(dtype)) = (self.capabilities.dtypes.get(op), case.dtype) {
-            if !dtypes.contains(dtype.name()) {
-                return Err(format!(
-                    "{} does not support {op} in {dtype}",
-                    self.capabilities.name
-                ));
-            }
+        let excluded = self.excluded_dtypes(case);
+        // An error case is sent anyway: the backend must still reject what it cannot run.
+        if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
+            let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
+            return Err(format!(
+                "{} does not support {op} in {}",
+                self.capabilities.name,
+                names.join(", ")
+            ));
         }
         Ok(())
+    }
+
+    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        match self.capabilities.dtypes.get(case.op.name()) {
+            Some(listed) => trial_dtypes(case)
+                .into_iter()
+                .filter(|d| !listed.contains(d.name()))
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {

@@ -188,8 +188,10 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
     let verdict = match record.status {
         Status::Passed => "passed",
         Status::Failed => "failed",
-        Status::Unsupported => "skipped",
+        Status::Unsupported => "skipped (unsupported)",
+        Status::Excluded => "skipped (excluded by the hello)",
         Status::KnownFailure => "known failure",
+        Status::ImplementationDefined => "implementation-defined divergence",
         Status::NotRun => "not run",
     };
     println!("verdict: {verdict}");

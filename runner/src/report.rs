@@ -1,35 +1,109 @@
 //! What a run found, kept per trial and written as a JSON report, a JUnit file and an
-//! op × dtype table.
+//! op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
+//! read back ([`read`]) for `runner report` and `runner diff`.
+//!
+//! A run whose trials all pass one by one can still be no pass: when nothing passed, or when
+//! the backend answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials it
+//! was sent, a user who did not ask for those skips would be misled by a green run. Skips the
+//! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
+//! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
+//! runner does with skips").
+//!
+//! The JSON report is read by later versions of the runner: fields are only ever added, and a
+//! field a report lacks (one written before the field existed) reads as empty.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 /// The result of one trial, as reports show it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Passed,
     Failed,
-    /// Not run: the backend does not support it (reported by libtest as ignored).
+    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
+    /// libtest as ignored).
     Unsupported,
-    /// Failed as an expectations entry says it does (reported as ignored).
+    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
     KnownFailure,
+    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
+    /// target it declares) (reported as ignored).
+    Excluded,
+    /// An implementation-defined case on which the backend differs from the reference's
+    /// reading (reported as ignored, with the difference).
+    ImplementationDefined,
     /// Not sent: the backend was given up on (it failed to start too often). Fails the run;
     /// a JUnit error, and counted as failed in the table.
     NotRun,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+impl Status {
+    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
+    fn is_skip(self) -> bool {
+        matches!(
+            self,
+            Status::Unsupported | Status::KnownFailure | Status::Excluded
+        )
+    }
+
+    /// As the JSON report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+            Status::KnownFailure => "known_failure",
+            Status::Excluded => "excluded",
+            Status::ImplementationDefined => "implementation_defined",
+            Status::NotRun => "not_run",
+        }
+    }
+}
+
+/// The share of the trials sent to a backend that it may answer `unsupported` without being
+/// asked (by its hello or the expectations file) before the run fails.
+pub const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub name: String,
     pub op: String,
+    /// The dtype the trial is filed under ([`crate::backend::primary_dtype`]).
     pub dtype: Option<String>,
+    /// Every dtype the trial involves ([`crate::backend::trial_dtypes`]).
+    #[serde(default)]
+    pub dtypes: Vec<String>,
     pub status: Status,
     /// The failure report or the reason it was not run; empty when it passed.
     pub message: String,
     pub seconds: f64,
+    /// The clause ids the trial's case names (none for a problem found before running, such as
+    /// a spec error).
+    #[serde(default)]
+    pub clauses: Vec<String>,
+    /// The expectations entry that made the trial a known failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<Known>,
+    /// The command that replays the trial alone ([`crate::replay::command`]); none for a trial
+    /// that is no case (a spec error, a stale expectation, an unused golden).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+}
+
+/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Known {
+    /// The clause the backend breaks.
+    pub clause: String,
+    /// `semantics`, `defect` or `adapter`.
+    pub class: String,
+    pub reason: String,
+    /// The entry's line in the expectations file.
+    pub line: usize,
 }
 
 #[derive(Serialize)]
@@ -39,7 +113,11 @@ struct JsonReport<'a> {
     failed: usize,
     unsupported: usize,
     known_failures: usize,
+    excluded: usize,
+    implementation_defined: usize,
     not_run: usize,
+    /// Why the run is no pass although no trial failed ([`run_problems`]).
+    problems: &'a [String],
     trials: &'a [Record],
 }
 
@@ -47,20 +125,25 @@ fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
-pub fn json(backend: &str, records: &[Record]) -> String {
+pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
     let report = JsonReport {
         backend,
         passed: count(records, Status::Passed),
         failed: count(records, Status::Failed),
         unsupported: count(records, Status::Unsupported),
         known_failures: count(records, Status::KnownFailure),
+        excluded: count(records, Status::Excluded),
+        implementation_defined: count(records, Status::ImplementationDefined),
         not_run: count(records, Status::NotRun),
+        problems,
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
 }
 
-fn xml_escape(text: &str) -> String {
+/// `text` as XML or HTML text or attribute value; control characters other than newline and tab
+/// are dropped (XML 1.0 cannot hold them).
+pub(crate) fn xml_escape(text: &str) -> String {
     text.chars()
         .filter(|&c| c == '\n' || c == '\t' || c >= ' ')
         .map(|c| match c {
@@ -73,28 +156,92 @@ fn xml_escape(text: &str) -> String {
         .collect()
 }
 
-/// JUnit XML: one `testsuite` per op.
-pub fn junit(backend: &str, records: &[Record]) -> String {
+/// One line per trial status with its count: `passed 12, failed 0, ...`.
+pub fn summary(records: &[Record]) -> String {
+    let counts = [
+        (Status::Passed, "passed"),
+        (Status::Failed, "failed"),
+        (Status::Unsupported, "unsupported"),
+        (Status::Excluded, "excluded by the hello"),
+        (Status::KnownFailure, "known failures"),
+        (Status::ImplementationDefined, "implementation-defined"),
+        (Status::NotRun, "not run"),
+    ];
+    counts
+        .iter()
+        .map(|(status, label)| format!("{} {label}", count(records, *status)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why a run is no pass although its trials may all be: nothing passed, or the backend
+/// answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials sent to it.
+pub fn run_problems(records: &[Record]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if records.is_empty() {
+        return problems;
+    }
+    let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
+    if count(records, Status::Passed) == 0 {
+        problems.push(format!(
+            "nothing passed: {} of {} trials; {advice}",
+            summary(records),
+            records.len()
+        ));
+    }
+    let sent = records
+        .iter()
+        .filter(|r| !matches!(r.status, Status::Excluded | Status::NotRun))
+        .count();
+    let unsupported = count(records, Status::Unsupported);
+    if sent > 0 && unsupported as f64 > MAX_UNSUPPORTED_SHARE * sent as f64 {
+        problems.push(format!(
+            "{unsupported} of {sent} trials sent to the backend ({:.1} %) were answered `unsupported`, more than the {} % a run may skip unasked; declare what the backend lacks in its hello (ops, dtypes, targets), list those cases in the expectations file, or {advice}",
+            100.0 * unsupported as f64 / sent as f64,
+            MAX_UNSUPPORTED_SHARE * 100.0
+        ));
+    }
+    problems
+}
+
+/// JUnit XML: one `testsuite` per op, and a failing `run` suite holding the `problems` of
+/// the run. Each trial that neither passed nor failed carries its status as the property
+/// `opspec.status`; an implementation-defined divergence is neither failed nor skipped (it
+/// ran, and its answer is acceptable).
+pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
     let mut by_op: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for record in records {
         by_op.entry(&record.op).or_default().push(record);
     }
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let skipped = |rs: &[&Record]| {
-        rs.iter()
-            .filter(|r| matches!(r.status, Status::Unsupported | Status::KnownFailure))
-            .count()
-    };
+    let skipped = |rs: &[&Record]| rs.iter().filter(|r| r.status.is_skip()).count();
     let all: Vec<&Record> = records.iter().collect();
     let _ = writeln!(
         xml,
         "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
         xml_escape(backend),
-        records.len(),
-        count(records, Status::Failed),
+        records.len() + problems.len(),
+        count(records, Status::Failed) + problems.len(),
         count(records, Status::NotRun),
         skipped(&all)
     );
+    if !problems.is_empty() {
+        let _ = writeln!(
+            xml,
+            "  <testsuite name=\"run\" tests=\"{0}\" failures=\"{0}\" errors=\"0\" skipped=\"0\">",
+            problems.len()
+        );
+        for (index, problem) in problems.iter().enumerate() {
+            let _ = writeln!(
+                xml,
+                "    <testcase classname=\"run\" name=\"problem_{}\" time=\"0\"><failure message=\"{}\">{}</failure></testcase>",
+                index + 1,
+                xml_escape(problem),
+                xml_escape(problem)
+            );
+        }
+        xml.push_str("  </testsuite>\n");
+    }
     for (op, records) in by_op {
         let failures = records
             .iter()
@@ -147,10 +294,19 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
                         xml_escape(&r.message)
                     );
                 }
-                Status::Unsupported | Status::KnownFailure => {
+                Status::Unsupported | Status::KnownFailure | Status::Excluded => {
                     let _ = writeln!(
                         xml,
-                        "><skipped message=\"{}\"/></testcase>",
+                        "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><skipped message=\"{}\"/></testcase>",
+                        r.status.name(),
+                        xml_escape(&r.message)
+                    );
+                }
+                Status::ImplementationDefined => {
+                    let _ = writeln!(
+                        xml,
+                        "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><system-out>{}</system-out></testcase>",
+                        r.status.name(),
                         xml_escape(&r.message)
                     );
                 }
@@ -163,9 +319,9 @@ pub fn junit(backend: &str, records: &[Record]) -> String {
 }
 
 /// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
-/// (unsupported or known failure) per cell.
+/// (unsupported, excluded, known failure) / implementation-defined divergences per cell.
 pub fn table(records: &[Record]) -> String {
-    let mut cells: BTreeMap<(&str, &str), [usize; 3]> = BTreeMap::new();
+    let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
     for r in records {
         let dtype = r.dtype.as_deref().unwrap_or("-");
@@ -176,7 +332,8 @@ pub fn table(records: &[Record]) -> String {
         cell[match r.status {
             Status::Passed => 0,
             Status::Failed | Status::NotRun => 1,
-            Status::Unsupported | Status::KnownFailure => 2,
+            Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
+            Status::ImplementationDefined => 3,
         }] += 1;
     }
     dtypes.sort();
@@ -185,24 +342,143 @@ pub fn table(records: &[Record]) -> String {
         ops.dedup();
         ops
     };
-    let width = 11;
-    let mut text = format!("{:<12}", "pass/fail/skip");
+    let width = 13;
+    let mut text = format!("{:<20}", "pass/fail/skip/impl");
     for dtype in &dtypes {
         let _ = write!(text, "{dtype:>width$}");
     }
     text.push('\n');
     for op in ops {
-        let _ = write!(text, "{op:<12}");
+        let _ = write!(text, "{op:<20}");
         for dtype in &dtypes {
             let cell = match cells.get(&(op, *dtype)) {
-                Some([p, f, s]) => format!("{p}/{f}/{s}"),
+                Some([p, f, s, d]) => format!("{p}/{f}/{s}/{d}"),
                 None => ".".into(),
             };
             let _ = write!(text, "{cell:>width$}");
         }
         text.push('\n');
     }
+    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence\n");
     text
+}
+
+/// The order reports list the statuses in, and how they name them to people.
+impl Status {
+    /// Every status, in the order pages and lists show them.
+    pub const ALL: [Status; 7] = [
+        Status::Passed,
+        Status::Failed,
+        Status::KnownFailure,
+        Status::Unsupported,
+        Status::ImplementationDefined,
+        Status::Excluded,
+        Status::NotRun,
+    ];
+
+    /// Whether a trial of this status fails the run.
+    pub fn fails(self) -> bool {
+        matches!(self, Status::Failed | Status::NotRun)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::KnownFailure => "known failure",
+            Status::Unsupported => "unsupported",
+            Status::ImplementationDefined => "implementation-defined",
+            Status::Excluded => "excluded",
+            Status::NotRun => "not run",
+        }
+    }
+}
+
+/// The lines of a failure report that describe the case rather than the problem
+/// ([`crate::verdict::describe_case`]), and the replay line that ends it.
+const CASE_LINES: [&str; 8] = [
+    "case:",
+    "source:",
+    "inputs:",
+    "attrs:",
+    "compare:",
+    "note:",
+    "round trip:",
+    "replay:",
+];
+
+impl Record {
+    /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
+    /// it was not run, or the first line of its failure report after the case's description.
+    /// Empty when it passed. Works on reports of any version (it reads the message).
+    pub fn reason(&self) -> String {
+        if let Some(known) = &self.known {
+            return known.reason.clone();
+        }
+        let mut lines = self
+            .message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !CASE_LINES.iter().any(|p| l.starts_with(p)));
+        let line = lines.next().unwrap_or("");
+        let line = line.strip_prefix("known failure: ").unwrap_or(line);
+        // A line announcing a list ("2 of 4 elements differ ...; first 2:") with its first item.
+        match lines.next() {
+            Some(next) if line.ends_with(':') => format!("{line} {next}"),
+            _ => line.to_owned(),
+        }
+    }
+}
+
+/// A JSON report read back ([`read`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub path: PathBuf,
+    /// The backend's name, as its hello gave it.
+    pub backend: String,
+    pub trials: Vec<Record>,
+}
+
+/// The fields of a JSON report that are read back; the counts are derived from the trials.
+#[derive(Deserialize)]
+struct ReportFile {
+    backend: String,
+    trials: Vec<Record>,
+}
+
+/// Why a JSON report cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReadError {
+    #[error("cannot read the report {}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{} is not a JSON report of `runner --report-json`: {message}", path.display())]
+    Format { path: PathBuf, message: String },
+    #[error("{}: trial `{trial}` is reported twice", path.display())]
+    Duplicate { path: PathBuf, trial: String },
+}
+
+/// Reads a report written by `--report-json`, of this version or an earlier one.
+pub fn read(path: &Path) -> Result<Report, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::Read {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = file.trials.iter().find(|r| !seen.insert(r.name.as_str())) {
+        return Err(ReadError::Duplicate {
+            path: path.to_owned(),
+            trial: twice.name.clone(),
+        });
+    }
+    Ok(Report {
+        path: path.to_owned(),
+        backend: file.backend,
+        trials: file.trials,
+    })
 }
 
 #[cfg(test)]
@@ -214,9 +490,13 @@ mod tests {
             name: name.into(),
             op: name.split("::").next().unwrap().into(),
             dtype: dtype.map(Into::into),
+            dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
             message: message.into(),
             seconds: 0.001,
+            clauses: vec!["slice.mode.strict".into()],
+            known: None,
+            replay: Some(format!("runner replay {name}")),
         }
     }
 
@@ -232,13 +512,13 @@ mod tests {
         assert!(
             table
                 .lines()
-                .any(|l| l.starts_with("slice") && l.contains("1/1/0")),
+                .any(|l| l.starts_with("slice") && l.contains("1/1/0/0")),
             "{table}"
         );
         assert!(
             table
                 .lines()
-                .any(|l| l.starts_with("shuffle") && l.contains("0/0/1")),
+                .any(|l| l.starts_with("shuffle") && l.contains("0/0/1/0")),
             "{table}"
         );
     }
@@ -254,7 +534,7 @@ mod tests {
             ),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let xml = junit("numpy", &records);
+        let xml = junit("numpy", &records, &[]);
         assert!(
             xml.contains("<testcase classname=\"slice.f\" name=\"c::int8\""),
             "{xml}"
@@ -264,8 +544,83 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
-        let json = json("numpy", &records);
+        let json = json("numpy", &records, &[]);
         assert!(json.contains("\"failed\": 1"), "{json}");
+    }
+
+    #[test]
+    fn an_implementation_defined_divergence_is_its_own_status_everywhere() {
+        let message = "implementation-defined: differs from the reference's reading (x)";
+        let records = [
+            record(
+                "scale::s::c::float32",
+                Some("float32"),
+                Status::ImplementationDefined,
+                message,
+            ),
+            record("scale::s::d::float32", Some("float32"), Status::Passed, ""),
+        ];
+        let json = json("numpy", &records, &[]);
+        assert!(
+            json.contains("\"status\": \"implementation_defined\""),
+            "{json}"
+        );
+        assert!(json.contains("\"implementation_defined\": 1"), "{json}");
+        assert!(json.contains("\"unsupported\": 0"), "{json}");
+        let xml = junit("numpy", &records, &[]);
+        assert!(
+            xml.contains("<property name=\"opspec.status\" value=\"implementation_defined\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("failures=\"0\" errors=\"0\" skipped=\"0\""),
+            "{xml}"
+        );
+        let table = table(&records);
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("scale") && l.contains("1/0/0/1")),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_run_with_nothing_passed_or_too_many_unasked_skips_is_no_pass() {
+        let unsupported =
+            |i: usize| record(&format!("slice::f::u{i}"), None, Status::Unsupported, "no");
+        // Nothing passed: excluded and known failures alone are no pass.
+        let none = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::b", None, Status::KnownFailure, "known"),
+        ];
+        let problems = run_problems(&none);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("nothing passed: 0 passed"),
+            "{problems:?}"
+        );
+        // 1 unsupported reply in 10 sent trials is within the share; 2 in 11 is not.
+        let mut records: Vec<Record> = (0..9)
+            .map(|i| record(&format!("slice::f::p{i}"), None, Status::Passed, ""))
+            .collect();
+        records.push(unsupported(0));
+        records.push(record("slice::f::x", None, Status::Excluded, "hello"));
+        assert_eq!(run_problems(&records), Vec::<String>::new());
+        records.push(unsupported(1));
+        let problems = run_problems(&records);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "2 of 11 trials sent to the backend (18.2 %) were answered `unsupported`"
+            ),
+            "{problems:?}"
+        );
+        let xml = junit("numpy", &records, &problems);
+        assert!(
+            xml.contains("<testsuite name=\"run\" tests=\"1\" failures=\"1\""),
+            "{xml}"
+        );
     }
 
     #[test]
@@ -274,10 +629,94 @@ mod tests {
             record("slice::f::c", None, Status::NotRun, "not run: gone"),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let xml = junit("numpy", &records);
+        let xml = junit("numpy", &records, &[]);
         assert!(xml.contains("errors=\"1\""), "{xml}");
         assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
-        assert!(json("numpy", &records).contains("\"not_run\": 1"));
-        assert!(table(&records).contains("1/1/0"), "{}", table(&records));
+        assert!(json("numpy", &records, &[]).contains("\"not_run\": 1"));
+        assert!(table(&records).contains("1/1/0/0"), "{}", table(&records));
+    }
+
+    /// A scratch file holding `text`, removed on drop.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, text: &str) -> Scratch {
+            let path = std::env::temp_dir()
+                .join(format!("opspec-report-{name}-{}.json", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_report_reads_back_and_one_without_the_newer_fields_too() {
+        let records = [
+            record(
+                "slice::f::c::int8",
+                Some("int8"),
+                Status::Failed,
+                "case: x\n1 of 4 elements differ; first 1:\n  at [1]: expected 1, got 2\nreplay: r",
+            ),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let file = Scratch::new("round-trip", &json("numpy", &records, &[]));
+        let report = read(&file.0).unwrap();
+        assert_eq!(report.backend, "numpy");
+        assert_eq!(report.trials, records);
+        assert_eq!(
+            report.trials[0].reason(),
+            "1 of 4 elements differ; first 1: at [1]: expected 1, got 2"
+        );
+        // As `--report-json` wrote it before clauses, known failures and replay commands.
+        let old = Scratch::new(
+            "old",
+            r#"{"backend": "onnxruntime", "passed": 0, "failed": 0, "unsupported": 0,
+                "known_failures": 1, "not_run": 0, "trials": [{"name": "slice::f::e",
+                "op": "slice", "dtype": null, "status": "known_failure",
+                "message": "known failure: clamps\ncase:   slice::f::e (x.yaml)\ngot 1",
+                "seconds": 0.5}]}"#,
+        );
+        let report = read(&old.0).unwrap();
+        let trial = &report.trials[0];
+        assert!(trial.clauses.is_empty() && trial.known.is_none() && trial.replay.is_none());
+        assert_eq!(trial.reason(), "clamps");
+    }
+
+    #[test]
+    fn what_is_no_report_is_an_error_naming_the_file() {
+        let missing = std::env::temp_dir().join("opspec-report-no-such-file.json");
+        assert!(matches!(read(&missing), Err(ReadError::Read { .. })));
+        let junit = Scratch::new("junit", "<?xml version=\"1.0\"?>");
+        let error = read(&junit.0).unwrap_err();
+        assert!(matches!(error, ReadError::Format { .. }));
+        assert!(
+            error.to_string().contains(&junit.0.display().to_string()),
+            "{error}"
+        );
+        let unknown = Scratch::new(
+            "status",
+            r#"{"backend": "b", "trials": [{"name": "a", "op": "slice", "dtype": null,
+                "status": "maybe", "message": "", "seconds": 0}]}"#,
+        );
+        let error = read(&unknown.0).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `maybe`"), "{error}");
+        let records = [record("slice::f::d", None, Status::Passed, "")];
+        let twice = Scratch::new(
+            "twice",
+            &json("b", &[records[0].clone(), records[0].clone()], &[]),
+        );
+        assert_eq!(
+            read(&twice.0),
+            Err(ReadError::Duplicate {
+                path: twice.0.clone(),
+                trial: "slice::f::d".into()
+            })
+        );
     }
 }

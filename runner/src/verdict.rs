@@ -3,13 +3,19 @@
 //! Outputs are compared as [`opspec::compare`] says: layout ops bit for bit, Scale within the
 //! case's tolerance or the default for its output dtype. A case marked
 //! `implementation_defined` holds the reference's reading of undocumented behaviour: the
-//! reference must match it, while another backend whose values differ (or that rejects the
-//! case) is reported as skipped with the difference as the reason, not as a failure. A wrong
-//! dtype or shape still fails.
+//! reference must match it, while another backend whose values differ, that rejects the case,
+//! or (for a case that expects an error) that returns outputs or another error kind, gets the
+//! verdict [`Verdict::ImplementationDefined`] with the difference as the reason, not a failure.
+//! A wrong dtype, shape or output count still fails.
+//!
+//! A case expecting an error is sent even when the backend's hello excludes one of its dtypes
+//! (a backend must still reject input it does not support); since the case then breaks a
+//! second rule for that backend, `unsupported_dtype` passes in place of the expected kind
+//! (docs/protocol.md, "What the runner does with a hello").
 
 use opspec::compare::{compare, comparison_for, Comparison};
 use opspec::spec::{Case, Expectation};
-use opspec::Tensor;
+use opspec::{DType, ErrorKind, Tensor};
 
 use crate::backend::Outcome;
 
@@ -18,7 +24,14 @@ use crate::backend::Outcome;
 pub enum Verdict {
     Pass,
     Fail(String),
+    /// The backend replied `unsupported` to a case its hello did not exclude.
     Unsupported(String),
+    /// Not run because the backend's hello excludes it (op, dtype, or a restriction of a target
+    /// it declares), or an `unsupported` reply to such a case.
+    Excluded(String),
+    /// An `implementation_defined` case on which the backend differs from the reference's
+    /// reading; the reason says how.
+    ImplementationDefined(String),
     /// Not sent to the backend, for this reason (it was given up on); fails the run.
     NotRun(String),
 }
@@ -28,9 +41,27 @@ pub enum Verdict {
 /// implementations word their errors their own way), and only it is held to the expected
 /// values of an implementation-defined case.
 pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
-    // `true`: the difference is in values (or a rejection), which an implementation-defined
-    // case tolerates from other backends.
+    judge_excluding(case, outcome, is_reference, &[])
+}
+
+/// [`judge`] for a backend whose hello excludes `excluded`, dtypes of the case: an
+/// `unsupported` reply is then [`Verdict::Excluded`], and `unsupported_dtype` answers an error
+/// case whatever kind it expects.
+pub fn judge_excluding(
+    case: &Case,
+    outcome: Outcome,
+    is_reference: bool,
+    excluded: &[DType],
+) -> Verdict {
+    // `true`: the difference is in values or in the accept/reject decision (or kind), which an
+    // implementation-defined case tolerates from other backends.
     let (failure, in_values) = match (&case.expect, outcome) {
+        (_, Outcome::Unsupported(reason)) if !excluded.is_empty() => {
+            return Verdict::Excluded(format!(
+                "{reason} (its hello excludes {})",
+                dtype_list(excluded)
+            ))
+        }
         (_, Outcome::Unsupported(reason)) => return Verdict::Unsupported(reason),
         (Expectation::Outputs(expected), Outcome::Outputs(actual)) => {
             if expected.len() != actual.len() {
@@ -63,12 +94,13 @@ pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
                 "expected error `{kind}`, but got outputs {}",
                 describe_tensors(&actual)
             ),
-            false,
+            true,
         ),
         (Expectation::Error { kind, message }, Outcome::Rejected { kind: got, message: text }) => {
             match got {
+                Some(ErrorKind::UnsupportedDtype) if !excluded.is_empty() => return Verdict::Pass,
                 Some(got) if got != *kind => {
-                    (format!("expected error `{kind}`, got `{got}`: {text}"), false)
+                    (format!("expected error `{kind}`, got `{got}`: {text}"), true)
                 }
                 _ => match message {
                     Some(fragment) if is_reference && !text.contains(fragment.as_str()) => (
@@ -84,7 +116,7 @@ pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
     };
     if case.implementation_defined && in_values && !is_reference {
         let first = failure.lines().next().unwrap_or_default();
-        return Verdict::Unsupported(format!(
+        return Verdict::ImplementationDefined(format!(
             "implementation-defined: differs from the reference's reading ({first})"
         ));
     }
@@ -139,6 +171,15 @@ pub fn describe_case(case: &Case) -> String {
     text
 }
 
+/// `fp8, int8`.
+fn dtype_list(dtypes: &[DType]) -> String {
+    dtypes
+        .iter()
+        .map(|d| d.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn describe_tensors(tensors: &[Tensor]) -> String {
     tensors
         .iter()
@@ -151,6 +192,8 @@ fn describe_tensors(tensors: &[Tensor]) -> String {
 mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
+
+    use crate::backend::Backend;
 
     use opspec::spec::load_dirs;
     use opspec::DType;
@@ -277,7 +320,7 @@ cases:
         );
         let verdict = judge(case, Outcome::Outputs(vec![other.clone()]), false);
         assert!(
-            matches!(&verdict, Verdict::Unsupported(reason) if reason.starts_with("implementation-defined")),
+            matches!(&verdict, Verdict::ImplementationDefined(reason) if reason.starts_with("implementation-defined")),
             "{verdict:?}"
         );
         assert!(matches!(
@@ -290,5 +333,83 @@ cases:
             judge(case, Outcome::Outputs(vec![wrong]), false),
             Verdict::Fail(_)
         ));
+    }
+
+    #[test]
+    fn implementation_defined_error_cases_bind_only_the_reference() {
+        let yaml = r#"
+cases:
+  - name: power_on_channel_axis_one
+    source: "test: an error the vendor may not raise"
+    implementation_defined: true
+    attrs: {mode: uniform, channel_axis: 4}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 2], data: [[[[1, 2]]]]}
+    error: {kind: invalid_channel_axis}
+"#;
+        let cases = load_scale("impl-error", yaml);
+        let case = &cases[0];
+        let reference = crate::backend::Reference.run(case).unwrap();
+        assert_eq!(judge(case, reference, true), Verdict::Pass);
+        let outputs = Outcome::Outputs(vec![Tensor::from_bits(
+            DType::Float32,
+            vec![1, 1, 1, 2],
+            vec![0, 0],
+        )]);
+        // Outputs where the reference rejects: a divergence for another backend...
+        let verdict = judge(case, outputs.clone(), false);
+        assert!(
+            matches!(&verdict, Verdict::ImplementationDefined(reason)
+                if reason.contains("expected error `invalid_channel_axis`, but got outputs")),
+            "{verdict:?}"
+        );
+        // ...a failure for the reference.
+        assert!(matches!(judge(case, outputs, true), Verdict::Fail(_)));
+        // Another kind is a divergence too.
+        let other_kind = Outcome::Rejected {
+            kind: Some(ErrorKind::InvalidRank),
+            message: "rank".into(),
+        };
+        assert!(matches!(
+            judge(case, other_kind.clone(), false),
+            Verdict::ImplementationDefined(_)
+        ));
+        assert!(matches!(judge(case, other_kind, true), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn an_excluded_dtype_may_be_rejected_as_unsupported_dtype() {
+        let yaml = r#"
+cases:
+  - name: bad_axis
+    source: "test"
+    attrs: {mode: uniform, channel_axis: 4}
+    inputs:
+      input: {dtype: float16, shape: [1, 1, 1, 2], data: [[[[1, 2]]]]}
+    error: {kind: invalid_channel_axis}
+"#;
+        let cases = load_scale("excluded", yaml);
+        let case = &cases[0];
+        let rejected = Outcome::Rejected {
+            kind: Some(ErrorKind::UnsupportedDtype),
+            message: "no float16".into(),
+        };
+        assert_eq!(
+            judge_excluding(case, rejected.clone(), false, &[DType::Float16]),
+            Verdict::Pass
+        );
+        assert!(matches!(
+            judge(case, rejected, false),
+            Verdict::Fail(report) if report.contains("got `unsupported_dtype`")
+        ));
+        let unsupported = Outcome::Unsupported("no float16".into());
+        assert_eq!(
+            judge_excluding(case, unsupported.clone(), false, &[DType::Float16]),
+            Verdict::Excluded("no float16 (its hello excludes float16)".into())
+        );
+        assert_eq!(
+            judge(case, unsupported, false),
+            Verdict::Unsupported("no float16".into())
+        );
     }
 }

@@ -36,21 +36,16 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs the suite through `backend` with extra `args`: whether the run succeeded, its stdout,
 /// and its JSON report.
 fn run_with_report(name: &str, backend: &str, args: &[&str]) -> (bool, String, serde_json::Value) {
-    let dir = scratch(name);
-    let report = dir.join("report.json");
-    let run = runner()
-        .args(["--backend", backend])
-        .args(args)
-        .arg("--report-json")
-        .arg(&report)
-        .arg("--backend-log")
-        .arg(dir.join("backend.log"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
-    let json = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    std::fs::remove_dir_all(dir).unwrap();
-    (run.status.success(), stdout, json)
+    let ran = run_full(name, backend, args, &[]);
+    (ran.code == Some(0), ran.stdout, ran.json.unwrap())
+}
+
+/// How many trials start with `prefix`.
+fn count(prefix: &str) -> usize {
+    trial_names()
+        .iter()
+        .filter(|n| n.starts_with(prefix))
+        .count()
 }
 
 /// Every trial name, as `runner --list` prints them.
@@ -136,7 +131,7 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|t| t["status"] == "unsupported")
+        .filter(|t| t["status"] == "excluded")
         .inspect(|t| {
             assert!(t["message"]
                 .as_str()
@@ -222,6 +217,276 @@ fn a_backend_that_supports_no_case_is_an_error() {
         stderr.contains("backend empty supports none of the"),
         "{stderr}"
     );
+}
+
+/// What a run of the runner gave: exit code, stdout, stderr, and the JSON report if written.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    json: Option<serde_json::Value>,
+}
+
+/// Runs the runner through `backend` with extra `args` and environment `env`.
+fn run_full(name: &str, backend: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    let dir = scratch(name);
+    let report = dir.join("report.json");
+    let run = runner()
+        .env_remove("OPSPEC_ALLOW_SKIPS")
+        .envs(env.iter().copied())
+        .args(["--backend", backend])
+        .args(args)
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--backend-log")
+        .arg(dir.join("backend.log"))
+        .output()
+        .unwrap();
+    let json = std::fs::read(&report)
+        .ok()
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap());
+    std::fs::remove_dir_all(dir).unwrap();
+    Ran {
+        code: run.status.code(),
+        stdout: String::from_utf8_lossy(&run.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&run.stderr).into_owned(),
+        json,
+    }
+}
+
+/// The `(status, message)` of trial `name` in a JSON report.
+fn trial_status(json: &serde_json::Value, name: &str) -> (String, String) {
+    let trial = json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no trial {name} in the report"));
+    (
+        trial["status"].as_str().unwrap().to_owned(),
+        trial["message"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[test]
+fn a_backend_that_answers_unsupported_to_every_case_fails_the_run() {
+    let command = format!("{} --unsupported ''", faulty_backend().display());
+    let ran = run_full("all-unsupported", &command, &["slice::"], &[]);
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("nothing passed"),
+        "{}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+    let json = ran.json.unwrap();
+    assert_eq!(json["passed"], 0);
+    assert_eq!(json["unsupported"], count("slice::"), "{}", ran.stdout);
+    assert!(
+        json["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("nothing passed"),
+        "{json:?}"
+    );
+    // The user can say these skips are expected.
+    let allowed = run_full(
+        "all-unsupported-allowed",
+        &command,
+        &["slice::"],
+        &[("OPSPEC_ALLOW_SKIPS", "1")],
+    );
+    assert_eq!(allowed.code, Some(0), "{}", allowed.stderr);
+    let flag = run_full(
+        "all-unsupported-flag",
+        &command,
+        &["slice::", "--allow-skips"],
+        &[],
+    );
+    assert_eq!(flag.code, Some(0), "{}", flag.stderr);
+}
+
+#[test]
+fn unsupported_replies_beyond_a_tenth_of_the_trials_fail_the_run() {
+    let (all, few, many) = (
+        count("slice::"),
+        count("slice::clamp::"),
+        count("slice::sweep::"),
+    );
+    // The clamp cases are about 4 % of the slice trials: within the share.
+    assert!(few * 20 < all, "{few} of {all}");
+    let command = format!(
+        "{} --unsupported slice::clamp::",
+        faulty_backend().display()
+    );
+    let ran = run_full("few-unsupported", &command, &["slice::"], &[]);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.json.unwrap()["unsupported"], few);
+    // The sweep about half of them.
+    let command = format!(
+        "{} --unsupported slice::sweep::",
+        faulty_backend().display()
+    );
+    let ran = run_full("many-unsupported", &command, &["slice::"], &[]);
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    let share = 100.0 * many as f64 / all as f64;
+    assert!(
+        ran.stderr.contains(&format!(
+            "{many} of {all} trials sent to the backend ({share:.1} %) were answered `unsupported`"
+        )),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// The exit code and stderr of a run whose backend answers the hello with `hello` and then
+/// nothing. A short timeout and one case: a runner that accepted the hello times out on it.
+fn run_hello(hello: &str) -> (Option<i32>, String) {
+    let backend = format!("read hello; echo '{hello}'; cat >/dev/null");
+    let run = runner()
+        .args(["--backend", &backend, "--timeout", "1"])
+        .arg("slice::axes::axes_first_axis::int8")
+        .output()
+        .unwrap();
+    (
+        run.status.code(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn unknown_names_in_the_hello_are_an_error_listing_the_known_ones() {
+    let (code, stderr) = run_hello(
+        r#"{"type":"hello","protocol":1,"name":"typo","ops":["slice","slcie"],"dtypes":{"slice":["float32","fp16"]},"targets":["gpu"]}"#,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "unknown op \"slcie\" in `ops` (known: shuffle, slice, as_strided, scale, reformat)",
+        "unknown dtype \"fp16\" in `dtypes.slice` (known: bool, int4, int8, uint8, int32, int64, fp8, float16, bfloat16, float32)",
+        "unknown target \"gpu\" in `targets` (known: dla)",
+    ] {
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+    // An op name as a key of `dtypes` is checked too.
+    let (code, stderr) = run_hello(
+        r#"{"type":"hello","protocol":1,"name":"typo","ops":["slice"],"dtypes":{"slcie":["float32"]}}"#,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown op \"slcie\" in `dtypes`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_hello_dtypes_filter_every_tensor_and_keep_the_error_cases() {
+    // An engine without int8 and fp8 slices: it says so, and rejects them if sent anyway.
+    let hello = r#"{"type":"hello","protocol":1,"name":"no-int8","ops":["shuffle","slice","as_strided","scale","reformat"],"dtypes":{"slice":["bool","int4","uint8","int32","int64","float16","bfloat16","float32"]}}"#;
+    let command = format!(
+        "{} --hello '{hello}' --reject-dtypes int8,fp8",
+        faulty_backend().display()
+    );
+    let ran = run_full("dtypes", &command, &["slice::"], &[]);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let json = ran.json.unwrap();
+    // Its input is fp8 and its fill float32; the case lists no dtypes.
+    let (status, message) = trial_status(&json, "slice::fill::fill_converts_float32_to_fp8");
+    assert_eq!(status, "excluded", "{message}");
+    assert!(message.contains("fp8"), "{message}");
+    // An error case in int8 is still sent, and `unsupported_dtype` answers it.
+    let (status, message) = trial_status(&json, "slice::axes::axes_out_of_range::int8");
+    assert_eq!(status, "passed", "{message}");
+    // Every trial has its dtype, and the fill case both of its dtypes.
+    let trials = json["trials"].as_array().unwrap();
+    let fill = trials
+        .iter()
+        .find(|t| t["name"] == "slice::fill::fill_converts_float32_to_fp8")
+        .unwrap();
+    assert_eq!(fill["dtype"], "fp8");
+    assert_eq!(fill["dtypes"], serde_json::json!(["fp8", "float32"]));
+    let uint8 = trials
+        .iter()
+        .find(|t| t["name"] == "slice::errors::uint8_is_not_a_slice_type")
+        .unwrap();
+    assert_eq!(uint8["dtype"], "uint8");
+    assert!(trials.iter().all(|t| t["dtype"].is_string()), "{json:?}");
+    // The table has a uint8 column with the slice error case in it.
+    let table = ran
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("pass/fail"))
+        .collect::<Vec<_>>();
+    let header: Vec<&str> = table[0].split_whitespace().collect();
+    let column = header.iter().position(|h| *h == "uint8").unwrap();
+    let slice: Vec<&str> = table
+        .iter()
+        .find(|l| l.starts_with("slice"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_ne!(slice[column], ".", "{}", table.join("\n"));
+    assert!(!header.contains(&"-"), "{}", table.join("\n"));
+    // What was dropped is counted, and nothing failed.
+    assert_eq!(json["failed"], 0);
+    assert!(json["excluded"].as_u64().unwrap() > 0);
+    assert!(
+        ran.stdout.contains("excluded by the hello"),
+        "{}",
+        ran.stdout
+    );
+}
+
+#[test]
+fn known_failures_can_name_generated_trials() {
+    let names = trial_names();
+    let first = |prefix: &str| {
+        names
+            .iter()
+            .find(|n| n.starts_with(prefix))
+            .unwrap()
+            .clone()
+    };
+    let (sweep, metamorphic) = (first("shuffle::sweep::"), first("shuffle::metamorphic::"));
+    let dir = scratch("expect-generated");
+    let expectations = dir.join("faulty.expect");
+    std::fs::write(
+        &expectations,
+        format!(
+            "{sweep} | shuffle.data.bits-unchanged | defect | it flips a bit\n{metamorphic} | shuffle.data.bits-unchanged | defect | it crashes\n"
+        ),
+    )
+    .unwrap();
+    let command = format!(
+        "{} --lie {sweep} --crash {metamorphic}",
+        faulty_backend().display()
+    );
+    let ran = run_full(
+        "expect-generated-run",
+        &command,
+        &["--expectations", expectations.to_str().unwrap()],
+        &[],
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    let json = ran.json.unwrap();
+    assert_eq!(trial_status(&json, &sweep).0, "known_failure");
+    assert_eq!(trial_status(&json, &metamorphic).0, "known_failure");
+    assert_eq!(json["failed"], 0, "{}", ran.stdout);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+}
+
+#[test]
+fn an_implementation_defined_divergence_has_its_own_status() {
+    // Expects -8 first; the backend answers 8.
+    let trial = "scale::special_values::negative_base_integer_power::float32";
+    let command = format!("{} --flip-sign {trial}", faulty_backend().display());
+    let ran = run_full("impl-defined", &command, &["scale::"], &[]);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let json = ran.json.unwrap();
+    let (status, message) = trial_status(&json, trial);
+    assert_eq!(status, "implementation_defined", "{message}");
+    assert!(message.contains("differs from the reference"), "{message}");
+    assert_eq!(json["implementation_defined"], 1);
+    assert_eq!(json["unsupported"], 0);
 }
 
 /// A string no other process has in its command line.

@@ -72,7 +72,8 @@ pub(super) struct CaseDef<A = serde_yaml::Value> {
     #[schemars(schema_with = "super::schema::targets_schema")]
     unsupported_on: BTreeMap<String, String>,
     /// `true` when the vendor leaves the result undocumented and the expected value is the
-    /// reference's reading (another backend that differs is reported as skipped).
+    /// reference's reading (another backend that differs, for an error case also by returning
+    /// outputs or another kind, is reported as an implementation-defined divergence).
     #[serde(default)]
     implementation_defined: bool,
 }
