@@ -265,6 +265,7 @@ mod tests {
         Report {
             path: PathBuf::from("r.json"),
             backend: "b".into(),
+            problems: Vec::new(),
             trials: trials.iter().map(|(n, s)| record(n, *s)).collect(),
         }
     }

@@ -436,6 +436,8 @@ pub struct Report {
     pub path: PathBuf,
     /// The backend's name, as its hello gave it.
     pub backend: String,
+    /// Why the run was no pass although no trial failed ([`run_problems`]).
+    pub problems: Vec<String>,
     pub trials: Vec<Record>,
 }
 
@@ -443,6 +445,8 @@ pub struct Report {
 #[derive(Deserialize)]
 struct ReportFile {
     backend: String,
+    #[serde(default)]
+    problems: Vec<String>,
     trials: Vec<Record>,
 }
 
@@ -477,6 +481,7 @@ pub fn read(path: &Path) -> Result<Report, ReadError> {
     Ok(Report {
         path: path.to_owned(),
         backend: file.backend,
+        problems: file.problems,
         trials: file.trials,
     })
 }
@@ -665,9 +670,11 @@ mod tests {
             ),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let file = Scratch::new("round-trip", &json("numpy", &records, &[]));
+        let problems = ["nothing passed".to_owned()];
+        let file = Scratch::new("round-trip", &json("numpy", &records, &problems));
         let report = read(&file.0).unwrap();
         assert_eq!(report.backend, "numpy");
+        assert_eq!(report.problems, problems);
         assert_eq!(report.trials, records);
         assert_eq!(
             report.trials[0].reason(),
