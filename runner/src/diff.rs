@@ -249,6 +249,7 @@ mod tests {
             dtype: None,
             dtypes: Vec::new(),
             status,
+            excluded_by: None,
             message: if status == Status::Passed {
                 String::new()
             } else {

@@ -493,6 +493,7 @@ mod tests {
             dtype: dtype.map(Into::into),
             dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
+            excluded_by: None,
             message: match status {
                 Status::Passed => String::new(),
                 _ => {

@@ -18,7 +18,7 @@ use libtest_mimic::Arguments;
 use opspec::spec::Case;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::Generated;
 use crate::protocol::{run_request, WireTensor};
@@ -57,7 +57,7 @@ impl Backend for Dumping {
         self.inner.is_reference()
     }
 
-    fn supports(&self, case: &Case) -> Result<(), String> {
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         self.inner.supports(case)
     }
 
@@ -93,7 +93,7 @@ impl Backend for Transcript {
         self.inner.is_reference()
     }
 
-    fn supports(&self, case: &Case) -> Result<(), String> {
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         let supported = self.inner.supports(case);
         if let Err(reason) = &supported {
             println!("not sent: {reason}");
