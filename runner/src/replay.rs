@@ -1,7 +1,8 @@
 //! Replaying a trial: the request dump (`--dump-requests FILE`), and `runner replay TRIAL`.
 //!
 //! The dump holds every `run` request of a run, one JSON line each, exactly as the backend
-//! gets it (docs/protocol.md), in the order the trials ran; a metamorphic trial sends two.
+//! gets it (docs/protocol.md), in the order the trials ran; a metamorphic trial sends two,
+//! each with its own id.
 //! With the built-in reference it holds the requests a backend would get.
 //!
 //! Every failure report ends with the command that replays the trial
