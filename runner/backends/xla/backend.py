@@ -223,7 +223,7 @@ def run(op, attrs, inputs):
         return encode(jax.block_until_ready(y))
     except (OpError, Unsupported):
         raise
-    except (TypeError, ValueError, IndexError) as e:  # XLA's shape and type checks
+    except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:  # XLA's shape and type checks, jnp.reshape's -1
         raise OpError(None, f"xla: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
     except Exception as e:
         text = " ".join(str(e).split())
