@@ -556,7 +556,7 @@ def write_report(all_mutants, results, equivalent):
         "",
         "| | mutants |",
         "|---|---|",
-        f"| total | {total} |" + (f" (of {len(all_mutants)}; {len(not_run)} not run yet)" if not_run else ""),
+        f"| total | {total}" + (f" run, of {len(all_mutants)} ({len(not_run)} not run yet: the figures cover only the run ones)" if not_run else "") + " |",
         f"| killed | {len(killed)} |",
         f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / total:.1f} % of the total) |",
     ] + [
