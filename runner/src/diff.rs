@@ -249,6 +249,7 @@ mod tests {
             dtype: None,
             dtypes: Vec::new(),
             status,
+            excluded_by: None,
             message: if status == Status::Passed {
                 String::new()
             } else {
@@ -265,6 +266,7 @@ mod tests {
         Report {
             path: PathBuf::from("r.json"),
             backend: "b".into(),
+            problems: Vec::new(),
             trials: trials.iter().map(|(n, s)| record(n, *s)).collect(),
         }
     }

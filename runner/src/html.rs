@@ -92,6 +92,7 @@ p.clauses { font-size: 13px; }
 td.reason pre { white-space: pre-wrap; font-size: 12px; margin: 4px 0; max-height: 24em;
   overflow: auto; background: var(--head); padding: 6px; }
 details.passed { margin-top: 8px; }
+p.problem { color: var(--failed); margin: 6px 0; }
 ul.legend { list-style: none; padding: 0; margin: 8px 0 16px; }
 ul.legend li { display: inline-block; margin-right: 14px; }
 "#;
@@ -368,7 +369,19 @@ pub fn page(reports: &[Report]) -> String {
         }
         let _ = writeln!(html, "<td class=\"n\">{}</td></tr>", report.trials.len());
     }
-    html.push_str("</tbody></table>\n<ul class=\"legend\">");
+    html.push_str("</tbody></table>\n");
+    // Why a run was no pass although no trial failed (nothing passed, too many skips).
+    for (report, label) in reports.iter().zip(&labels) {
+        for problem in &report.problems {
+            let _ = writeln!(
+                html,
+                "<p class=\"problem\"><strong>{}: the run is no pass:</strong> {}</p>",
+                escape(label),
+                escape(problem)
+            );
+        }
+    }
+    html.push_str("<ul class=\"legend\">");
     for status in Status::ALL {
         let _ = write!(
             html,
@@ -480,6 +493,7 @@ mod tests {
             dtype: dtype.map(Into::into),
             dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
+            excluded_by: None,
             message: match status {
                 Status::Passed => String::new(),
                 _ => {
@@ -502,6 +516,7 @@ mod tests {
         Report {
             path: path.into(),
             backend: backend.into(),
+            problems: Vec::new(),
             trials,
         }
     }
@@ -600,6 +615,15 @@ mod tests {
             reference.contains("<code>slice.strict.in-bounds</code>&nbsp;(2)"),
             "{reference}"
         );
+    }
+
+    #[test]
+    fn a_run_that_is_no_pass_says_why() {
+        let mut reports = sample();
+        reports[1].problems = vec!["nothing <passed>".into()];
+        assert!(page(&reports).contains(
+            "<p class=\"problem\"><strong>engine &lt;x&gt;: the run is no pass:</strong> nothing &lt;passed&gt;</p>"
+        ));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`config`]): the
 //! variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
 
+pub mod attributes;
 pub mod backend;
 pub mod config;
 pub mod coverage;
@@ -110,10 +111,14 @@ impl Run {
         started: Instant,
     ) -> Result<Completion, Failed> {
         let known = self.expectations.lookup(&name);
+        let excluded_by = match &verdict {
+            Verdict::Excluded(exclusion) => Some(exclusion.by.clone()),
+            _ => None,
+        };
         let ignored =
             |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
         let (status, message, result) = match (verdict, known) {
-            (Verdict::Excluded(reason), _) => ignored(Status::Excluded, reason),
+            (Verdict::Excluded(exclusion), _) => ignored(Status::Excluded, exclusion.reason),
             (Verdict::ImplementationDefined(reason), _) => {
                 ignored(Status::ImplementationDefined, reason)
             }
@@ -174,6 +179,7 @@ impl Run {
                 .map(|d| d.name().to_owned())
                 .collect(),
             status,
+            excluded_by,
             message,
             seconds: started.elapsed().as_secs_f64(),
             clauses: case.clauses.clone(),
@@ -193,6 +199,7 @@ impl Run {
                 dtype: None,
                 dtypes: Vec::new(),
                 status: Status::Failed,
+                excluded_by: None,
                 message: message.clone(),
                 seconds: 0.0,
                 clauses: Vec::new(),
@@ -341,6 +348,9 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             report::table(&records),
             report::summary(&records)
         );
+        if let Some(line) = report::exclusion_line(&records) {
+            println!("{line}");
+        }
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.

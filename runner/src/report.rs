@@ -78,6 +78,10 @@ pub struct Record {
     #[serde(default)]
     pub dtypes: Vec<String>,
     pub status: Status,
+    /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
+    /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_by: Option<String>,
     /// The failure report or the reason it was not run; empty when it passed.
     pub message: String,
     pub seconds: f64,
@@ -114,6 +118,8 @@ struct JsonReport<'a> {
     unsupported: usize,
     known_failures: usize,
     excluded: usize,
+    /// The excluded trials per hello declaration ([`exclusions`]).
+    excluded_by: BTreeMap<&'a str, usize>,
     implementation_defined: usize,
     not_run: usize,
     /// Why the run is no pass although no trial failed ([`run_problems`]).
@@ -133,6 +139,7 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
         unsupported: count(records, Status::Unsupported),
         known_failures: count(records, Status::KnownFailure),
         excluded: count(records, Status::Excluded),
+        excluded_by: exclusions(records).into_iter().collect(),
         implementation_defined: count(records, Status::ImplementationDefined),
         not_run: count(records, Status::NotRun),
         problems,
@@ -172,6 +179,32 @@ pub fn summary(records: &[Record]) -> String {
         .map(|(status, label)| format!("{} {label}", count(records, *status)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// How many trials each hello declaration excluded, most first (then by name).
+pub fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records {
+        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+            *counts.entry(by).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    counts
+}
+
+/// `excluded: 120 by slice mode=reflect, 40 by scale dtype fp8`, or nothing when the hello
+/// excluded no trial.
+pub fn exclusion_line(records: &[Record]) -> Option<String> {
+    let counts = exclusions(records);
+    (!counts.is_empty()).then(|| {
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(by, n)| format!("{n} by {by}"))
+            .collect();
+        format!("excluded: {}", parts.join(", "))
+    })
 }
 
 /// Why a run is no pass although its trials may all be: nothing passed, or the backend
@@ -436,6 +469,8 @@ pub struct Report {
     pub path: PathBuf,
     /// The backend's name, as its hello gave it.
     pub backend: String,
+    /// Why the run was no pass although no trial failed ([`run_problems`]).
+    pub problems: Vec<String>,
     pub trials: Vec<Record>,
 }
 
@@ -443,6 +478,8 @@ pub struct Report {
 #[derive(Deserialize)]
 struct ReportFile {
     backend: String,
+    #[serde(default)]
+    problems: Vec<String>,
     trials: Vec<Record>,
 }
 
@@ -477,6 +514,7 @@ pub fn read(path: &Path) -> Result<Report, ReadError> {
     Ok(Report {
         path: path.to_owned(),
         backend: file.backend,
+        problems: file.problems,
         trials: file.trials,
     })
 }
@@ -492,12 +530,39 @@ mod tests {
             dtype: dtype.map(Into::into),
             dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
+            excluded_by: None,
             message: message.into(),
             seconds: 0.001,
             clauses: vec!["slice.mode.strict".into()],
             known: None,
             replay: Some(format!("runner replay {name}")),
         }
+    }
+
+    #[test]
+    fn exclusions_are_counted_per_declaration() {
+        let excluded = |name: &str, by: &str| Record {
+            excluded_by: Some(by.into()),
+            ..record(name, None, Status::Excluded, "hello")
+        };
+        let records = [
+            excluded("slice::f::a", "slice mode=reflect"),
+            excluded("slice::f::b", "slice dtype fp8"),
+            excluded("slice::f::c", "slice mode=reflect"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        assert_eq!(
+            exclusion_line(&records).unwrap(),
+            "excluded: 2 by slice mode=reflect, 1 by slice dtype fp8"
+        );
+        assert_eq!(exclusion_line(&records[3..]), None);
+        let json: serde_json::Value = serde_json::from_str(&json("b", &records, &[])).unwrap();
+        assert_eq!(
+            json["excluded_by"],
+            serde_json::json!({"slice mode=reflect": 2, "slice dtype fp8": 1})
+        );
+        assert_eq!(json["trials"][0]["excluded_by"], "slice mode=reflect");
+        assert!(json["trials"][3].get("excluded_by").is_none());
     }
 
     #[test]
@@ -665,9 +730,11 @@ mod tests {
             ),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let file = Scratch::new("round-trip", &json("numpy", &records, &[]));
+        let problems = ["nothing passed".to_owned()];
+        let file = Scratch::new("round-trip", &json("numpy", &records, &problems));
         let report = read(&file.0).unwrap();
         assert_eq!(report.backend, "numpy");
+        assert_eq!(report.problems, problems);
         assert_eq!(report.trials, records);
         assert_eq!(
             report.trials[0].reason(),

@@ -569,3 +569,17 @@ fn the_page_works_in_chromium_with_javascript_off() {
         png.len()
     );
 }
+
+#[test]
+fn help_lists_report_and_diff() {
+    let output = runner().arg("--help").output().unwrap();
+    let help = text(&output);
+    assert!(output.status.success(), "{help}");
+    for needle in ["\n  report ", "\n  diff "] {
+        assert!(help.contains(needle), "missing {needle:?} in:\n{help}");
+    }
+    // `report` without its page is a usage error naming the flag.
+    let output = runner().args(["report", "a.json"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("--html <FILE>"), "{}", text(&output));
+}
