@@ -144,21 +144,27 @@ fn header_mismatch(expected: &Tensor, actual: &Tensor) -> Result<(), String> {
 /// Compares bit for bit; `Err` carries the rendered report.
 pub fn compare_exact(expected: &Tensor, actual: &Tensor) -> Result<(), String> {
     header_mismatch(expected, actual)?;
-    let differing: Vec<usize> = (0..expected.len())
-        .filter(|&i| expected.bits(i) != actual.bits(i))
-        .collect();
-    if differing.is_empty() {
+    // Counted, and only the reported ones kept: an output may have 2^28 elements.
+    let mut differing = 0;
+    let mut first = Vec::with_capacity(REPORTED_ELEMENTS);
+    for i in (0..expected.len()).filter(|&i| expected.bits(i) != actual.bits(i)) {
+        differing += 1;
+        if first.len() < REPORTED_ELEMENTS {
+            first.push(i);
+        }
+    }
+    if differing == 0 {
         return Ok(());
     }
     let mut report = format!(
         "{} of {} elements differ ({} {:?}); first {}:\n",
-        differing.len(),
+        differing,
         expected.len(),
         expected.dtype,
         expected.shape,
-        differing.len().min(REPORTED_ELEMENTS)
+        first.len()
     );
-    for &i in differing.iter().take(REPORTED_ELEMENTS) {
+    for &i in &first {
         report.push_str(&format!(
             "  at {:?}: expected {}, got {}\n",
             Tensor::unravel(&expected.shape, i),
@@ -236,13 +242,33 @@ pub fn compare_within(
             "tolerance {tolerance} does not apply to {dtype} outputs (ulp is for floats, abs for integers)"
         ));
     }
-    let distances: Vec<Distance> = (0..expected.len())
-        .map(|i| distance(dtype, expected.bits(i), actual.bits(i)))
-        .collect();
-    let outside: Vec<usize> = (0..distances.len())
-        .filter(|&i| distances[i] > Distance::Finite(tolerance.bound()))
-        .collect();
-    if outside.is_empty() {
+    // One pass, keeping only what the report shows: an output may have 2^28 elements.
+    let mut outside = 0;
+    let mut first: Vec<(usize, Distance)> = Vec::with_capacity(REPORTED_ELEMENTS);
+    // The first element at the largest finite distance, and the first NaN or infinity mismatch.
+    let mut worst_finite: Option<(usize, u64)> = None;
+    let (mut unbounded, mut first_unbounded) = (0, None);
+    for i in 0..expected.len() {
+        let d = distance(dtype, expected.bits(i), actual.bits(i));
+        if d <= Distance::Finite(tolerance.bound()) {
+            continue;
+        }
+        outside += 1;
+        if first.len() < REPORTED_ELEMENTS {
+            first.push((i, d));
+        }
+        match d {
+            Distance::Unbounded => {
+                unbounded += 1;
+                first_unbounded.get_or_insert(i);
+            }
+            Distance::Finite(n) => match worst_finite {
+                Some((_, worst)) if worst >= n => {}
+                _ => worst_finite = Some((i, n)),
+            },
+        }
+    }
+    if outside == 0 {
         return Ok(());
     }
     let unit = match tolerance {
@@ -250,60 +276,37 @@ pub fn compare_within(
         Tolerance::Abs(_) => "abs",
     };
     let at = |i: usize| format!("{:?}", Tensor::unravel(&expected.shape, i));
-    // The first element at the largest distance (the largest finite one, separately).
-    let worst = |keep: &dyn Fn(Distance) -> bool| {
-        outside
-            .iter()
-            .copied()
-            .filter(|&i| keep(distances[i]))
-            .fold(None, |best: Option<usize>, i| match best {
-                Some(b) if distances[b] >= distances[i] => Some(b),
-                _ => Some(i),
-            })
-    };
-    let worst_finite = worst(&|d| d != Distance::Unbounded);
-    let unbounded = outside
-        .iter()
-        .filter(|&&i| distances[i] == Distance::Unbounded)
-        .count();
     let mut report = format!(
         "{} of {} elements are outside tolerance {tolerance} ({dtype} {:?})\n",
-        outside.len(),
+        outside,
         expected.len(),
         expected.shape,
     );
-    if let Some(i) = worst_finite {
+    if let Some((i, n)) = worst_finite {
         report.push_str(&format!(
             "worst {unit} distance: {} at {}\n",
-            distances[i],
+            Distance::Finite(n),
             at(i)
         ));
     }
-    if unbounded > 0 {
-        let first = worst(&|d| d == Distance::Unbounded).unwrap_or(outside[0]);
+    if let Some(i) = first_unbounded {
         report.push_str(&format!(
             "{unbounded} element(s) differ in NaN or infinity, first at {}: no tolerance passes\n",
-            at(first)
+            at(i)
         ));
-    } else if let Some(i) = worst_finite {
-        if let Distance::Finite(n) = distances[i] {
-            report.push_str(&format!(
-                "smallest tolerance that passes: {}\n",
-                tolerance.with_bound(n)
-            ));
-        }
-    }
-    report.push_str(&format!(
-        "first {}:\n",
-        outside.len().min(REPORTED_ELEMENTS)
-    ));
-    for &i in outside.iter().take(REPORTED_ELEMENTS) {
+    } else if let Some((_, n)) = worst_finite {
         report.push_str(&format!(
-            "  at {}: expected {}, got {} ({unit} distance {})\n",
+            "smallest tolerance that passes: {}\n",
+            tolerance.with_bound(n)
+        ));
+    }
+    report.push_str(&format!("first {}:\n", first.len()));
+    for &(i, d) in &first {
+        report.push_str(&format!(
+            "  at {}: expected {}, got {} ({unit} distance {d})\n",
             at(i),
             dtype.format_bits(expected.bits(i)),
             dtype.format_bits(actual.bits(i)),
-            distances[i],
         ));
     }
     Err(report)

@@ -28,8 +28,9 @@
 //! Nothing a user had is lost on the way:
 //!
 //! - every file is replaced whole: written to a temporary file beside it (`.<name>.blessing`)
-//!   and renamed over it; the `.npy` files of a sweep are renamed into place at the end, just
-//!   before its manifest, so an interrupted bless leaves the old goldens and at most some
+//!   and renamed over it. At the end, per sweep, the new manifest is written beside its place,
+//!   then the new `.npy` files are renamed into place, then the manifest: a bless interrupted
+//!   before that (or unable to write a manifest) leaves the old goldens and at most some
 //!   temporary files, which the next bless of that sweep clears;
 //! - only goldens shown to be orphans of a sweep that was loaded are removed: an entry of a
 //!   readable manifest that none of the sweep's cases uses, or a file that the sweep's final
@@ -804,15 +805,14 @@ impl GoldenStore {
                 _ => Manifest::new(op_value, &stem),
             };
             let dir = self.root.join(&op).join(&stem);
+            let mut moves = Vec::new();
             for (key, change) in changes {
                 match change {
                     Some(entry) => {
                         summary.written += 1;
                         let path = dir.join(file_name_of(&key));
                         if let Some(temporary) = staged.remove(&path) {
-                            std::fs::rename(&temporary, &path).map_err(|e| {
-                                format!("cannot move {} into place: {e}", temporary.display())
-                            })?;
+                            moves.push((temporary, path));
                         }
                         manifest.cases.insert(key, entry);
                     }
@@ -831,12 +831,21 @@ impl GoldenStore {
                     }
                 }
             }
+            // The manifest is written beside its place first, so that a failure to write it
+            // leaves every file of the sweep as it was; then the goldens, then the manifest.
             let path = self.manifest_path(&op, &stem);
+            let staged_manifest = temporary_path(&path);
             std::fs::create_dir_all(self.root.join(&op))
-                .and_then(|()| write_whole(&path, manifest.to_json().as_bytes()))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                .and_then(|()| std::fs::write(&staged_manifest, manifest.to_json()))
+                .map_err(|e| format!("cannot write {}: {e}", staged_manifest.display()))?;
+            moves.push((staged_manifest, path.clone()));
+            for (from, to) in moves {
+                std::fs::rename(&from, &to)
+                    .map_err(|e| format!("cannot move {} into place: {e}", from.display()))?;
+            }
             summary.manifests.push(path);
             clear_temporaries(&dir);
+            clear_temporaries(&self.root.join(&op));
             finals.insert((op, stem), manifest);
         }
         // A staged golden whose entry was not written (none today) is not kept half-done.
@@ -914,13 +923,6 @@ impl GoldenStore {
 /// listing of goldens never sees it.
 fn temporary_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{}.blessing", name_of(path)))
-}
-
-/// Replaces `path` whole: a reader sees the old file or the new one, never a part.
-fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temporary = temporary_path(path);
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(&temporary, path)
 }
 
 /// Removes the temporary files an interrupted bless left in `dir`.

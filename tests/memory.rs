@@ -4,21 +4,35 @@
 //! along the axes where they cost most (one long axis, fill and wrap-around tables, a long
 //! vector dim).
 //!
+//! Comparing two such outputs that differ everywhere holds at most [`OVERHEAD_MIB`] too.
+//!
 //! Each case runs in a child process (this binary, re-invoked with `OPSPEC_MEMORY_CASE`), which
 //! resets its peak resident memory (`/proc/self/clear_refs`) after building the input, runs
 //! the op, and reports the peak (`VmHWM`) over its resident memory before the call. Debug
 //! builds are slow on 2^28 elements, so the budget here is [`ELEMENTS`]; the bound does not
-//! depend on it.
+//! depend on it. `OPSPEC_MEMORY_ELEMENTS=268435456 cargo test --release --test memory` checks
+//! it at the default budget (a few seconds in release).
 
 use std::process::{Command, ExitCode};
 
+use opspec::compare::{compare, Comparison, Tolerance};
 use opspec::dtype::DType;
 use opspec::ops::{evaluate, Invocation, Op};
 use opspec::spec::parse_attrs;
 use opspec::tensor::{byte_len, Buffer, Tensor};
 
-/// The element budget of the children, and so each case's output element count.
+/// The element budget of the children, and so each case's output element count, unless
+/// `OPSPEC_MEMORY_ELEMENTS` gives another (a multiple of 8).
 const ELEMENTS: usize = 1 << 22;
+
+fn elements() -> usize {
+    std::env::var("OPSPEC_MEMORY_ELEMENTS")
+        .map(|n| {
+            n.parse()
+                .expect("OPSPEC_MEMORY_ELEMENTS is a number of elements")
+        })
+        .unwrap_or(ELEMENTS)
+}
 
 /// What an op may hold beyond its output: tables of at most `layout::TABLE_ENTRIES` entries,
 /// blocks of at most `layout::BLOCK_ELEMENTS` elements, and the allocator's slack.
@@ -135,15 +149,26 @@ const CASES: &[MemoryCase] = &[
     },
 ];
 
+/// Comparisons of two budget-sized float32 outputs that differ in every element: a report
+/// keeps a few of them, not a figure per element.
+const COMPARISONS: &[(&str, Comparison)] = &[
+    ("compare exact, every element differs", Comparison::Exact),
+    (
+        "compare within 1 ULP, every element differs",
+        Comparison::Within(Tolerance::Ulp(1)),
+    ),
+];
+
 fn main() -> ExitCode {
     if let Ok(name) = std::env::var("OPSPEC_MEMORY_CASE") {
         return child(&name);
     }
     let exe = std::env::current_exe().expect("the test binary");
     let mut failures = Vec::new();
-    for case in CASES {
+    let names = CASES.iter().map(|c| c.name);
+    for name in names.chain(COMPARISONS.iter().map(|c| c.0)) {
         let output = Command::new(&exe)
-            .env("OPSPEC_MEMORY_CASE", case.name)
+            .env("OPSPEC_MEMORY_CASE", name)
             .env_remove("OPSPEC_PLAIN_LAYOUT")
             .output()
             .expect("run a child");
@@ -154,28 +179,28 @@ fn main() -> ExitCode {
             .find_map(|l| l.strip_prefix("memory: "))
             .map(|l| l.split(' ').map(|f| f.parse().expect("a figure")).collect());
         let Some(&[extra, output_bytes]) = figures.as_deref() else {
-            failures.push(format!("{}: no figures from the child:\n{out}", case.name));
+            failures.push(format!("{name}: no figures from the child:\n{out}"));
             continue;
         };
         let bound = output_bytes + (OVERHEAD_MIB << 20);
         println!(
-            "{:<45} output {:>5.1} MiB, held {:>5.1} MiB over the input (bound {:.1} MiB)",
-            case.name,
+            "{:<45} output {:>6.1} MiB, held {:>6.1} MiB over the input (bound {:.1} MiB)",
+            name,
             output_bytes as f64 / (1 << 20) as f64,
             extra as f64 / (1 << 20) as f64,
             bound as f64 / (1 << 20) as f64
         );
         if extra > bound {
             failures.push(format!(
-                "{}: held {extra} bytes over its input, more than its output ({output_bytes} bytes) + {OVERHEAD_MIB} MiB",
-                case.name
+                "{name}: held {extra} bytes over its input, more than its output ({output_bytes} bytes) + {OVERHEAD_MIB} MiB"
             ));
         }
     }
     if failures.is_empty() {
         println!(
-            "memory: {} ops within their output + {OVERHEAD_MIB} MiB",
-            CASES.len()
+            "memory: {} ops and {} comparisons within their output + {OVERHEAD_MIB} MiB",
+            CASES.len(),
+            COMPARISONS.len()
         );
         ExitCode::SUCCESS
     } else {
@@ -186,16 +211,33 @@ fn main() -> ExitCode {
 
 /// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
 fn child(name: &str) -> ExitCode {
+    if let Some(&(_, comparison)) = COMPARISONS.iter().find(|c| c.0 == name) {
+        let n = elements();
+        let floats = |offset: u32| Tensor {
+            dtype: DType::Float32,
+            shape: vec![n],
+            buffer: Buffer::W32((0..n as u32).map(|i| (i & 0xffff) + offset).collect()),
+        };
+        let (expected, actual) = (floats(0x3f80_0000), floats(0x3f80_1000));
+        std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
+        let before = status_kib("VmRSS");
+        let report = compare(&expected, &actual, comparison).expect_err("every element differs");
+        let peak = status_kib("VmHWM");
+        assert!(report.contains(&format!("{n} of {n} elements")), "{report}");
+        println!("memory: {} 0", (peak.saturating_sub(before)) << 10);
+        return ExitCode::SUCCESS;
+    }
     let case = CASES.iter().find(|c| c.name == name).expect("a known case");
-    opspec::tensor::set_max_elements(ELEMENTS as u64);
+    opspec::tensor::set_max_elements(elements() as u64);
+    let n = elements();
     let attrs = case
         .attrs
-        .replace("$HALF", &(ELEMENTS / 2).to_string())
-        .replace("$LAST", &(ELEMENTS - 1).to_string())
-        .replace("$N", &ELEMENTS.to_string());
+        .replace("$HALF", &(n / 2).to_string())
+        .replace("$LAST", &(n - 1).to_string())
+        .replace("$N", &n.to_string());
     let attrs = parse_attrs(case.op, Some(serde_yaml::from_str(&attrs).expect("YAML")))
         .expect("attributes");
-    let shape = (case.shape)(ELEMENTS);
+    let shape = (case.shape)(n);
     let len: usize = shape.iter().product();
     // Built in place: a `Vec<u64>` of bits would raise the peak before the call.
     let buffer = match case.dtype.word() {
@@ -216,7 +258,7 @@ fn child(name: &str) -> ExitCode {
     let outputs = evaluate(&invocation).expect("the case is valid");
     let peak = status_kib("VmHWM");
     let output_bytes: usize = outputs.iter().map(|t| byte_len(t.dtype, t.len())).sum();
-    assert_eq!(outputs[0].len(), ELEMENTS, "a budget-sized output");
+    assert_eq!(outputs[0].len(), n, "a budget-sized output");
     println!(
         "memory: {} {output_bytes}",
         (peak.saturating_sub(before)) << 10

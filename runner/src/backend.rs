@@ -28,6 +28,22 @@ pub enum BackendError {
     NotRun(String),
 }
 
+/// Why a case is not sent: the hello declaration that excludes it, and the reason reported.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Exclusion {
+    /// The declaration, as the summary counts it: `op scale`, `target dla`,
+    /// `slice dtype fp8`, `slice mode=reflect` (docs/protocol.md, "Reports").
+    pub by: String,
+    pub reason: String,
+}
+
+impl From<Exclusion> for String {
+    fn from(exclusion: Exclusion) -> String {
+        exclusion.reason
+    }
+}
+
 /// An implementation under test, shared by every test thread.
 pub trait Backend: Send + Sync {
     fn name(&self) -> String;
@@ -37,9 +53,9 @@ pub trait Backend: Send + Sync {
         false
     }
 
-    /// `Err(reason)` when the backend declared that it does not support this case (its op,
-    /// dtype, or a restriction of its target); such a case is not sent.
-    fn supports(&self, _case: &Case) -> Result<(), String> {
+    /// `Err` when the backend declared that it does not support this case (its op, dtype, an
+    /// attribute value, or a restriction of its target); such a case is not sent.
+    fn supports(&self, _case: &Case) -> Result<(), Exclusion> {
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 //! # <trial name> | <clause id> | <class> | <one-line reason>
 //! # a name ending in `*` matches every trial that starts with the rest.
 //! slice::reflect::reflect_d2::* | slice.reflect.mirror | semantics | Pad reflect pads at most d-1 per side
-//! shuffle::dtypes::*::int4 | shuffle.dtype.listed | adapter | int4 is not implemented yet
+//! shuffle::dtypes::int4_* | shuffle.dtype.listed | adapter | int4 is not implemented yet
 //! ```
 //! Every entry names the clause of `specs/*.clauses.yaml` the backend breaks (an unknown id, or
 //! a clause of another op than the one the name starts with, is an error), and one class:
@@ -14,6 +14,8 @@
 //! - `defect`: a defect of the engine (it breaks its own documented behaviour);
 //! - `adapter`: the adapter's own limit (what its mapping onto the engine does not cover).
 //!
+//! The engine adapters' files (`runner/backends/*/known-failures.txt`) are what
+//! `scripts/engines_md.py` turns into `docs/engines.md`.
 //! A known failure that fails is reported as ignored with its reason; one that passes is a
 //! failure ("stale": remove the entry); an entry that matches no case is a failure too.
 

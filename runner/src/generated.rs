@@ -171,8 +171,12 @@ impl Generated {
                         dtype: None,
                         dtypes: Vec::new(),
                         status: Status::Passed,
+                        excluded_by: None,
                         message: format!("{done}: {}", unused.message),
                         seconds: 0.0,
+                        clauses: Vec::new(),
+                        known: None,
+                        replay: None,
                     });
                     Ok(())
                 }));
@@ -352,6 +356,13 @@ impl Run {
         };
         let mut second = first.clone();
         second.invocation = second_invocation;
+        // Its own name, hence its own request id (docs/protocol.md, "Round trips"): a reply to
+        // the first step can never be taken for the second's.
+        second.name = format!("{}::{BACK_STEP}", first.name);
+        // The way back may use a value the hello leaves out (fill, then strict_bounds).
+        if let Err(exclusion) = self.backend.supports(&second) {
+            return Verdict::Excluded(exclusion);
+        }
         let back = match step(&second, "second") {
             Ok(output) => output,
             Err(verdict) => return verdict,
@@ -371,6 +382,10 @@ impl Run {
         }
     }
 }
+
+/// What the second step of a round trip adds to the case name, and so to its request id:
+/// `<op>::metamorphic::<file>::<case>::back[::<dtype>]`.
+pub const BACK_STEP: &str = "back";
 
 /// `report` with `lines` appended on lines of their own.
 fn with_lines(mut report: String, lines: Option<String>) -> String {

@@ -4,12 +4,15 @@
 //! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`config`]): the
 //! variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
 
+pub mod attributes;
 pub mod backend;
 pub mod config;
 pub mod coverage;
+pub mod diff;
 pub mod expectations;
 pub mod fuzz;
 pub mod generated;
+pub mod html;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -105,10 +108,14 @@ impl Run {
         started: Instant,
     ) -> Result<Completion, Failed> {
         let known = self.expectations.lookup(&name);
+        let excluded_by = match &verdict {
+            Verdict::Excluded(exclusion) => Some(exclusion.by.clone()),
+            _ => None,
+        };
         let ignored =
             |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
         let (status, message, result) = match (verdict, known) {
-            (Verdict::Excluded(reason), _) => ignored(Status::Excluded, reason),
+            (Verdict::Excluded(exclusion), _) => ignored(Status::Excluded, exclusion.reason),
             (Verdict::ImplementationDefined(reason), _) => {
                 ignored(Status::ImplementationDefined, reason)
             }
@@ -151,7 +158,16 @@ impl Run {
             }
             (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
         };
+        let known = known
+            .filter(|_| status == Status::KnownFailure)
+            .map(|entry| report::Known {
+                clause: entry.clause.clone(),
+                class: entry.class.name().to_owned(),
+                reason: entry.reason.clone(),
+                line: entry.line,
+            });
         self.record(Record {
+            replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -160,8 +176,11 @@ impl Run {
                 .map(|d| d.name().to_owned())
                 .collect(),
             status,
+            excluded_by,
             message,
             seconds: started.elapsed().as_secs_f64(),
+            clauses: case.clauses.clone(),
+            known,
         });
         result
     }
@@ -177,8 +196,12 @@ impl Run {
                 dtype: None,
                 dtypes: Vec::new(),
                 status: Status::Failed,
+                excluded_by: None,
                 message: message.clone(),
                 seconds: 0.0,
+                clauses: Vec::new(),
+                known: None,
+                replay: None,
             });
             Err(Failed::from(message))
         })
@@ -316,6 +339,9 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             report::table(&records),
             report::summary(&records)
         );
+        if let Some(line) = report::exclusion_line(&records) {
+            println!("{line}");
+        }
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.

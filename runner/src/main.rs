@@ -8,12 +8,17 @@
 //!                      clauses and documented combinations no case reaches, and spec lint
 //! runner replay TRIAL [run options]
 //!                      run one trial, printing the request, the reply and the verdict
+//! runner report A.json B.json ... --html FILE
+//!                      the JSON reports of several runs (engines) on one HTML page
+//! runner diff OLD.json NEW.json
+//!                      the trials that newly fail, newly pass, appeared or disappeared
 //! ```
 //! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
 //! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
 //! filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...). Relative paths are
 //! relative to the folder `runner` is started from.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -67,6 +72,25 @@ enum Command {
         #[command(flatten)]
         options: Box<Options>,
     },
+    /// Writes the JSON reports of several runs (`--report-json`) as one self-contained HTML page:
+    /// an op × dtype × engine matrix, each cell leading to its trials
+    Report {
+        /// JSON reports written by `runner --report-json`, one column each
+        #[arg(value_name = "REPORT", required = true)]
+        reports: Vec<PathBuf>,
+        /// Where to write the page
+        #[arg(long, value_name = "FILE", required = true)]
+        html: PathBuf,
+    },
+    /// Lists the trials that newly fail, newly pass, appeared or disappeared between two JSON
+    /// reports; exit 1 on a regression (a trial that passed and no longer does, or a trial that
+    /// newly fails), 2 when a report cannot be read
+    Diff {
+        /// The earlier report (`runner --report-json`)
+        old: PathBuf,
+        /// The later report
+        new: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -86,6 +110,8 @@ fn main() -> ExitCode {
             Ok(config) => replay::main(&trial, config),
             Err(e) => fail(&e.to_string()),
         },
+        Some(Command::Report { reports, html }) => opspec_runner::html::main(&reports, &html),
+        Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
             Ok(config) => main_with(cli.test, config),

@@ -30,8 +30,10 @@ use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::tensor::byte_len;
 use opspec::{DType, ErrorKind, Op};
 
-use crate::backend::{trial_dtypes, Backend, BackendError, Outcome};
+use crate::attributes::{declarable, declarable_names};
+use crate::backend::{trial_dtypes, Backend, BackendError, Exclusion, Outcome};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
+use crate::verdict::dtype_declaration;
 
 /// The smallest reply line limit of a case, in bytes (64 MiB); see [`reply_line_limit`].
 pub const MIN_REPLY_LINE_LIMIT: usize = 64 << 20;
@@ -81,6 +83,9 @@ pub struct Capabilities {
     /// Per op, the dtypes it supports; an op absent here supports every dtype.
     pub dtypes: BTreeMap<String, BTreeSet<String>>,
     pub targets: BTreeSet<String>,
+    /// Per op, per declarable attribute ([`crate::attributes`]), the values it implements; an
+    /// attribute absent here takes every value.
+    pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -93,6 +98,14 @@ pub enum HelloProblem {
     UnknownDtype { name: String, op: String },
     #[error("unknown target {name:?} in `targets` (known: {})", known(TARGETS))]
     UnknownTarget { name: String },
+    #[error("unknown attribute {name:?} in `attributes.{op}` (known: {})", declarable_names(*op).join(", "))]
+    UnknownAttribute { name: String, op: Op },
+    #[error("unknown value {name:?} in `attributes.{op}.{attribute}` (known: {})", (declarable(*op, attribute).expect("a declarable attribute").values)().join(", "))]
+    UnknownValue {
+        name: String,
+        op: Op,
+        attribute: &'static str,
+    },
 }
 
 fn known<const N: usize>(names: [&str; N]) -> String {
@@ -111,6 +124,7 @@ impl Capabilities {
         ops: Vec<String>,
         dtypes: BTreeMap<String, Vec<String>>,
         targets: Vec<String>,
+        attributes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
     ) -> Result<Capabilities, HelloError> {
         let mut problems = Vec::new();
         let unknown_op = |name: &String, field| {
@@ -139,6 +153,29 @@ impl Capabilities {
                 .filter(|t| !TARGETS.contains(&t.as_str()))
                 .map(|t| HelloProblem::UnknownTarget { name: t.clone() }),
         );
+        let mut declared = BTreeMap::new();
+        for (op_name, lists) in attributes {
+            let Some(op) = Op::from_name(&op_name) else {
+                problems.extend(unknown_op(&op_name, "attributes"));
+                continue;
+            };
+            let per_op: &mut BTreeMap<_, _> = declared.entry(op).or_default();
+            for (name, values) in lists {
+                let Some(attribute) = declarable(op, &name) else {
+                    problems.push(HelloProblem::UnknownAttribute { name, op });
+                    continue;
+                };
+                let known = (attribute.values)();
+                problems.extend(values.iter().filter(|v| !known.contains(v)).map(|v| {
+                    HelloProblem::UnknownValue {
+                        name: v.clone(),
+                        op,
+                        attribute: attribute.name,
+                    }
+                }));
+                per_op.insert(attribute.name, values.into_iter().collect::<BTreeSet<_>>());
+            }
+        }
         if !problems.is_empty() {
             return Err(HelloError(problems));
         }
@@ -150,6 +187,7 @@ impl Capabilities {
                 .map(|(op, list)| (op, list.into_iter().collect()))
                 .collect(),
             targets: targets.into_iter().collect(),
+            attributes: declared,
         })
     }
 }
@@ -681,8 +719,15 @@ impl ProcessBackend {
                 ops,
                 dtypes,
                 targets,
+                attributes,
             }) if protocol == PROTOCOL_VERSION => {
-                match Capabilities::from_hello(name, ops, dtypes.unwrap_or_default(), targets) {
+                match Capabilities::from_hello(
+                    name,
+                    ops,
+                    dtypes.unwrap_or_default(),
+                    targets,
+                    attributes,
+                ) {
                     Ok(capabilities) => Ok((session, capabilities)),
                     Err(e) => {
                         session.kill();
@@ -760,27 +805,50 @@ impl Backend for ProcessBackend {
         self.capabilities.name.clone()
     }
 
-    fn supports(&self, case: &Case) -> Result<(), String> {
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         let op = case.op.name();
+        let backend = &self.capabilities.name;
         if !self.capabilities.ops.contains(op) {
-            return Err(format!(
-                "{} does not implement {op}",
-                self.capabilities.name
-            ));
+            return Err(Exclusion {
+                by: format!("op {op}"),
+                reason: format!("{backend} does not implement {op}"),
+            });
         }
         let targets: Vec<&String> = self.capabilities.targets.iter().collect();
         if let Some((target, reason)) = case.unsupported_reason(&targets) {
-            return Err(format!("restricted on {target}: {reason}"));
+            return Err(Exclusion {
+                by: format!("target {target}"),
+                reason: format!("restricted on {target}: {reason}"),
+            });
+        }
+        // Every case using an undeclared value is left out, error cases too: the value names
+        // a behaviour the backend does not have, so it could not tell which rule it breaks.
+        for (attribute, values) in self
+            .capabilities
+            .attributes
+            .get(&case.op)
+            .into_iter()
+            .flatten()
+        {
+            let declarable = declarable(case.op, attribute).expect("validated in the hello");
+            if let Some(value) = (declarable.used)(&case.invocation.attrs)
+                .into_iter()
+                .find(|v| !values.contains(v))
+            {
+                return Err(Exclusion {
+                    by: format!("{op} {attribute}={value}"),
+                    reason: format!("{backend} does not support {op} with {attribute} {value}"),
+                });
+            }
         }
         let excluded = self.excluded_dtypes(case);
         // An error case is sent anyway: the backend must still reject what it cannot run.
         if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
             let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
-            return Err(format!(
-                "{} does not support {op} in {}",
-                self.capabilities.name,
-                names.join(", ")
-            ));
+            return Err(Exclusion {
+                by: dtype_declaration(case, &excluded),
+                reason: format!("{backend} does not support {op} in {}", names.join(", ")),
+            });
         }
         Ok(())
     }

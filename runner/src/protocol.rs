@@ -54,6 +54,10 @@ pub enum Reply {
         dtypes: Option<BTreeMap<String, Vec<String>>>,
         #[serde(default)]
         targets: Vec<String>,
+        /// Per op, per declarable attribute, the values implemented
+        /// ([`crate::attributes`]).
+        #[serde(default)]
+        attributes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
     },
     Ok {
         id: String,

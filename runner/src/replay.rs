@@ -1,7 +1,8 @@
 //! Replaying a trial: the request dump (`--dump-requests FILE`), and `runner replay TRIAL`.
 //!
 //! The dump holds every `run` request of a run, one JSON line each, exactly as the backend
-//! gets it (docs/protocol.md), in the order the trials ran; a metamorphic trial sends two.
+//! gets it (docs/protocol.md), in the order the trials ran; a metamorphic trial sends two,
+//! each with its own id.
 //! With the built-in reference it holds the requests a backend would get.
 //!
 //! Every failure report ends with the command that replays the trial
@@ -18,7 +19,7 @@ use libtest_mimic::Arguments;
 use opspec::spec::Case;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::Generated;
 use crate::protocol::{run_request, WireTensor};
@@ -57,7 +58,7 @@ impl Backend for Dumping {
         self.inner.is_reference()
     }
 
-    fn supports(&self, case: &Case) -> Result<(), String> {
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         self.inner.supports(case)
     }
 
@@ -93,7 +94,7 @@ impl Backend for Transcript {
         self.inner.is_reference()
     }
 
-    fn supports(&self, case: &Case) -> Result<(), String> {
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         let supported = self.inner.supports(case);
         if let Err(reason) = &supported {
             println!("not sent: {reason}");

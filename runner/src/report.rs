@@ -1,5 +1,6 @@
 //! What a run found, kept per trial and written as a JSON report, a JUnit file and an
-//! op × dtype table; and whether the run as a whole is a pass ([`run_problems`]).
+//! op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
+//! read back ([`read`]) for `runner report` and `runner diff`.
 //!
 //! A run whose trials all pass one by one can still be no pass: when nothing passed, or when
 //! the backend answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials it
@@ -7,14 +8,19 @@
 //! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
 //! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
 //! runner does with skips").
+//!
+//! The JSON report is read by later versions of the runner: fields are only ever added, and a
+//! field a report lacks (one written before the field existed) reads as empty.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 /// The result of one trial, as reports show it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Passed,
@@ -44,7 +50,8 @@ impl Status {
         )
     }
 
-    fn name(self) -> &'static str {
+    /// As the JSON report spells it.
+    pub fn name(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
@@ -61,18 +68,46 @@ impl Status {
 /// asked (by its hello or the expectations file) before the run fails.
 pub const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub name: String,
     pub op: String,
     /// The dtype the trial is filed under ([`crate::backend::primary_dtype`]).
     pub dtype: Option<String>,
     /// Every dtype the trial involves ([`crate::backend::trial_dtypes`]).
+    #[serde(default)]
     pub dtypes: Vec<String>,
     pub status: Status,
+    /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
+    /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_by: Option<String>,
     /// The failure report or the reason it was not run; empty when it passed.
     pub message: String,
     pub seconds: f64,
+    /// The clause ids the trial's case names (none for a problem found before running, such as
+    /// a spec error).
+    #[serde(default)]
+    pub clauses: Vec<String>,
+    /// The expectations entry that made the trial a known failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<Known>,
+    /// The command that replays the trial alone ([`crate::replay::command`]); none for a trial
+    /// that is no case (a spec error, a stale expectation, an unused golden).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+}
+
+/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Known {
+    /// The clause the backend breaks.
+    pub clause: String,
+    /// `semantics`, `defect` or `adapter`.
+    pub class: String,
+    pub reason: String,
+    /// The entry's line in the expectations file.
+    pub line: usize,
 }
 
 #[derive(Serialize)]
@@ -83,6 +118,8 @@ struct JsonReport<'a> {
     unsupported: usize,
     known_failures: usize,
     excluded: usize,
+    /// The excluded trials per hello declaration ([`exclusions`]).
+    excluded_by: BTreeMap<&'a str, usize>,
     implementation_defined: usize,
     not_run: usize,
     /// Why the run is no pass although no trial failed ([`run_problems`]).
@@ -102,6 +139,7 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
         unsupported: count(records, Status::Unsupported),
         known_failures: count(records, Status::KnownFailure),
         excluded: count(records, Status::Excluded),
+        excluded_by: exclusions(records).into_iter().collect(),
         implementation_defined: count(records, Status::ImplementationDefined),
         not_run: count(records, Status::NotRun),
         problems,
@@ -110,7 +148,9 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
     serde_json::to_string_pretty(&report).expect("reports serialize")
 }
 
-fn xml_escape(text: &str) -> String {
+/// `text` as XML or HTML text or attribute value; control characters other than newline and tab
+/// are dropped (XML 1.0 cannot hold them).
+pub(crate) fn xml_escape(text: &str) -> String {
     text.chars()
         .filter(|&c| c == '\n' || c == '\t' || c >= ' ')
         .map(|c| match c {
@@ -139,6 +179,32 @@ pub fn summary(records: &[Record]) -> String {
         .map(|(status, label)| format!("{} {label}", count(records, *status)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// How many trials each hello declaration excluded, most first (then by name).
+pub fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records {
+        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+            *counts.entry(by).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    counts
+}
+
+/// `excluded: 120 by slice mode=reflect, 40 by scale dtype fp8`, or nothing when the hello
+/// excluded no trial.
+pub fn exclusion_line(records: &[Record]) -> Option<String> {
+    let counts = exclusions(records);
+    (!counts.is_empty()).then(|| {
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(by, n)| format!("{n} by {by}"))
+            .collect();
+        format!("excluded: {}", parts.join(", "))
+    })
 }
 
 /// Why a run is no pass although its trials may all be: nothing passed, or the backend
@@ -330,6 +396,129 @@ pub fn table(records: &[Record]) -> String {
     text
 }
 
+/// The order reports list the statuses in, and how they name them to people.
+impl Status {
+    /// Every status, in the order pages and lists show them.
+    pub const ALL: [Status; 7] = [
+        Status::Passed,
+        Status::Failed,
+        Status::KnownFailure,
+        Status::Unsupported,
+        Status::ImplementationDefined,
+        Status::Excluded,
+        Status::NotRun,
+    ];
+
+    /// Whether a trial of this status fails the run.
+    pub fn fails(self) -> bool {
+        matches!(self, Status::Failed | Status::NotRun)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::KnownFailure => "known failure",
+            Status::Unsupported => "unsupported",
+            Status::ImplementationDefined => "implementation-defined",
+            Status::Excluded => "excluded",
+            Status::NotRun => "not run",
+        }
+    }
+}
+
+/// The lines of a failure report that describe the case rather than the problem
+/// ([`crate::verdict::describe_case`]), and the replay line that ends it.
+const CASE_LINES: [&str; 8] = [
+    "case:",
+    "source:",
+    "inputs:",
+    "attrs:",
+    "compare:",
+    "note:",
+    "round trip:",
+    "replay:",
+];
+
+impl Record {
+    /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
+    /// it was not run, or the first line of its failure report after the case's description.
+    /// Empty when it passed. Works on reports of any version (it reads the message).
+    pub fn reason(&self) -> String {
+        if let Some(known) = &self.known {
+            return known.reason.clone();
+        }
+        let mut lines = self
+            .message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !CASE_LINES.iter().any(|p| l.starts_with(p)));
+        let line = lines.next().unwrap_or("");
+        let line = line.strip_prefix("known failure: ").unwrap_or(line);
+        // A line announcing a list ("2 of 4 elements differ ...; first 2:") with its first item.
+        match lines.next() {
+            Some(next) if line.ends_with(':') => format!("{line} {next}"),
+            _ => line.to_owned(),
+        }
+    }
+}
+
+/// A JSON report read back ([`read`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub path: PathBuf,
+    /// The backend's name, as its hello gave it.
+    pub backend: String,
+    /// Why the run was no pass although no trial failed ([`run_problems`]).
+    pub problems: Vec<String>,
+    pub trials: Vec<Record>,
+}
+
+/// The fields of a JSON report that are read back; the counts are derived from the trials.
+#[derive(Deserialize)]
+struct ReportFile {
+    backend: String,
+    #[serde(default)]
+    problems: Vec<String>,
+    trials: Vec<Record>,
+}
+
+/// Why a JSON report cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReadError {
+    #[error("cannot read the report {}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{} is not a JSON report of `runner --report-json`: {message}", path.display())]
+    Format { path: PathBuf, message: String },
+    #[error("{}: trial `{trial}` is reported twice", path.display())]
+    Duplicate { path: PathBuf, trial: String },
+}
+
+/// Reads a report written by `--report-json`, of this version or an earlier one.
+pub fn read(path: &Path) -> Result<Report, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::Read {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = file.trials.iter().find(|r| !seen.insert(r.name.as_str())) {
+        return Err(ReadError::Duplicate {
+            path: path.to_owned(),
+            trial: twice.name.clone(),
+        });
+    }
+    Ok(Report {
+        path: path.to_owned(),
+        backend: file.backend,
+        problems: file.problems,
+        trials: file.trials,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,9 +530,39 @@ mod tests {
             dtype: dtype.map(Into::into),
             dtypes: dtype.into_iter().map(Into::into).collect(),
             status,
+            excluded_by: None,
             message: message.into(),
             seconds: 0.001,
+            clauses: vec!["slice.mode.strict".into()],
+            known: None,
+            replay: Some(format!("runner replay {name}")),
         }
+    }
+
+    #[test]
+    fn exclusions_are_counted_per_declaration() {
+        let excluded = |name: &str, by: &str| Record {
+            excluded_by: Some(by.into()),
+            ..record(name, None, Status::Excluded, "hello")
+        };
+        let records = [
+            excluded("slice::f::a", "slice mode=reflect"),
+            excluded("slice::f::b", "slice dtype fp8"),
+            excluded("slice::f::c", "slice mode=reflect"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        assert_eq!(
+            exclusion_line(&records).unwrap(),
+            "excluded: 2 by slice mode=reflect, 1 by slice dtype fp8"
+        );
+        assert_eq!(exclusion_line(&records[3..]), None);
+        let json: serde_json::Value = serde_json::from_str(&json("b", &records, &[])).unwrap();
+        assert_eq!(
+            json["excluded_by"],
+            serde_json::json!({"slice mode=reflect": 2, "slice dtype fp8": 1})
+        );
+        assert_eq!(json["trials"][0]["excluded_by"], "slice mode=reflect");
+        assert!(json["trials"][3].get("excluded_by").is_none());
     }
 
     #[test]
@@ -480,5 +699,91 @@ mod tests {
         assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
         assert!(json("numpy", &records, &[]).contains("\"not_run\": 1"));
         assert!(table(&records).contains("1/1/0/0"), "{}", table(&records));
+    }
+
+    /// A scratch file holding `text`, removed on drop.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, text: &str) -> Scratch {
+            let path = std::env::temp_dir()
+                .join(format!("opspec-report-{name}-{}.json", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_report_reads_back_and_one_without_the_newer_fields_too() {
+        let records = [
+            record(
+                "slice::f::c::int8",
+                Some("int8"),
+                Status::Failed,
+                "case: x\n1 of 4 elements differ; first 1:\n  at [1]: expected 1, got 2\nreplay: r",
+            ),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let problems = ["nothing passed".to_owned()];
+        let file = Scratch::new("round-trip", &json("numpy", &records, &problems));
+        let report = read(&file.0).unwrap();
+        assert_eq!(report.backend, "numpy");
+        assert_eq!(report.problems, problems);
+        assert_eq!(report.trials, records);
+        assert_eq!(
+            report.trials[0].reason(),
+            "1 of 4 elements differ; first 1: at [1]: expected 1, got 2"
+        );
+        // As `--report-json` wrote it before clauses, known failures and replay commands.
+        let old = Scratch::new(
+            "old",
+            r#"{"backend": "onnxruntime", "passed": 0, "failed": 0, "unsupported": 0,
+                "known_failures": 1, "not_run": 0, "trials": [{"name": "slice::f::e",
+                "op": "slice", "dtype": null, "status": "known_failure",
+                "message": "known failure: clamps\ncase:   slice::f::e (x.yaml)\ngot 1",
+                "seconds": 0.5}]}"#,
+        );
+        let report = read(&old.0).unwrap();
+        let trial = &report.trials[0];
+        assert!(trial.clauses.is_empty() && trial.known.is_none() && trial.replay.is_none());
+        assert_eq!(trial.reason(), "clamps");
+    }
+
+    #[test]
+    fn what_is_no_report_is_an_error_naming_the_file() {
+        let missing = std::env::temp_dir().join("opspec-report-no-such-file.json");
+        assert!(matches!(read(&missing), Err(ReadError::Read { .. })));
+        let junit = Scratch::new("junit", "<?xml version=\"1.0\"?>");
+        let error = read(&junit.0).unwrap_err();
+        assert!(matches!(error, ReadError::Format { .. }));
+        assert!(
+            error.to_string().contains(&junit.0.display().to_string()),
+            "{error}"
+        );
+        let unknown = Scratch::new(
+            "status",
+            r#"{"backend": "b", "trials": [{"name": "a", "op": "slice", "dtype": null,
+                "status": "maybe", "message": "", "seconds": 0}]}"#,
+        );
+        let error = read(&unknown.0).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `maybe`"), "{error}");
+        let records = [record("slice::f::d", None, Status::Passed, "")];
+        let twice = Scratch::new(
+            "twice",
+            &json("b", &[records[0].clone(), records[0].clone()], &[]),
+        );
+        assert_eq!(
+            read(&twice.0),
+            Err(ReadError::Duplicate {
+                path: twice.0.clone(),
+                trial: "slice::f::d".into()
+            })
+        );
     }
 }

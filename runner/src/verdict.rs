@@ -17,7 +17,7 @@ use opspec::compare::{compare, comparison_for, Comparison};
 use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, Tensor};
 
-use crate::backend::Outcome;
+use crate::backend::{Exclusion, Outcome};
 
 /// The result of one trial.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +28,7 @@ pub enum Verdict {
     Unsupported(String),
     /// Not run because the backend's hello excludes it (op, dtype, or a restriction of a target
     /// it declares), or an `unsupported` reply to such a case.
-    Excluded(String),
+    Excluded(Exclusion),
     /// An `implementation_defined` case on which the backend differs from the reference's
     /// reading; the reason says how.
     ImplementationDefined(String),
@@ -57,10 +57,10 @@ pub fn judge_excluding(
     // implementation-defined case tolerates from other backends.
     let (failure, in_values) = match (&case.expect, outcome) {
         (_, Outcome::Unsupported(reason)) if !excluded.is_empty() => {
-            return Verdict::Excluded(format!(
-                "{reason} (its hello excludes {})",
-                dtype_list(excluded)
-            ))
+            return Verdict::Excluded(Exclusion {
+                by: dtype_declaration(case, excluded),
+                reason: format!("{reason} (its hello excludes {})", dtype_list(excluded)),
+            })
         }
         (_, Outcome::Unsupported(reason)) => return Verdict::Unsupported(reason),
         (Expectation::Outputs(expected), Outcome::Outputs(actual)) => {
@@ -172,6 +172,12 @@ pub fn describe_case(case: &Case) -> String {
 }
 
 /// `fp8, int8`.
+/// The declaration a dtype exclusion is counted under: `<op> dtype <dtype>[,<dtype>...]`.
+pub fn dtype_declaration(case: &Case, excluded: &[DType]) -> String {
+    let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
+    format!("{} dtype {}", case.op.name(), names.join(","))
+}
+
 fn dtype_list(dtypes: &[DType]) -> String {
     dtypes
         .iter()
@@ -402,7 +408,10 @@ cases:
         let unsupported = Outcome::Unsupported("no float16".into());
         assert_eq!(
             judge_excluding(case, unsupported.clone(), false, &[DType::Float16]),
-            Verdict::Excluded("no float16 (its hello excludes float16)".into())
+            Verdict::Excluded(Exclusion {
+                by: format!("{} dtype float16", case.op),
+                reason: "no float16 (its hello excludes float16)".into()
+            })
         );
         assert_eq!(
             judge(case, unsupported, false),

@@ -420,6 +420,40 @@ fn the_request_dump_holds_each_request_as_sent() {
 }
 
 #[test]
+fn no_two_requests_of_a_run_share_an_id() {
+    // The whole suite, round trips included: each of their two steps is a request of its own.
+    let scratch = Scratch::temp("ids");
+    let dump = scratch.0.join("requests.jsonl");
+    let output = runner()
+        .current_dir(repository())
+        .arg("--dump-requests")
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let dumped = std::fs::read_to_string(&dump).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    let mut round_trip_steps = 0;
+    for line in dumped.lines() {
+        let request: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = request["id"].as_str().unwrap().to_owned();
+        round_trip_steps += usize::from(id.contains("::metamorphic::"));
+        *seen.entry(id).or_insert(0) += 1;
+    }
+    let shared: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        shared.is_empty(),
+        "{} ids sent more than once, e.g. {:?}",
+        shared.len(),
+        &shared[..shared.len().min(3)]
+    );
+    assert!(
+        round_trip_steps > 0 && round_trip_steps % 2 == 0,
+        "{round_trip_steps}"
+    );
+}
+
+#[test]
 fn a_failure_report_ends_with_the_command_that_replays_it() {
     let specs = Scratch::temp("replay");
     std::fs::write(specs.0.join("slice").join("bad.yaml"), WRONG).unwrap();

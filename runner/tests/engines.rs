@@ -1,10 +1,11 @@
-//! The engine adapters of `runner/backends/`: an adapter whose
-//! packages are missing makes the run an error that names the install command, never a pass.
+//! The engine adapters of `runner/backends/`: an adapter whose packages are missing makes the run
+//! an error that names the install command, never a pass; docs/engines.md is what
+//! scripts/engines_md.py writes from their known-failures files.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-const ADAPTERS: [&str; 1] = ["onnxruntime"];
+const ADAPTERS: [&str; 3] = ["onnxruntime", "openvino", "xla"];
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -34,4 +35,20 @@ fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
         );
         assert!(String::from_utf8_lossy(&run.stdout).trim().is_empty());
     }
+}
+
+#[test]
+fn the_engines_page_is_generated_from_the_known_failures_files() {
+    let check = Command::new("python3")
+        .current_dir(workspace())
+        .args(["scripts/engines_md.py", "--check", "--runner"])
+        .arg(env!("CARGO_BIN_EXE_runner"))
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

@@ -369,6 +369,80 @@ fn unknown_names_in_the_hello_are_an_error_listing_the_known_ones() {
 }
 
 #[test]
+fn unknown_attributes_in_the_hello_are_an_error_listing_the_known_ones() {
+    let (code, stderr) = run_hello(
+        r#"{"type":"hello","protocol":1,"name":"typo","ops":["slice"],"attributes":{"slice":{"mode":["wrap","reflekt"],"modes":["wrap"]},"reformat":{"format":["CHW5"]},"slcie":{"mode":[]}}}"#,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "unknown value \"reflekt\" in `attributes.slice.mode` (known: strict_bounds, wrap, clamp, fill, reflect)",
+        "unknown attribute \"modes\" in `attributes.slice` (known: mode)",
+        "unknown value \"CHW5\" in `attributes.reformat.format` (known: LINEAR, CHW2,",
+        "unknown op \"slcie\" in `attributes`",
+    ] {
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+}
+
+#[test]
+fn the_hello_attributes_exclude_the_cases_using_other_values_and_count_them() {
+    // An engine whose slice has no strict_bounds mode: no request that needs it is sent, the
+    // round trips that come back through it included.
+    let hello = r#"{"type":"hello","protocol":1,"name":"no-strict","ops":["shuffle","slice","as_strided","scale","reformat"],"attributes":{"slice":{"mode":["wrap","clamp","fill","reflect"]}}}"#;
+    let command = format!("{} --hello '{hello}'", faulty_backend().display());
+    let dir = scratch("attributes-dump");
+    let dump = dir.join("requests.jsonl");
+    let ran = run_full(
+        "attributes",
+        &command,
+        &["slice::", "--dump-requests", dump.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let requests = std::fs::read_to_string(&dump).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+    let mut sent = 0;
+    for line in requests.lines() {
+        let request: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mode = request["attrs"]["mode"].as_str().unwrap_or("strict_bounds");
+        assert_ne!(mode, "strict_bounds", "sent: {line:.300}");
+        sent += 1;
+    }
+    assert!(sent > 0);
+    let json = ran.json.unwrap();
+    let by_strict: Vec<&serde_json::Value> = json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["excluded_by"] == "slice mode=strict_bounds")
+        .collect();
+    assert!(by_strict.iter().all(|t| t["status"] == "excluded"));
+    // A spec case, an error case and a round trip (fill, then strict_bounds on the way back).
+    for name in [
+        "slice::axes::axes_first_axis::int8",
+        "slice::strict_bounds::strict_negative_start",
+        "slice::metamorphic::",
+    ] {
+        assert!(
+            by_strict
+                .iter()
+                .any(|t| t["name"].as_str().unwrap().starts_with(name)),
+            "{name} not excluded by strict_bounds"
+        );
+    }
+    let n = by_strict.len();
+    assert_eq!(json["excluded_by"]["slice mode=strict_bounds"], n);
+    assert_eq!(json["excluded"], n, "only strict_bounds is left out");
+    assert!(
+        ran.stdout
+            .contains(&format!("excluded: {n} by slice mode=strict_bounds")),
+        "{}",
+        ran.stdout
+    );
+    assert_eq!(json["failed"], 0);
+}
+
+#[test]
 fn the_hello_dtypes_filter_every_tensor_and_keep_the_error_cases() {
     // An engine without int8 and fp8 slices: it says so, and rejects them if sent anyway.
     let hello = r#"{"type":"hello","protocol":1,"name":"no-int8","ops":["shuffle","slice","as_strided","scale","reformat"],"dtypes":{"slice":["bool","int4","uint8","int32","int64","float16","bfloat16","float32"]}}"#;

@@ -262,13 +262,14 @@ fn a_wrong_element_names_the_input_element_it_came_from() {
 #[test]
 fn a_broken_round_trip_names_the_elements() {
     let backend = Path::new(env!("CARGO_BIN_EXE_faulty_backend"));
-    // The faulty backend flips a bit of element 0 of every output of this trial: in the
-    // padded output that is padding, in the round trip's result it is the input's in[0,0].
+    // The faulty backend flips a bit of element 0 of the output of the way back (its request
+    // has an id of its own): in the round trip's result that is the input's in[0,0].
     let name = "slice::metamorphic::fill::pad__before::float32";
+    let back = "slice::metamorphic::fill::pad__before::back::float32";
     let output = runner()
         .args([
             "--backend",
-            &format!("{} --lie {name}", backend.display()),
+            &format!("{} --lie {back}", backend.display()),
             "--exact",
             name,
         ])
@@ -509,4 +510,47 @@ fn an_expectation_naming_a_generated_trial_matches_it() {
         "{out}"
     );
     assert!(!out.contains("matches no case"), "{out}");
+}
+
+#[test]
+fn a_bless_that_cannot_write_its_manifest_leaves_the_goldens_as_they_were() {
+    // The manifest cannot be written (its temporary file's place is taken): no golden of that
+    // sweep may have been replaced, or the old manifest would describe new files.
+    let scratch = Scratch::new("interrupted");
+    let sweep = std::fs::read_to_string(scratch.sweep()).unwrap();
+    let changed = sweep.replace(
+        "{name: every_other, size: [7], stride: [2]}",
+        "{name: every_other, size: [6], stride: [2]}",
+    );
+    std::fs::write(scratch.sweep(), changed).unwrap();
+    let golden = scratch.golden("views/views__every_other__0.float16.npy");
+    let old = std::fs::read(&golden).unwrap();
+    std::fs::create_dir_all(scratch.golden(".views.json.blessing/blocked")).unwrap();
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("views.json"),
+        "the error names the manifest:\n{out}"
+    );
+    assert!(std::fs::read(&golden).unwrap() == old, "{out}");
+    std::fs::remove_dir_all(scratch.golden(".views.json.blessing")).unwrap();
+    // The goldens still match their manifest: the changed cases are stale, none is corrupt.
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(!output.status.success(), "{out}");
+    assert!(!out.contains("fails its content hash"), "{out}");
+    assert!(
+        out.contains("stale golden: the case `views__every_other__0::float16`"),
+        "{out}"
+    );
+    // Blessing again finishes the job and leaves no temporary file.
+    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    assert!(output.status.success(), "{out}");
+    let hidden: Vec<_> = std::fs::read_dir(scratch.golden("views"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert_eq!(hidden, Vec::<String>::new());
+    let (output, out) = scratch.run(&[], &[]);
+    assert!(output.status.success(), "{out}");
 }

@@ -223,16 +223,25 @@ fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option
                 format!("coordinate {x} on axis {axis} is outside [0, {d})"),
             )
         }
-        Mode::Wrap => Some(x.rem_euclid(d)),
+        Mode::Wrap => Some(modulo(x, d)),
         Mode::Clamp => Some(x.clamp(0, d - 1)),
         Mode::Fill => inside.then_some(x),
         Mode::Reflect if d == 1 => Some(0),
         Mode::Reflect => {
             let period = 2 * d - 2;
-            let c = x.abs() % period;
+            let c = modulo(x.abs(), period);
             Some(if c >= d { period - c } else { c })
         }
     })
+}
+
+/// `x.rem_euclid(m)` for `m > 0`, in 64 bits when both fit: an output of 2^28 elements takes
+/// one per element, and 128-bit division is a library call several times slower.
+fn modulo(x: i128, m: i128) -> i128 {
+    match (i64::try_from(x), i64::try_from(m)) {
+        (Ok(x), Ok(m)) => x.rem_euclid(m) as i128,
+        _ => x.rem_euclid(m),
+    }
 }
 
 /// A start/size/stride/axes list from its attribute or its input (1-D int32/int64).

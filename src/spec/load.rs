@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::lift::{self, Lifted};
 use super::value::{flatten, to_bits, DataNode};
 use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
@@ -435,11 +436,55 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         Ok(text) => text,
         Err(e) => return (vec![], vec![error(None, None, format!("cannot read: {e}"))]),
     };
+    // Large data lists are read without the YAML parser (src/spec/lift.rs); when that would
+    // read the file differently, the parser reads all of it.
+    if let Some(lifted) = lift::lift(&text) {
+        if let Some(result) = load_text(op, path, &file, &text, Some(&lifted), &error) {
+            return result;
+        }
+    }
+    load_text(op, path, &file, &text, None, &error).expect("no lifting to undo")
+}
+
+/// The cases and problems of a spec file's `text`, the YAML parser reading `lifted.text`
+/// when given. `None` when a lifted list did not land in a tensor's data, or a message
+/// mentions one: then the file must be read without lifting.
+fn load_text(
+    op: Op,
+    path: &Path,
+    file: &str,
+    text: &str,
+    lifted: Option<&Lifted>,
+    error: &impl Fn(Option<&str>, Option<String>, String) -> SpecError,
+) -> Option<(Vec<Case>, Vec<SpecError>)> {
+    let parsed = lifted.map_or(text, |l| l.text.as_str());
     let def: FileDef =
-        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
+        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(parsed)) {
             Ok(def) => def,
-            Err(e) => return (vec![], vec![file_error(&text, e, error)]),
+            Err(e) => {
+                let problem = file_error(parsed, e, error);
+                return (!problem.to_string().contains(lift::MARK))
+                    .then(|| (vec![], vec![problem]));
+            }
         };
+    if let Some(lifted) = lifted {
+        let mut found = BTreeSet::new();
+        for case in &def.cases {
+            for tensor in case
+                .inputs
+                .values()
+                .chain(case.expected.iter().flat_map(|e| e.values()))
+            {
+                if let DataNode::Text(placeholder) = &tensor.data {
+                    found.extend(lifted.index(placeholder));
+                }
+            }
+        }
+        if found.len() != lifted.len() {
+            return None;
+        }
+    }
+    let data = Data { text, lifted };
     let mut cases = Vec::new();
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
@@ -453,12 +498,24 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
             continue;
         }
         let name = case.name.clone();
-        match build_cases(op, path, &file, case) {
+        match build_cases(op, path, file, case, &data) {
             Ok(built) => cases.extend(built),
-            Err((field, message)) => errors.push(error(Some(&name), Some(field), message)),
+            Err((field, message)) => {
+                if lifted.is_some() && message.contains(lift::MARK) {
+                    return None;
+                }
+                errors.push(error(Some(&name), Some(field), message))
+            }
         }
     }
-    (cases, errors)
+    Some((cases, errors))
+}
+
+/// Where the data lists of a spec file's tensors are read from: the file's text, and the lists
+/// lifted out of it.
+struct Data<'a> {
+    text: &'a str,
+    lifted: Option<&'a Lifted>,
 }
 
 /// The problem that stops a whole file from being read. Nothing of the file runs, so the
@@ -486,7 +543,13 @@ fn file_error(
 /// A problem in one case: the field and the message.
 type CaseProblem = (String, String);
 
-fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case>, CaseProblem> {
+fn build_cases(
+    op: Op,
+    path: &Path,
+    file: &str,
+    def: CaseDef,
+    data: &Data,
+) -> Result<Vec<Case>, CaseProblem> {
     let problem = |field: &str, message: String| (field.to_owned(), message);
     if def.name.is_empty()
         || !def
@@ -613,6 +676,7 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
                     tensor,
                     dtype,
                     path,
+                    data,
                     &format!("inputs.{name}"),
                 )?);
             }
@@ -628,6 +692,7 @@ fn build_cases(op: Op, path: &Path, file: &str, def: CaseDef) -> Result<Vec<Case
                 &expected["output"],
                 dtype,
                 path,
+                data,
                 "expected.output",
             )?]),
             (None, Some((kind, message))) => Expectation::Error {
@@ -699,6 +764,7 @@ fn build_tensor(
     def: &TensorDef,
     case_dtype: Option<DType>,
     spec: &Path,
+    data: &Data,
     field: &str,
 ) -> Result<Tensor, CaseProblem> {
     let problem = |sub: &str, message: String| (format!("{field}.{sub}"), message);
@@ -721,13 +787,31 @@ fn build_tensor(
         );
     }
     checked_volume(&shape).map_err(|e| problem("shape", e.message))?;
-    if let DataNode::Text(name) = &def.data {
+    let mut parsed = None;
+    if let (DataNode::Text(text), Some(lifted)) = (&def.data, data.lifted) {
+        if let Some(index) = lifted.index(text) {
+            match lifted.tensor(data.text, index, dtype, shape.clone()) {
+                Some(tensor) => {
+                    return tensor.map_err(|(position, message)| problem(&position, message))
+                }
+                // The nesting differs from the shape: the parser's reading says where.
+                None => {
+                    parsed = Some(
+                        serde_yaml::from_str::<DataNode>(lifted.source(data.text, index))
+                            .map_err(|e| problem("data", e.to_string()))?,
+                    )
+                }
+            }
+        }
+    }
+    let values = parsed.as_ref().unwrap_or(&def.data);
+    if let DataNode::Text(name) = values {
         if name.ends_with(NPY) {
             let npy = spec.parent().unwrap_or(Path::new("")).join(name);
             return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
         }
     }
-    let scalars = flatten(&def.data, &shape).map_err(|message| {
+    let scalars = flatten(values, &shape).map_err(|message| {
         let (position, rest) = message.split_once(": ").unwrap_or(("data", &message));
         problem(position, rest.to_owned())
     })?;
@@ -1193,5 +1277,84 @@ cases:
             "{:?}",
             loaded.errors
         );
+    }
+
+    /// A file as the YAML parser alone reads it.
+    fn load_unlifted(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let error = |case: Option<&str>, field: Option<String>, message: String| SpecError {
+            path: path.to_path_buf(),
+            op: op.name().into(),
+            file: stem(path),
+            case: case.map(str::to_owned),
+            field,
+            message,
+        };
+        load_text(op, path, &stem(path), &text, None, &error).unwrap()
+    }
+
+    #[test]
+    fn lifting_reads_every_repository_spec_as_the_parser_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (files, _) = op_files(&[root.join("specs")], None, "spec", "");
+        let mut lifted = 0;
+        for OpFile { op, path, .. } in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            lifted += lift::lift(&text).map_or(0, |l| l.len());
+            assert_eq!(
+                load_file(op, &path),
+                load_unlifted(op, &path),
+                "{}",
+                path.display()
+            );
+        }
+        assert!(lifted > 1000, "only {lifted} lists lifted");
+    }
+
+    #[test]
+    fn lifting_reads_awkward_files_as_the_parser_does() {
+        let texts = [
+            // Value errors, a nesting that differs from the shape, a JSON NaN.
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 300]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 2, 3]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 2], [3]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, NaN]]"),
+            // Letters lifting takes, spellings the parser reads as strings.
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 007]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 1e400]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 99999999999999999999]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1,\n               2]]"),
+            // A list in a note, an anchored tensor and its alias, an anchored list.
+            GOOD.replace(
+                "source: test",
+                "source: test\n    note: |\n      data: [1, 2]",
+            ),
+            ANCHORS.to_owned(),
+            GOOD.replace("data: [[1, 2]]", "data: &d [[1, 2]]"),
+            // A list where a tensor's data is not: an alias used as an attribute.
+            GOOD.replace("data: [[1, 2]]", "data: &d [[1, 0]]")
+                .replace("first_transpose: [1, 0]", "first_transpose: *d"),
+            GOOD.replace(
+                "first_transpose: [1, 0]}",
+                "first_transpose: [1, 0]}\n    data: [1]",
+            ),
+            // A syntax error after a lifted list keeps its line.
+            GOOD.replace("[[1], [2]]}", "[[1], [2]}"),
+        ];
+        let dir = scratch("awkward");
+        for (i, text) in texts.iter().enumerate() {
+            let path = write_spec(&dir, "shuffle", &format!("f{i}"), text);
+            let (cases, errors) = load_file(Op::Shuffle, &path);
+            assert_eq!(
+                (&cases, &errors),
+                (
+                    &load_unlifted(Op::Shuffle, &path).0,
+                    &load_unlifted(Op::Shuffle, &path).1
+                ),
+                "{text}"
+            );
+            assert!(!format!("{errors:?}").contains(lift::MARK), "{errors:?}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

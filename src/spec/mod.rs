@@ -6,6 +6,7 @@
 //! the field; a structural problem voids its file, a value problem only its case.
 
 pub mod clauses;
+mod lift;
 mod load;
 pub mod schema;
 pub mod value;

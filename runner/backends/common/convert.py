@@ -64,7 +64,7 @@ class SlicePlan:
             # Slice reads a negative end from the back: a downward slice that runs to the front
             # needs the "before the first element" sentinel instead.
             ends.append(INT64_MIN if d < 0 and end < 0 and n > 0 else end)
-        self.starts, self.ends, self.steps, self.axes = start, ends, stride, axes
+        self.starts, self.ends, self.steps, self.axes, self.sizes = start, ends, stride, axes, size
 
 
 def as_strided_indices(attrs):

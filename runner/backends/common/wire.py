@@ -46,6 +46,10 @@ RAW = {
     "float32": np.dtype("<u4"),
 }
 
+# Input positions of each op (docs/protocol.md "Ops").
+INPUT_COUNT = {"shuffle": 2, "slice": 6, "as_strided": 1, "scale": 1, "reformat": 1}
+OPS = list(INPUT_COUNT)
+
 try:
     MAX_ELEMENTS = int(os.environ.get("OPSPEC_MAX_ELEMENTS", str(1 << 28)))
 except ValueError:

@@ -30,11 +30,10 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("onnxruntime", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 
 OPSET = 21
-OPS = ["shuffle", "slice", "as_strided", "scale", "reformat"]
 ONNX_TYPE = {
     "bool": TP.BOOL,
     "int4": TP.INT4,
@@ -323,7 +322,6 @@ def build_reformat(g, attrs, t):
 # ----------------------------------------------------------------------------------------------
 # Cases, cache, hello
 
-INPUTS = {"shuffle": 2, "slice": 6, "as_strided": 1, "scale": 1, "reformat": 1}
 BUILD = {
     "shuffle": build_shuffle,
     "slice": build_slice,
@@ -359,7 +357,7 @@ def plan_for(op, attrs, tensors):
 def run(op, attrs, inputs):
     if op not in BUILD:
         raise Unsupported(f"op {op!r} is not mapped onto ONNX Runtime")
-    tensors = inputs_of(inputs, INPUTS[op])
+    tensors = inputs_of(inputs, INPUT_COUNT[op])
     if tensors[0] is None:
         raise OpError("invalid_input", "input 0 is required")
     plan, feeds = plan_for(op, attrs, tensors)
@@ -384,7 +382,7 @@ def probe():
     for op, (attrs, shape) in PROBES.items():
         dtypes[op] = []
         for dtype in ONNX_TYPE:
-            tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUTS[op] - 1)
+            tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUT_COUNT[op] - 1)
             try:
                 plan, feeds = plan_for(op, attrs, tensors)
                 plan.run(feeds)

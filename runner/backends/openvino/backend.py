@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""opspec adapter for OpenVINO (CPU plugin): each case becomes an OpenVINO model of the engine's
+own ops (opset 13), written the way a TensorRT-to-OpenVINO converter would write it (README.md
+has the table). The adapter computes only what a converter computes from static shapes (Slice
+ends, Pad amounts, Gather indices, layout shapes: ../common/convert.py).
+
+Compiling a model on the CPU plugin takes about 0.1 s, so the models take every shape-dependent
+value (permutations, reshape dims, Slice and Pad parameters, Gather indices, weights) as a
+run-time input with dynamic dims: one compiled model serves every case of the same structure,
+rank and dtypes.
+
+Protocol: docs/protocol.md, over runner/backends/common/wire.py.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+
+from missing import serve_missing  # noqa: E402
+
+REQUIREMENTS = "runner/backends/openvino/requirements.txt"
+try:
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+except ImportError as missing:  # reported to the runner, never run as a pass
+    serve_missing("openvino", missing, REQUIREMENTS)
+    sys.exit(0)
+
+from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
+from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+
+OV_TYPE = {
+    "bool": ov.Type.boolean,
+    "int4": ov.Type.i4,
+    "int8": ov.Type.i8,
+    "uint8": ov.Type.u8,
+    "int32": ov.Type.i32,
+    "int64": ov.Type.i64,
+    "fp8": ov.Type.f8e4m3,
+    "float16": ov.Type.f16,
+    "bfloat16": ov.Type.bf16,
+    "float32": ov.Type.f32,
+}
+WIRE_TYPE = {t.get_type_name(): n for n, t in OV_TYPE.items()}
+CORE = ov.Core()
+CONFIG = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+# Keep every type as declared: the CPU plugin would otherwise run float32 graphs in bf16 or f16
+# where the hardware prefers it.
+CONFIG["INFERENCE_PRECISION_HINT"] = "f32"
+
+
+class Builder:
+    """A model under construction: data parameters (dynamic dims of a fixed rank) and integer
+    parameters for every value a case varies; `feeds` collects the values of the current case."""
+
+    def __init__(self):
+        self.params, self.feeds, self.key = [], [], []
+
+    def data(self, wire, static=False):
+        """A data input; `static` keeps its shape in the model (a shape tensor: its length
+        decides the output's rank, which the CPU plugin needs to know)."""
+        shape = wire.shape if static else [-1] * len(wire.shape)
+        p = ops.parameter(ov.PartialShape(shape), OV_TYPE[wire.dtype])
+        self.params.append(p)
+        self.feeds.append(wire)
+        self.key.append(("data", wire.dtype, tuple(shape)))
+        return p.output(0)
+
+    def ints(self, values, static=True):
+        """An int64 input; 1-D lists keep their length in the model (see `data`)."""
+        array = np.asarray(values, dtype=np.int64)
+        shape = list(array.shape) if static else [-1] * array.ndim
+        p = ops.parameter(ov.PartialShape(shape), ov.Type.i64)
+        self.params.append(p)
+        self.feeds.append(array)
+        self.key.append(("ints", tuple(shape)))
+        return p.output(0)
+
+    def const(self, values):
+        """An int64 constant of the model, as a converter writes static attributes: OpenVINO
+        checks permutations and reshape dims only when they are constants."""
+        array = np.asarray(values, dtype=np.int64)
+        self.key.append(("const", array.shape, array.tobytes()))
+        return ops.constant(array).output(0)
+
+    def floats(self, array):
+        p = ops.parameter(ov.PartialShape([-1] * array.ndim), ov.Type.f32)
+        self.params.append(p)
+        self.feeds.append(np.asarray(array, dtype=np.float32))
+        self.key.append(("floats", array.ndim))
+        return p.output(0)
+
+    def step(self, *what):
+        """Records a structural choice (an op, its static attributes) in the cache key."""
+        self.key.append(what)
+
+
+def tensor(value):
+    """A Wire (raw bits copied into a tensor of its type) or an int64/float32 array."""
+    if isinstance(value, np.ndarray):
+        return ov.Tensor(np.ascontiguousarray(value))
+    t = ov.Tensor(OV_TYPE[value.dtype], value.shape)
+    if value.data:
+        np.asarray(t.data).reshape(-1).view(np.uint8)[: len(value.data)] = np.frombuffer(value.data, dtype=np.uint8)
+    return t
+
+
+def engine_error(e, when):
+    text = " ".join(str(e).split())
+    if "support" in text.lower() and "type" in text.lower() or "Unsupported" in text:
+        return Unsupported(f"openvino {when}: {text[:300]}")
+    return OpError(None, f"openvino {when}: {text[:300]}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The ops
+
+
+def build_shuffle(b, attrs, t):
+    x = b.data(t[0])
+    p1 = int_list(attrs, "first_transpose")
+    if p1 is not None:
+        x = ops.transpose(x, b.const(p1)).output(0)
+    if t[1] is not None:
+        dims = b.data(t[1], static=True)
+        if t[1].dtype != "int64":
+            dims = ops.convert(dims, ov.Type.i64).output(0)
+    elif attrs.get("reshape_dims") is not None:
+        dims = b.const(int_list(attrs, "reshape_dims"))
+    else:
+        dims = None
+    if dims is not None:
+        zero = attrs.get("zero_is_placeholder", True)
+        b.step("reshape", bool(zero))
+        x = ops.reshape(x, dims, special_zero=bool(zero)).output(0)
+    p2 = int_list(attrs, "second_transpose")
+    if p2 is not None:
+        x = ops.transpose(x, b.const(p2)).output(0)
+    return x
+
+
+PAD_MODE = {"clamp": "edge", "reflect": "reflect", "fill": "constant"}
+
+
+def build_slice(b, attrs, t):
+    plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
+    x = b.data(t[0])
+    if plan.padded:
+        if plan.mode not in PAD_MODE:
+            raise Unsupported(f"OpenVINO's Pad has no {plan.mode} mode")
+        b.step("pad", plan.mode, t[4] is not None and (t[4].dtype, len(t[4].shape)))
+        args = [x, b.ints(plan.before), b.ints(plan.after), PAD_MODE[plan.mode]]
+        if plan.mode == "fill" and t[4] is not None:
+            fill = b.data(t[4])
+            if t[4].dtype != t[0].dtype:
+                fill = ops.convert(fill, OV_TYPE[t[0].dtype]).output(0)
+            args.append(fill)
+        x = ops.pad(*args).output(0)
+    if not plan.axes:
+        return x
+    b.step("slice", len(plan.axes))
+    return ops.slice(x, b.ints(plan.starts), b.ints(plan.ends), b.ints(plan.steps), b.ints(plan.axes)).output(0)
+
+
+def build_as_strided(b, attrs, t):
+    index = as_strided_indices(attrs)
+    flat = ops.reshape(b.data(t[0]), ops.constant(np.array([-1], dtype=np.int64)), special_zero=False)
+    return ops.gather(flat, b.ints(index, static=False), ops.constant(np.int64(0))).output(0)
+
+
+SCALE_OP = {"scale": ops.multiply, "shift": ops.add, "power": ops.power}
+
+
+def build_scale(b, attrs, t):
+    weights = scale_weights(attrs, t[0].shape)
+    y = b.data(t[0])
+    if t[0].dtype != "float32":
+        y = ops.convert(y, ov.Type.f32).output(0)
+    for name, w in weights:
+        b.step(name, w.ndim)
+        y = SCALE_OP[name](y, b.floats(w)).output(0)
+    out_dtype = attrs.get("output_dtype") or t[0].dtype
+    b.step("out", out_dtype)
+    if out_dtype != "float32":
+        y = ops.convert(y, OV_TYPE[out_dtype]).output(0)
+    return y
+
+
+def build_reformat(b, attrs, t):
+    _, src, dst = reformat_plan(attrs, t[0])
+    y = b.data(t[0])
+    if src is not None:
+        b.step("unpack", len(src.memory), len(src.split), len(src.shape))
+        y = ops.reshape(y, b.ints(src.memory), special_zero=False).output(0)
+        y = ops.transpose(y, b.ints(src.inverse)).output(0)
+        if src.split != src.padded:
+            y = ops.reshape(y, b.ints(src.padded), special_zero=False).output(0)
+        rank = len(src.shape)
+        y = ops.slice(y, b.ints([0] * rank), b.ints(src.shape), b.ints([1] * rank)).output(0)
+    if dst is not None:
+        b.step("pack", len(dst.shape), len(dst.split))
+        rank = len(dst.shape)
+        y = ops.pad(y, b.ints([0] * rank), b.ints(dst.pads), "constant").output(0)
+        if dst.split != dst.padded:
+            y = ops.reshape(y, b.ints(dst.split), special_zero=False).output(0)
+        y = ops.transpose(y, b.ints(dst.perm)).output(0)
+        y = ops.reshape(y, ops.constant(np.array([-1], dtype=np.int64)), special_zero=False).output(0)
+    return y
+
+
+# ----------------------------------------------------------------------------------------------
+# Cases, cache, hello
+
+BUILD = {
+    "shuffle": build_shuffle,
+    "slice": build_slice,
+    "as_strided": build_as_strided,
+    "scale": build_scale,
+    "reformat": build_reformat,
+}
+CACHE = {}
+
+
+def run(op, attrs, inputs):
+    if op not in BUILD:
+        raise Unsupported(f"op {op!r} is not mapped onto OpenVINO")
+    tensors = inputs_of(inputs, INPUT_COUNT[op])
+    if tensors[0] is None:
+        raise OpError("invalid_input", "input 0 is required")
+    b = Builder()
+    try:
+        out = BUILD[op](b, attrs, tensors)
+    except (OpError, Unsupported):
+        raise
+    except RuntimeError as e:  # OpenVINO checks each op as it is made
+        raise engine_error(e, "building the model") from None
+    key = (op, tuple(b.key))
+    compiled = CACHE.get(key)
+    if compiled is None:
+        try:
+            model = ov.Model([ops.result(out)], b.params)
+            compiled = CORE.compile_model(model, "CPU", CONFIG).create_infer_request()
+        except Exception as e:
+            compiled = engine_error(e, "compiling the model")
+        CACHE[key] = compiled
+    if isinstance(compiled, Exception):
+        raise compiled
+    try:
+        compiled.infer([tensor(v) for v in b.feeds])
+    except Exception as e:
+        raise engine_error(e, "running the model") from None
+    out = compiled.get_output_tensor(0)
+    dtype = WIRE_TYPE.get(out.element_type.get_type_name())
+    if dtype is None:
+        raise OpError("internal", f"the model returned {out.element_type}")
+    shape = list(out.shape)
+    size = nbytes(dtype, prod(shape))
+    data = np.asarray(out.data).reshape(-1).view(np.uint8)[:size].tobytes() if size else b""
+    return encode_bytes(dtype, shape, data)
+
+
+def hello():
+    # Compiling a probe per op and dtype would take seconds: the hello lists every type OpenVINO
+    # has, and a case whose type the CPU plugin has no kernel for is answered `unsupported`.
+    return {"name": f"openvino-{ov.get_version().split('-')[0]}", "ops": OPS, "dtypes": {op: list(ITEMSIZE) for op in OPS}}
+
+
+if __name__ == "__main__":
+    try:
+        serve(hello, run)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass

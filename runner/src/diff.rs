@@ -1,0 +1,364 @@
+//! `runner diff OLD.json NEW.json`: how two runs differ, trial by trial, read from their JSON
+//! reports (`--report-json`).
+//!
+//! Trials are matched by name. Each one whose status changed, or that is in only one report,
+//! falls in exactly one list:
+//!
+//! - newly failing: in both reports, failing in NEW (failed or not run), not failing in OLD;
+//! - newly passing: in both, passed in NEW, not passed in OLD;
+//! - no longer passing: in both, passed in OLD, neither passed nor failing in NEW (a known
+//!   failure, unsupported, ...);
+//! - other changes: in both, any other change of status (failed → known failure, ...);
+//! - appeared: only in NEW; disappeared: only in OLD.
+//!
+//! A regression is what a user gating on the diff would not want to let through: a trial that
+//! passed in OLD and does not pass in NEW (whatever it became, or because it is gone), or a
+//! trial that fails in NEW and did not fail in OLD (whether it existed or not). Declaring a new
+//! failure known, or a trial dropping out of the run, is a change a person must accept by
+//! taking NEW as the new baseline. Exit code: 1 on a regression, 0 otherwise, 2 when a report
+//! cannot be read.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::report::{read, Record, Report, Status};
+
+/// One trial in either report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Change<'a> {
+    pub name: &'a str,
+    pub old: Option<&'a Record>,
+    pub new: Option<&'a Record>,
+}
+
+impl Change<'_> {
+    fn old_status(&self) -> Option<Status> {
+        self.old.map(|r| r.status)
+    }
+
+    fn new_status(&self) -> Option<Status> {
+        self.new.map(|r| r.status)
+    }
+
+    /// A trial that passed and no longer does, or that fails and did not.
+    pub fn is_regression(&self) -> bool {
+        let lost_pass =
+            self.old_status() == Some(Status::Passed) && self.new_status() != Some(Status::Passed);
+        let new_failure = self.new_status().is_some_and(Status::fails)
+            && !self.old_status().is_some_and(Status::fails);
+        lost_pass || new_failure
+    }
+}
+
+/// The trials of two reports that differ, in the lists of the module documentation, each
+/// sorted by name.
+#[derive(Debug, Default, PartialEq)]
+pub struct Diff<'a> {
+    /// How many trials the two reports hold together.
+    pub trials: usize,
+    pub newly_failing: Vec<Change<'a>>,
+    pub newly_passing: Vec<Change<'a>>,
+    pub no_longer_passing: Vec<Change<'a>>,
+    pub other_changes: Vec<Change<'a>>,
+    pub appeared: Vec<Change<'a>>,
+    pub disappeared: Vec<Change<'a>>,
+}
+
+impl<'a> Diff<'a> {
+    pub fn new(old: &'a Report, new: &'a Report) -> Diff<'a> {
+        let mut trials: BTreeMap<&str, Change> = BTreeMap::new();
+        for record in &old.trials {
+            trials.insert(
+                &record.name,
+                Change {
+                    name: &record.name,
+                    old: Some(record),
+                    new: None,
+                },
+            );
+        }
+        for record in &new.trials {
+            trials
+                .entry(&record.name)
+                .or_insert(Change {
+                    name: &record.name,
+                    old: None,
+                    new: None,
+                })
+                .new = Some(record);
+        }
+        let mut diff = Diff {
+            trials: trials.len(),
+            ..Diff::default()
+        };
+        for change in trials.into_values() {
+            let list = match (change.old_status(), change.new_status()) {
+                (Some(_), None) => &mut diff.disappeared,
+                (None, Some(_)) => &mut diff.appeared,
+                (Some(old), Some(new)) if old == new => continue,
+                (Some(old), Some(new)) if new.fails() && !old.fails() => &mut diff.newly_failing,
+                (Some(_), Some(Status::Passed)) => &mut diff.newly_passing,
+                (Some(Status::Passed), Some(new)) if !new.fails() => &mut diff.no_longer_passing,
+                (Some(_), Some(_)) => &mut diff.other_changes,
+                (None, None) => unreachable!("every entry comes from a report"),
+            };
+            list.push(change);
+        }
+        diff
+    }
+
+    fn lists(&self) -> [(&'static str, &[Change<'a>]); 6] {
+        [
+            ("newly failing", &self.newly_failing),
+            ("newly passing", &self.newly_passing),
+            ("no longer passing", &self.no_longer_passing),
+            ("other changes", &self.other_changes),
+            ("appeared", &self.appeared),
+            ("disappeared", &self.disappeared),
+        ]
+    }
+
+    /// The changes that are regressions, by name.
+    pub fn regressions(&self) -> Vec<&Change<'a>> {
+        let mut all: Vec<&Change> = self
+            .lists()
+            .into_iter()
+            .flat_map(|(_, list)| list)
+            .filter(|c| c.is_regression())
+            .collect();
+        all.sort_by_key(|c| c.name);
+        all
+    }
+
+    /// The lists, then a last line: `regression: ...` or `no regression: ...`.
+    pub fn text(&self, old: &Report, new: &Report) -> String {
+        let mut text = String::new();
+        for (which, report) in [("old", old), ("new", new)] {
+            let _ = writeln!(
+                text,
+                "{which}: {} (backend {}, {} trials)",
+                report.path.display(),
+                report.backend,
+                report.trials.len()
+            );
+        }
+        if old.backend != new.backend {
+            let _ = writeln!(
+                text,
+                "note: the reports are of different backends ({} and {})",
+                old.backend, new.backend
+            );
+        }
+        for (title, list) in self.lists() {
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(text, "\n{title} ({}):", list.len());
+            for change in list {
+                text.push_str(&describe(change));
+            }
+        }
+        let counts: Vec<String> = self
+            .lists()
+            .iter()
+            .map(|(title, list)| format!("{} {title}", list.len()))
+            .collect();
+        let regressions = self.regressions();
+        let _ = writeln!(
+            text,
+            "\n{}: {} of {} trials differ ({})",
+            if regressions.is_empty() {
+                "no regression".to_owned()
+            } else {
+                format!("regression ({} trials)", regressions.len())
+            },
+            self.lists().iter().map(|(_, l)| l.len()).sum::<usize>(),
+            self.trials,
+            counts.join(", ")
+        );
+        text
+    }
+}
+
+/// One trial of a list: its name, its statuses, why it does not pass now, and how to replay it.
+fn describe(change: &Change) -> String {
+    let status = |record: Option<&Record>| record.map_or("absent", |r| r.status.label());
+    let mut line = format!(
+        "  {}{}: {} → {}",
+        change.name,
+        if change.is_regression() {
+            " [regression]"
+        } else {
+            ""
+        },
+        status(change.old),
+        status(change.new)
+    );
+    // Why it does not pass now, or why it did not before.
+    let reason = match (change.old, change.new) {
+        (_, Some(new)) if new.status != Status::Passed => new.reason(),
+        (Some(old), _) if old.status != Status::Passed => format!("was: {}", old.reason()),
+        _ => String::new(),
+    };
+    if !reason.is_empty() {
+        let _ = write!(line, " ({reason})");
+    }
+    line.push('\n');
+    if let Some(replay) = change
+        .new
+        .filter(|r| r.status != Status::Passed)
+        .and_then(|r| r.replay.as_deref())
+    {
+        let _ = writeln!(line, "      replay: {replay}");
+    }
+    line
+}
+
+/// `runner diff OLD NEW`: prints the lists; exit code 1 on a regression, 2 when a report cannot
+/// be read.
+pub fn main(old: &Path, new: &Path) -> ExitCode {
+    let reports = read(old).and_then(|old| Ok((old, read(new)?)));
+    let (old, new) = match reports {
+        Ok(reports) => reports,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let diff = Diff::new(&old, &new);
+    print!("{}", diff.text(&old, &new));
+    if diff.regressions().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn record(name: &str, status: Status) -> Record {
+        Record {
+            name: name.into(),
+            op: "slice".into(),
+            dtype: None,
+            dtypes: Vec::new(),
+            status,
+            excluded_by: None,
+            message: if status == Status::Passed {
+                String::new()
+            } else {
+                format!("case:   {name}\nwhy {name} is {}", status.label())
+            },
+            seconds: 0.0,
+            clauses: Vec::new(),
+            known: None,
+            replay: Some(format!("runner replay {name}")),
+        }
+    }
+
+    fn report(trials: &[(&str, Status)]) -> Report {
+        Report {
+            path: PathBuf::from("r.json"),
+            backend: "b".into(),
+            problems: Vec::new(),
+            trials: trials.iter().map(|(n, s)| record(n, *s)).collect(),
+        }
+    }
+
+    fn names(list: &[Change]) -> Vec<String> {
+        list.iter().map(|c| c.name.to_owned()).collect()
+    }
+
+    #[test]
+    fn each_change_falls_in_one_list() {
+        use Status::*;
+        let old = report(&[
+            ("same", Passed),
+            ("breaks", Passed),
+            ("fixed", Failed),
+            ("skipped_now", Passed),
+            ("declared", Failed),
+            ("gone_pass", Passed),
+            ("gone_fail", Failed),
+            ("known_to_fail", KnownFailure),
+        ]);
+        let new = report(&[
+            ("same", Passed),
+            ("breaks", Failed),
+            ("fixed", Passed),
+            ("skipped_now", Unsupported),
+            ("declared", KnownFailure),
+            ("new_pass", Passed),
+            ("new_fail", Failed),
+            ("known_to_fail", NotRun),
+        ]);
+        let diff = Diff::new(&old, &new);
+        assert_eq!(names(&diff.newly_failing), ["breaks", "known_to_fail"]);
+        assert_eq!(names(&diff.newly_passing), ["fixed"]);
+        assert_eq!(names(&diff.no_longer_passing), ["skipped_now"]);
+        assert_eq!(names(&diff.other_changes), ["declared"]);
+        assert_eq!(names(&diff.appeared), ["new_fail", "new_pass"]);
+        assert_eq!(names(&diff.disappeared), ["gone_fail", "gone_pass"]);
+        let regressions: Vec<&str> = diff.regressions().iter().map(|c| c.name).collect();
+        assert_eq!(
+            regressions,
+            [
+                "breaks",
+                "gone_pass",
+                "known_to_fail",
+                "new_fail",
+                "skipped_now"
+            ]
+        );
+        let text = diff.text(&old, &new);
+        assert!(
+            text.contains(
+                "  breaks [regression]: passed → failed (why breaks is failed)\n      replay: runner replay breaks\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  fixed: failed → passed (was: why fixed is failed)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  gone_pass [regression]: passed → absent\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\nregression (5 trials): 9 of 10 trials differ (2 newly failing, 1 newly passing, 1 no longer passing, 1 other changes, 2 appeared, 2 disappeared)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn fixes_and_new_passes_are_no_regression() {
+        use Status::*;
+        let old = report(&[("a", Failed), ("b", Unsupported), ("c", Passed)]);
+        let new = report(&[
+            ("a", KnownFailure),
+            ("b", Passed),
+            ("c", Passed),
+            ("d", Passed),
+        ]);
+        let diff = Diff::new(&old, &new);
+        assert!(diff.regressions().is_empty(), "{diff:?}");
+        let text = diff.text(&old, &new);
+        assert!(text.ends_with("\nno regression: 3 of 4 trials differ (0 newly failing, 1 newly passing, 0 no longer passing, 1 other changes, 1 appeared, 0 disappeared)\n"), "{text}");
+        // A trial failing in both is no news.
+        let diff = Diff::new(&old, &old);
+        assert_eq!(
+            diff,
+            Diff {
+                trials: 3,
+                ..Diff::default()
+            }
+        );
+    }
+}

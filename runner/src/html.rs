@@ -1,0 +1,641 @@
+//! `runner report A.json B.json ... --html FILE`: the JSON reports of runs against several
+//! backends (engines) on one self-contained HTML page.
+//!
+//! The page holds everything it shows (inline CSS; no script, image, font or link to load), so
+//! that it can be kept as a CI artifact and opened offline. The matrix has a row per op and
+//! dtype and a column per report; a cell counts its trials per status and links to its
+//! drill-down below the matrix: a closed `<details>` listing each trial with the clauses its case
+//! names (and, for a known failure, the clause the known-failures entry says it breaks), why it
+//! did not pass, and the command that replays it. The link opens the drill-down without any
+//! script: a browser opens a closed `<details>` holding the target of the fragment it navigates
+//! to (HTML Living Standard, "scroll to the fragment": the ancestor details revealing
+//! algorithm).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::report::{read, xml_escape as escape, Record, Report, Status};
+
+/// The CSS class of a status: its name in the JSON report.
+fn class(status: Status) -> &'static str {
+    status.name()
+}
+
+/// The word of a count in a matrix cell.
+fn short(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "pass",
+        Status::Failed => "fail",
+        Status::KnownFailure => "known",
+        Status::Unsupported => "unsup",
+        Status::ImplementationDefined => "impl",
+        Status::Excluded => "excl",
+        Status::NotRun => "not run",
+    }
+}
+
+/// What a status means, for the legend.
+fn meaning(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "as the specs say",
+        Status::Failed => "differs from the specs; fails the run",
+        Status::KnownFailure => "differs, as the engine's known-failures file declares",
+        Status::Unsupported => "the engine answered that it does not support the case",
+        Status::ImplementationDefined => {
+            "differs where the vendor leaves the result open; accepted"
+        }
+        Status::Excluded => "not sent: the engine's hello excludes its op, dtype or target",
+        Status::NotRun => "not sent: the engine was given up on; fails the run",
+    }
+}
+
+const STYLE: &str = r#"
+:root { --passed: #1a7f37; --failed: #cf222e; --known_failure: #9a6700; --unsupported: #57606a;
+  --implementation_defined: #0969da; --excluded: #8c959f; --not_run: #82071e;
+  --line: #d0d7de; --head: #f6f8fa; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+  color: #1f2328; margin: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 17px; margin: 28px 0 8px; }
+p.lead { color: #59636e; margin: 0 0 16px; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
+thead th { background: var(--head); position: sticky; top: 0; z-index: 1; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.chip { display: inline-block; border-radius: 10px; padding: 0 7px; margin: 1px 2px 1px 0;
+  font-size: 12px; color: #fff; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
+.chip.known_failure { background: var(--known_failure); }
+.chip.unsupported { background: var(--unsupported); } .chip.not_run { background: var(--not_run); }
+.chip.implementation_defined { background: var(--implementation_defined); }
+.chip.excluded { background: var(--excluded); }
+table.matrix th[scope=rowgroup] { background: var(--head); }
+table.matrix td { min-width: 11em; }
+table.matrix td a { display: block; text-decoration: none; }
+table.matrix td.bad { background: #ffebe9; } table.matrix td.known { background: #fff8c5; }
+table.matrix td.impl { background: #ddf4ff; } table.matrix td.good { background: #dafbe1; } table.matrix td.skip { background: #f6f8fa; }
+table.matrix td.none { color: #8c959f; text-align: center; }
+details.drill { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
+details.drill > summary { padding: 6px 10px; cursor: pointer; background: var(--head); }
+details.drill > summary .where { font-weight: 600; margin-right: 8px; }
+details.drill[open] > summary { border-bottom: 1px solid var(--line); }
+div.trials { padding: 8px 10px; scroll-margin-top: 48px; }
+div.trials:target { outline: 3px solid #0969da; }
+table.trials { width: 100%; font-size: 13px; }
+table.trials code, details.passed p code { font-size: 12px; overflow-wrap: anywhere; }
+table.trials td.name { min-width: 16em; }
+ul.names { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  margin: 4px 0; padding-left: 18px; overflow-wrap: anywhere; }
+p.clauses { font-size: 13px; }
+td.reason pre { white-space: pre-wrap; font-size: 12px; margin: 4px 0; max-height: 24em;
+  overflow: auto; background: var(--head); padding: 6px; }
+details.passed { margin-top: 8px; }
+p.problem { color: var(--failed); margin: 6px 0; }
+ul.legend { list-style: none; padding: 0; margin: 8px 0 16px; }
+ul.legend li { display: inline-block; margin-right: 14px; }
+"#;
+
+/// A report's column: the backend's name, and the file when two reports share a name.
+fn engine_labels(reports: &[Report]) -> Vec<String> {
+    reports
+        .iter()
+        .map(|report| {
+            let shared = reports
+                .iter()
+                .filter(|r| r.backend == report.backend)
+                .count();
+            if shared > 1 {
+                format!("{} ({})", report.backend, report.path.display())
+            } else {
+                report.backend.clone()
+            }
+        })
+        .collect()
+}
+
+/// Counts of each status, as chips (the statuses with none are left out).
+fn chips(records: &[&Record]) -> String {
+    let mut html = String::new();
+    for status in Status::ALL {
+        let n = records.iter().filter(|r| r.status == status).count();
+        if n > 0 {
+            let _ = write!(
+                html,
+                "<span class=\"chip {}\" title=\"{n} {}\">{n} {}</span>",
+                class(status),
+                status.label(),
+                short(status)
+            );
+        }
+    }
+    html
+}
+
+/// The tint of a matrix cell: its worst status.
+fn tint(records: &[&Record]) -> &'static str {
+    let has = |f: fn(Status) -> bool| records.iter().any(|r| f(r.status));
+    if has(Status::fails) {
+        "bad"
+    } else if has(|s| s == Status::KnownFailure) {
+        "known"
+    } else if has(|s| s == Status::ImplementationDefined) {
+        "impl"
+    } else if has(|s| s == Status::Passed) {
+        "good"
+    } else {
+        "skip"
+    }
+}
+
+/// An id made of `parts`, readable, and unique among `taken`.
+fn unique_id(parts: &[&str], taken: &mut BTreeSet<String>) -> String {
+    let base: String = parts
+        .iter()
+        .map(|part| {
+            part.chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("-");
+    let mut id = format!("t-{base}");
+    let mut n = 1;
+    while !taken.insert(id.clone()) {
+        n += 1;
+        id = format!("t-{base}-{n}");
+    }
+    id
+}
+
+/// The trials of one cell (one op, dtype and report), keyed by op and dtype (`None` first).
+type Cells<'a> = BTreeMap<(&'a str, Option<&'a str>), Vec<Vec<&'a Record>>>;
+
+fn cells(reports: &[Report]) -> Cells<'_> {
+    let mut cells: Cells = BTreeMap::new();
+    for (index, report) in reports.iter().enumerate() {
+        for record in &report.trials {
+            let row = cells
+                .entry((&record.op, record.dtype.as_deref()))
+                .or_insert_with(|| vec![Vec::new(); reports.len()]);
+            row[index].push(record);
+        }
+    }
+    cells
+}
+
+fn code_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|item| format!("<code>{}</code>", escape(item)))
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+/// The clauses column of a trial: the clause a known failure breaks, then its case's clauses.
+fn clauses(record: &Record) -> String {
+    let mut html = String::new();
+    if let Some(known) = &record.known {
+        let _ = write!(
+            html,
+            "breaks <code>{}</code> ({})",
+            escape(&known.clause),
+            escape(&known.class)
+        );
+        if !record.clauses.is_empty() {
+            html.push_str("<br>case: ");
+        }
+    }
+    html + &code_list(&record.clauses)
+}
+
+fn replay(record: &Record) -> String {
+    record
+        .replay
+        .as_ref()
+        .map(|command| format!("<code>{}</code>", escape(command)))
+        .unwrap_or_default()
+}
+
+/// A trial's replay command with `TRIAL` in place of its name, if it names it as
+/// [`crate::replay::command`] does.
+fn replay_template(record: &Record) -> Option<String> {
+    let command = record.replay.as_ref()?;
+    let name = format!(" replay {} ", crate::replay::shell_quote(&record.name));
+    let (before, after) = format!("{command} ")
+        .split_once(&name)
+        .map(|(b, a)| (b.to_owned(), a.to_owned()))?;
+    Some(
+        format!("{before} replay TRIAL {after}")
+            .trim_end()
+            .to_owned(),
+    )
+}
+
+/// The drill-down of one cell: the trials that did not pass, then the passed ones folded.
+fn drill_down(html: &mut String, id: &str, title: &str, records: &[&Record]) {
+    let _ = write!(
+        html,
+        "<details class=\"drill\"><summary><span class=\"where\">{}</span>{}</summary>\n<div class=\"trials\" id=\"{id}\">\n",
+        escape(title),
+        chips(records)
+    );
+    let (passed, other): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.status == Status::Passed);
+    let head = "<table class=\"trials\"><thead><tr><th>trial</th><th>status</th><th>clauses</th>";
+    if !other.is_empty() {
+        let _ = writeln!(
+            html,
+            "{head}<th>reason</th><th>replay</th></tr></thead><tbody>"
+        );
+        let mut other = other;
+        // Those that fail the run first, then in the order of the chips.
+        other.sort_by_key(|r| {
+            (
+                !r.status.fails(),
+                Status::ALL.iter().position(|s| *s == r.status),
+            )
+        });
+        for record in other {
+            let report = if record.message.trim().is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<details><summary>report</summary><pre>{}</pre></details>",
+                    escape(&record.message)
+                )
+            };
+            let _ = writeln!(
+                html,
+                "<tr class=\"{0}\"><td class=\"name\"><code>{1}</code></td><td><span class=\"chip {0}\">{2}</span></td><td>{3}</td><td class=\"reason\">{4}{report}</td><td>{5}</td></tr>",
+                class(record.status),
+                escape(&record.name),
+                record.status.label(),
+                clauses(record),
+                escape(&record.reason()),
+                replay(record),
+            );
+        }
+        html.push_str("</tbody></table>\n");
+    }
+    if !passed.is_empty() {
+        // The passed trials are most of a page: their replay command is given once, with
+        // TRIAL in place of the name, when all of them share it (the trials of one report do).
+        let templates: BTreeSet<Option<String>> =
+            passed.iter().map(|r| replay_template(r)).collect();
+        let shared = match templates.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some(template)] => Some(template.clone()),
+            _ => None,
+        };
+        let _ = write!(
+            html,
+            "<details class=\"passed\"><summary>{} passed</summary>",
+            passed.len()
+        );
+        if let Some(template) = &shared {
+            let _ = write!(
+                html,
+                "<p>Replay one with <code>{}</code>, TRIAL being its name.</p>",
+                escape(template)
+            );
+        }
+        // Their clauses once for all, with the number of trials naming each.
+        let mut named: BTreeMap<&str, usize> = BTreeMap::new();
+        for clause in passed.iter().flat_map(|r| &r.clauses) {
+            *named.entry(clause).or_default() += 1;
+        }
+        if !named.is_empty() {
+            let list: Vec<String> = named
+                .iter()
+                .map(|(clause, n)| format!("<code>{}</code>&nbsp;({n})", escape(clause)))
+                .collect();
+            let _ = write!(
+                html,
+                "<p class=\"clauses\">Clauses they exercise (trials): {}</p>",
+                list.join(", ")
+            );
+        }
+        html.push_str("<ul class=\"names\">");
+        for record in passed {
+            let _ = write!(html, "<li>{}", escape(&record.name));
+            if shared.is_none() {
+                let _ = write!(html, " {}", replay(record));
+            }
+            html.push_str("</li>\n");
+        }
+        html.push_str("</ul></details>\n");
+    }
+    html.push_str("</div></details>\n");
+}
+
+/// The page.
+pub fn page(reports: &[Report]) -> String {
+    let labels = engine_labels(reports);
+    let cells = cells(reports);
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>opspec conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>opspec conformance across engines</h1>\n\
+         <p class=\"lead\">{} reports, {} trials. A cell counts the trials of one op and dtype \
+         on one engine; follow it to its trials, with their clauses, reason and replay \
+         command.</p>\n",
+        escape(&labels.join(", ")),
+        reports.len(),
+        reports.iter().map(|r| r.trials.len()).sum::<usize>()
+    );
+
+    // The totals of each report.
+    html.push_str(
+        "<table class=\"summary\" id=\"summary\"><thead><tr><th>engine</th><th>report</th>",
+    );
+    for status in Status::ALL {
+        let _ = write!(html, "<th>{}</th>", status.label());
+    }
+    html.push_str("<th>trials</th></tr></thead><tbody>\n");
+    for (report, label) in reports.iter().zip(&labels) {
+        let _ = write!(
+            html,
+            "<tr><th scope=\"row\">{}</th><td><code>{}</code></td>",
+            escape(label),
+            escape(&report.path.display().to_string())
+        );
+        for status in Status::ALL {
+            let n = report.trials.iter().filter(|r| r.status == status).count();
+            let _ = write!(html, "<td class=\"n {}\">{n}</td>", class(status));
+        }
+        let _ = writeln!(html, "<td class=\"n\">{}</td></tr>", report.trials.len());
+    }
+    html.push_str("</tbody></table>\n");
+    // Why a run was no pass although no trial failed (nothing passed, too many skips).
+    for (report, label) in reports.iter().zip(&labels) {
+        for problem in &report.problems {
+            let _ = writeln!(
+                html,
+                "<p class=\"problem\"><strong>{}: the run is no pass:</strong> {}</p>",
+                escape(label),
+                escape(problem)
+            );
+        }
+    }
+    html.push_str("<ul class=\"legend\">");
+    for status in Status::ALL {
+        let _ = write!(
+            html,
+            "<li><span class=\"chip {}\">{}</span> {}: {}</li>",
+            class(status),
+            short(status),
+            status.label(),
+            meaning(status)
+        );
+    }
+    html.push_str("</ul>\n");
+
+    // The matrix.
+    html.push_str("<h2>Op × dtype × engine</h2>\n<table class=\"matrix\" id=\"matrix\"><thead><tr><th>op</th><th>dtype</th>");
+    for label in &labels {
+        let _ = write!(html, "<th scope=\"col\">{}</th>", escape(label));
+    }
+    html.push_str("</tr></thead>\n");
+    let mut ids = BTreeSet::new();
+    let mut drills = String::new();
+    let mut op_rows: BTreeMap<&str, usize> = BTreeMap::new();
+    for (op, _) in cells.keys() {
+        *op_rows.entry(op).or_default() += 1;
+    }
+    let mut current_op = None;
+    for ((op, dtype), row) in &cells {
+        let dtype_label = dtype.unwrap_or("—");
+        if current_op != Some(*op) {
+            if current_op.is_some() {
+                html.push_str("</tbody>\n");
+            }
+            current_op = Some(*op);
+            let _ = write!(
+                html,
+                "<tbody><tr><th scope=\"rowgroup\" rowspan=\"{}\">{}</th>",
+                op_rows[op],
+                escape(op)
+            );
+        } else {
+            html.push_str("<tr>");
+        }
+        let _ = write!(html, "<th scope=\"row\">{}</th>", escape(dtype_label));
+        for ((records, label), engine) in row.iter().zip(&labels).zip(0..) {
+            if records.is_empty() {
+                let _ = write!(
+                    html,
+                    "<td class=\"none\" data-engine=\"{engine}\" title=\"no trial\">·</td>"
+                );
+                continue;
+            }
+            let id = unique_id(&[op, dtype.unwrap_or("none"), label], &mut ids);
+            let _ = write!(
+                html,
+                "<td class=\"{}\" data-engine=\"{engine}\"><a href=\"#{id}\">{}</a></td>",
+                tint(records),
+                chips(records)
+            );
+            drill_down(
+                &mut drills,
+                &id,
+                &format!("{op} · {dtype_label} · {label}"),
+                records,
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    if current_op.is_some() {
+        html.push_str("</tbody>\n");
+    }
+    html.push_str("</table>\n<h2>Trials</h2>\n");
+    html.push_str(&drills);
+    html.push_str("</body>\n</html>\n");
+    html
+}
+
+/// `runner report A.json B.json ... --html FILE`; exit code 2 when a report cannot be read or
+/// the page cannot be written.
+pub fn main(inputs: &[PathBuf], output: &Path) -> ExitCode {
+    let reports: Result<Vec<Report>, _> = inputs.iter().map(|path| read(path)).collect();
+    let reports = match reports {
+        Ok(reports) => reports,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = std::fs::write(output, page(&reports)) {
+        eprintln!("error: cannot write {}: {e}", output.display());
+        return ExitCode::from(2);
+    }
+    println!(
+        "wrote {} ({} reports, {} trials)",
+        output.display(),
+        reports.len(),
+        reports.iter().map(|r| r.trials.len()).sum::<usize>()
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Known;
+
+    fn record(name: &str, dtype: Option<&str>, status: Status) -> Record {
+        Record {
+            name: name.into(),
+            op: name.split("::").next().unwrap().into(),
+            dtype: dtype.map(Into::into),
+            dtypes: dtype.into_iter().map(Into::into).collect(),
+            status,
+            excluded_by: None,
+            message: match status {
+                Status::Passed => String::new(),
+                _ => {
+                    format!("case:   {name}\nsource: x\nat [0]: expected 1, got <2> & 3\nreplay: r")
+                }
+            },
+            seconds: 0.0,
+            clauses: vec!["slice.strict.in-bounds".into()],
+            known: (status == Status::KnownFailure).then(|| Known {
+                clause: "slice.strict.out-of-bounds".into(),
+                class: "semantics".into(),
+                reason: "the engine clamps".into(),
+                line: 3,
+            }),
+            replay: Some(crate::replay::command(name, " --backend 'my engine'")),
+        }
+    }
+
+    fn report(path: &str, backend: &str, trials: Vec<Record>) -> Report {
+        Report {
+            path: path.into(),
+            backend: backend.into(),
+            problems: Vec::new(),
+            trials,
+        }
+    }
+
+    fn sample() -> Vec<Report> {
+        vec![
+            report(
+                "a.json",
+                "reference",
+                vec![
+                    record("slice::f::a::int8", Some("int8"), Status::Passed),
+                    record("slice::f::b::int8", Some("int8"), Status::Passed),
+                    record("shuffle::f::c", None, Status::Passed),
+                ],
+            ),
+            report(
+                "b.json",
+                "engine <x>",
+                vec![
+                    record("slice::f::a::int8", Some("int8"), Status::Failed),
+                    record("slice::f::b::int8", Some("int8"), Status::KnownFailure),
+                    record("slice::f::d::int8", Some("int8"), Status::Unsupported),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_page_loads_nothing_and_runs_no_script() {
+        let page = page(&sample());
+        for banned in [
+            "<script", " src=", "<link", "url(", "@import", "http:", "https:",
+        ] {
+            assert!(!page.contains(banned), "{banned} in the page");
+        }
+        assert!(page.starts_with("<!DOCTYPE html>"));
+    }
+
+    #[test]
+    fn every_cell_links_to_its_drill_down() {
+        let page = page(&sample());
+        let hrefs: Vec<&str> = page
+            .split("href=\"#")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap())
+            .collect();
+        // slice × int8 on both engines, shuffle × (no dtype) on the reference only.
+        assert_eq!(
+            hrefs,
+            [
+                "t-shuffle-none-reference",
+                "t-slice-int8-reference",
+                "t-slice-int8-engine__x_"
+            ]
+        );
+        for href in &hrefs {
+            assert_eq!(page.matches(&format!("id=\"{href}\"")).count(), 1, "{href}");
+        }
+        // The engine without a shuffle trial has an empty cell.
+        assert!(page.contains("<td class=\"none\" data-engine=\"1\" title=\"no trial\">·</td>"));
+        // The failing cell counts each status, and is tinted by its worst.
+        assert!(page.contains("<td class=\"bad\" data-engine=\"1\"><a href=\"#t-slice-int8-engine__x_\"><span class=\"chip failed\" title=\"1 failed\">1 fail</span><span class=\"chip known_failure\" title=\"1 known failure\">1 known</span><span class=\"chip unsupported\" title=\"1 unsupported\">1 unsup</span></a></td>"), "{page}");
+    }
+
+    #[test]
+    fn a_drill_down_gives_clause_reason_and_replay_escaped() {
+        let page = page(&sample());
+        let drill = page.split("id=\"t-slice-int8-engine__x_\"").nth(1).unwrap();
+        let drill = drill.split("<details class=\"drill\">").next().unwrap();
+        // Failed first, with the first line of its report after the case's description.
+        let failed = drill.find("slice::f::a::int8").unwrap();
+        let known = drill.find("slice::f::b::int8").unwrap();
+        assert!(failed < known);
+        assert!(
+            drill.contains(
+                "<td class=\"reason\">at [0]: expected 1, got &lt;2&gt; &amp; 3<details>"
+            ),
+            "{drill}"
+        );
+        assert!(drill.contains("breaks <code>slice.strict.out-of-bounds</code> (semantics)<br>case: <code>slice.strict.in-bounds</code>"), "{drill}");
+        assert!(
+            drill.contains("<td class=\"reason\">the engine clamps"),
+            "{drill}"
+        );
+        assert!(
+            drill.contains(
+                "<td><code>cargo run -q -p opspec-runner --bin runner -- replay slice::f::a::int8 --backend 'my engine'</code></td>"
+            ),
+            "{drill}"
+        );
+        assert!(page.contains("engine &lt;x&gt;"));
+        // The passed trials of a cell share one replay command, TRIAL standing for the name.
+        let reference = page.split("id=\"t-slice-int8-reference\"").nth(1).unwrap();
+        assert!(reference.contains("Replay one with <code>cargo run -q -p opspec-runner --bin runner -- replay TRIAL --backend 'my engine'</code>"), "{reference}");
+        assert!(
+            reference.contains("<code>slice.strict.in-bounds</code>&nbsp;(2)"),
+            "{reference}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_is_no_pass_says_why() {
+        let mut reports = sample();
+        reports[1].problems = vec!["nothing <passed>".into()];
+        assert!(page(&reports).contains(
+            "<p class=\"problem\"><strong>engine &lt;x&gt;: the run is no pass:</strong> nothing &lt;passed&gt;</p>"
+        ));
+    }
+
+    #[test]
+    fn reports_of_one_backend_are_told_apart_by_file() {
+        let reports = [
+            report("old.json", "ort", vec![]),
+            report("new.json", "ort", vec![]),
+            report("c.json", "xla", vec![]),
+        ];
+        assert_eq!(
+            engine_labels(&reports),
+            ["ort (old.json)", "ort (new.json)", "xla"]
+        );
+    }
+}

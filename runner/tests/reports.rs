@@ -1,0 +1,585 @@
+//! `runner report` and `runner diff` on the JSON reports of real runs: the exit codes and lists
+//! of the diff, and the HTML page loaded in a real headless Chromium (the Debian package
+//! `chromium`) with JavaScript off: its matrix, a drill-down opened by following a cell's link,
+//! and a screenshot. Without Chromium the page's test fails with the install command.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const INSTALL: &str = "apt-get update && apt-get install -y chromium";
+
+/// The longest a Chromium run may take before the test gives up on it.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The variables a run must not inherit from the shell that runs `cargo test`.
+const VARIABLES: [&str; 6] = [
+    "OPSPEC_SPECS",
+    "OPSPEC_SWEEPS",
+    "OPSPEC_BACKEND",
+    "OPSPEC_EXPECTATIONS",
+    "OPSPEC_REPORT_JSON",
+    "OPSPEC_JUNIT",
+];
+
+fn runner() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    for name in VARIABLES {
+        command.env_remove(name);
+    }
+    command
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+/// A scratch folder, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("opspec-reports-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Three slice cases: one that passes, one whose expected value is wrong (every correct
+/// backend fails it), and one DLA does not run.
+const CASES: &str = r#"
+cases:
+  - name: kept
+    source: "seed 004, example 'Slice'"
+    clauses: [slice.coordinates.formula]
+    attrs: {start: [0, 0], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: float32, shape: [2, 2], data: [[0, 1], [3, 4]]}
+  - name: wrong
+    source: "seed 004, example 'Slice', second row moved"
+    clauses: [slice.coordinates.any-stride]
+    attrs: {start: [0, 0], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: float32, shape: [2, 2], data: [[0, 1], [3, 5]]}
+  - name: not_on_dla
+    source: "seed 004, example 'Slice'"
+    clauses: [slice.coordinates.formula]
+    unsupported_on: {dla: "not on DLA (a test restriction)"}
+    attrs: {start: [1, 1], size: [2, 2], stride: [1, 1]}
+    inputs:
+      input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
+    expected:
+      output: {dtype: float32, shape: [2, 2], data: [[4, 5], [7, 8]]}
+"#;
+
+const KNOWN_FAILURES: &str =
+    "slice::mine::wrong | slice.coordinates.any-stride | semantics | the test's own wrong value\n";
+
+/// Two reports of real runs over [`CASES`]: `reference.json` (the built-in reference: the
+/// wrong case fails) and `dla.json` (the reference served with the `dla` target and a
+/// known-failures file: the wrong case is a known failure, the DLA one is excluded).
+fn two_reports(scratch: &Scratch) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    std::fs::write(scratch.path("known.txt"), KNOWN_FAILURES).unwrap();
+    let reference = scratch.path("reference.json");
+    let output = runner()
+        .arg("--specs")
+        .arg(scratch.path("specs"))
+        .arg("--report-json")
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(101), "{}", text(&output));
+    let dla = scratch.path("dla.json");
+    let backend = format!("{} --serve --target dla", env!("CARGO_BIN_EXE_runner"));
+    let output = runner()
+        .arg("--specs")
+        .arg(scratch.path("specs"))
+        .args(["--backend", &backend, "--expectations"])
+        .arg(scratch.path("known.txt"))
+        .arg("--backend-log")
+        .arg(scratch.path("backend.log"))
+        .arg("--report-json")
+        .arg(&dla)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    (reference, dla)
+}
+
+#[test]
+fn a_report_names_each_trials_clauses_and_replay_command() {
+    let scratch = Scratch::new("json");
+    let (_, dla) = two_reports(&scratch);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dla).unwrap()).unwrap();
+    let trial = |name: &str| {
+        report["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {report}"))
+            .clone()
+    };
+    let wrong = trial("slice::mine::wrong");
+    assert_eq!(wrong["status"], "known_failure");
+    assert_eq!(
+        wrong["clauses"],
+        serde_json::json!(["slice.coordinates.any-stride"])
+    );
+    assert_eq!(
+        wrong["known"],
+        serde_json::json!({"clause": "slice.coordinates.any-stride", "class": "semantics",
+                           "reason": "the test's own wrong value", "line": 1})
+    );
+    let replay = wrong["replay"].as_str().unwrap();
+    assert!(
+        replay.starts_with(
+            "cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --backend "
+        ),
+        "{replay}"
+    );
+    assert!(
+        replay.contains(&scratch.path("specs").display().to_string()),
+        "{replay}"
+    );
+    assert_eq!(trial("slice::mine::kept")["known"], serde_json::Value::Null);
+}
+
+#[test]
+fn diff_lists_the_changes_and_fails_on_a_regression() {
+    let scratch = Scratch::new("diff");
+    let (reference, dla) = two_reports(&scratch);
+    // Nothing changed: exit 0.
+    let same = runner()
+        .arg("diff")
+        .args([&reference, &reference])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same));
+    assert!(
+        text(&same).contains("no regression: 0 of 3 trials differ"),
+        "{}",
+        text(&same)
+    );
+
+    // reference → dla: the failure became known (no regression), a passing trial is no
+    // longer run (a regression).
+    let output = runner()
+        .arg("diff")
+        .args([&reference, &dla])
+        .output()
+        .unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{listed}");
+    for needle in [
+        "note: the reports are of different backends (reference and opspec-reference)",
+        "\nno longer passing (1):\n  slice::mine::not_on_dla [regression]: passed → excluded (restricted on dla: not on DLA (a test restriction))",
+        "\nother changes (1):\n  slice::mine::wrong: failed → known failure (the test's own wrong value)\n",
+        "\nregression (1 trials): 2 of 3 trials differ",
+    ] {
+        assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
+    }
+
+    // dla → reference: the known failure now fails (a regression, with its replay command),
+    // the DLA trial passes again.
+    let output = runner()
+        .arg("diff")
+        .args([&dla, &reference])
+        .output()
+        .unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{listed}");
+    for needle in [
+        "\nnewly failing (1):\n  slice::mine::wrong [regression]: known failure → failed (1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0)\n      replay: cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
+        "\nnewly passing (1):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n",
+    ] {
+        assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
+    }
+
+    // A trial that disappeared having passed is a regression; one that appeared passing is not.
+    let mut trimmed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&reference).unwrap()).unwrap();
+    trimmed["trials"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|t| t["name"] != "slice::mine::kept");
+    let fewer = scratch.path("fewer.json");
+    std::fs::write(&fewer, trimmed.to_string()).unwrap();
+    let output = runner()
+        .arg("diff")
+        .args([&reference, &fewer])
+        .output()
+        .unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{listed}");
+    assert!(
+        listed.contains("\ndisappeared (1):\n  slice::mine::kept [regression]: passed → absent\n"),
+        "{listed}"
+    );
+    let output = runner()
+        .arg("diff")
+        .args([&fewer, &reference])
+        .output()
+        .unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{listed}");
+    assert!(
+        listed.contains("\nappeared (1):\n  slice::mine::kept: absent → passed\n"),
+        "{listed}"
+    );
+
+    // What cannot be read is exit code 2, naming the file.
+    let missing = scratch.path("missing.json");
+    let output = runner()
+        .arg("diff")
+        .args([&reference, &missing])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains(&format!("cannot read the report {}", missing.display())),
+        "{}",
+        text(&output)
+    );
+    std::fs::write(scratch.path("junit.xml"), "<testsuites/>").unwrap();
+    let output = runner()
+        .arg("diff")
+        .arg(scratch.path("junit.xml"))
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains("junit.xml is not a JSON report of `runner --report-json`"),
+        "{}",
+        text(&output)
+    );
+}
+
+/// `chromium` on `PATH`; fails the test with the install command when it is not there.
+fn chromium() -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("chromium"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "Chromium is not installed: the HTML report is tested in a real headless \
+                 Chromium. Install it (as root) with: {INSTALL}"
+            )
+        })
+}
+
+/// A headless Chromium with a fresh profile in a scratch folder, JavaScript switched off in
+/// the profile's settings (`--blink-settings=scriptEnabled=false` would do as well, but then
+/// headless Chromium dumps no DOM and takes no screenshot). Its home and XDG folders are the
+/// scratch folder too, so that nothing is written outside it (its crash handler writes to
+/// `$XDG_CONFIG_HOME/chromium`).
+struct Browser {
+    program: PathBuf,
+    dir: Scratch,
+}
+
+impl Browser {
+    fn new(name: &str) -> Browser {
+        let program = chromium();
+        let dir = Scratch::new(name);
+        std::fs::create_dir_all(dir.path("profile/Default")).unwrap();
+        std::fs::write(
+            dir.path("profile/Default/Preferences"),
+            r#"{"profile": {"default_content_setting_values": {"javascript": 2}}}"#,
+        )
+        .unwrap();
+        Browser { program, dir }
+    }
+
+    /// Runs Chromium on `url` with `args`; gives its stdout. Chromium and everything it
+    /// started are gone when this returns.
+    fn run(&self, args: &[&str], url: &str) -> String {
+        let mut command = Command::new(&self.program);
+        command
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                self.dir.path("profile").display()
+            ))
+            .args(args)
+            .arg(url)
+            .env("HOME", &self.dir.0)
+            .env("XDG_CONFIG_HOME", self.dir.path("config"))
+            .env("XDG_CACHE_HOME", self.dir.path("cache"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, to end all of its processes at once.
+            .process_group(0);
+        let mut child = command.spawn().unwrap();
+        let group = child.id() as i32;
+        let mut stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let out = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        });
+        let err = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > BROWSER_TIMEOUT {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // Whatever of the group is left (children outlive the browser process by a moment).
+        // SAFETY: killpg sends a signal; the group is the one started above.
+        unsafe { libc::killpg(group, libc::SIGKILL) };
+        let _ = child.wait();
+        let leftovers = self.wait_for_leftovers();
+        let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+        let status = status.unwrap_or_else(|| {
+            panic!("Chromium took more than {BROWSER_TIMEOUT:?} on {url}; stderr:\n{stderr}")
+        });
+        assert!(
+            leftovers.is_empty(),
+            "Chromium left processes behind (ended now): {leftovers:?}"
+        );
+        assert!(
+            status.success(),
+            "Chromium: {status} on {url}; stderr:\n{stderr}"
+        );
+        stdout
+    }
+
+    /// Live processes whose command line names this browser's folder (its crash handler
+    /// leaves the process group), given a few seconds to end; those still there are ended.
+    fn wait_for_leftovers(&self) -> Vec<(i32, String)> {
+        let marker = self.dir.0.display().to_string();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = processes_naming(&marker);
+            if left.is_empty() || Instant::now() > deadline {
+                for (pid, _) in &left {
+                    // SAFETY: a process this test started (its command line names our folder).
+                    unsafe { libc::kill(*pid, libc::SIGKILL) };
+                }
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Live (not zombie) processes whose command line contains `marker`.
+fn processes_naming(marker: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, s)| s.starts_with('Z'))
+        });
+        if cmdline.contains(marker) && !zombie {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// The text from the first `start` up to the next `end` after it (or the end of `text`).
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in:\n{text}"));
+    let rest = &text[from..];
+    let to = rest[start.len()..]
+        .find(end)
+        .map_or(rest.len(), |at| start.len() + at);
+    &rest[..to]
+}
+
+/// Width and height of a PNG, from its IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let number = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    (number(16), number(20))
+}
+
+#[test]
+fn the_page_works_in_chromium_with_javascript_off() {
+    let browser = Browser::new("chromium");
+    let scratch = Scratch::new("page");
+    let (reference, dla) = two_reports(&scratch);
+    let page = scratch.path("page.html");
+    let output = runner()
+        .arg("report")
+        .args([&reference, &dla])
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let source = std::fs::read_to_string(&page).unwrap();
+    assert!(!source.contains("<script"), "the page has a script");
+    let url = format!("file://{}", page.display());
+
+    // The matrix: one row (slice, float32: the dtype of its input), a column per engine.
+    let dom = browser.run(&["--dump-dom"], &url);
+    let matrix = between(&dom, "<table class=\"matrix\"", "</table>");
+    assert!(
+        matrix.contains("<th scope=\"col\">reference</th><th scope=\"col\">opspec-reference</th>"),
+        "{matrix}"
+    );
+    assert!(
+        matrix.contains(
+            "<th scope=\"rowgroup\" rowspan=\"1\">slice</th><th scope=\"row\">float32</th>"
+        ),
+        "{matrix}"
+    );
+    let cell = between(matrix, "<td class=\"bad\" data-engine=\"0\">", "</td>");
+    for chip in ["title=\"2 passed\">2 pass<", "title=\"1 failed\">1 fail<"] {
+        assert!(cell.contains(chip), "missing {chip:?} in {cell}");
+    }
+    let cell = between(matrix, "<td class=\"known\" data-engine=\"1\">", "</td>");
+    for chip in [
+        "title=\"1 passed\"",
+        "title=\"1 known failure\"",
+        "title=\"1 excluded\"",
+    ] {
+        assert!(cell.contains(chip), "missing {chip:?} in {cell}");
+    }
+    // Closed drill-downs, one per cell.
+    assert_eq!(dom.matches("<details class=\"drill\">").count(), 2, "{dom}");
+
+    // Following the failing cell's link opens its drill-down, without any script.
+    let id = between(
+        matrix,
+        "<td class=\"bad\" data-engine=\"0\"><a href=\"#",
+        "\"",
+    )
+    .rsplit('#')
+    .next()
+    .unwrap()
+    .to_owned();
+    let dom = browser.run(&["--dump-dom"], &format!("{url}#{id}"));
+    assert_eq!(
+        dom.matches("<details class=\"drill\" open=\"\">").count(),
+        1
+    );
+    let drill = between(
+        &dom,
+        "<details class=\"drill\" open=\"\">",
+        "</details>\n<details",
+    );
+    assert!(
+        drill.contains(&format!("<div class=\"trials\" id=\"{id}\">")),
+        "{drill}"
+    );
+    let row = between(drill, "<tr class=\"failed\">", "</tr>");
+    for needle in [
+        "<code>slice::mine::wrong</code>",
+        "<code>slice.coordinates.any-stride</code>",
+        "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0<details>",
+        "<code>cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
+    ] {
+        assert!(row.contains(needle), "missing {needle:?} in {row}");
+    }
+    assert!(drill.contains("2 passed"), "{drill}");
+
+    // The other engine's drill-down: the known failure with the clause it breaks, and why the
+    // DLA trial was not sent.
+    let other = between(
+        &dom,
+        "<span class=\"where\">slice · float32 · opspec-reference",
+        "</div></details>",
+    );
+    let row = between(other, "<tr class=\"known_failure\">", "</tr>");
+    for needle in [
+        "breaks <code>slice.coordinates.any-stride</code> (semantics)",
+        "<td class=\"reason\">the test's own wrong value",
+    ] {
+        assert!(row.contains(needle), "missing {needle:?} in {row}");
+    }
+    let row = between(other, "<tr class=\"excluded\">", "</tr>");
+    assert!(row.contains("not on DLA (a test restriction)"), "{row}");
+
+    // A screenshot of the page as it opens.
+    let shot = browser.dir.path("page.png");
+    browser.run(
+        &[
+            "--window-size=1280,800",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &url,
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(png_size(&png), (1280, 800));
+    // A blank 1280 × 800 page compresses to a few kB; this one holds two tables of text.
+    assert!(
+        png.len() > 20_000,
+        "a {} byte screenshot is blank",
+        png.len()
+    );
+}
+
+#[test]
+fn help_lists_report_and_diff() {
+    let output = runner().arg("--help").output().unwrap();
+    let help = text(&output);
+    assert!(output.status.success(), "{help}");
+    for needle in ["\n  report ", "\n  diff "] {
+        assert!(help.contains(needle), "missing {needle:?} in:\n{help}");
+    }
+    // `report` without its page is a usage error naming the flag.
+    let output = runner().args(["report", "a.json"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("--html <FILE>"), "{}", text(&output));
+}
