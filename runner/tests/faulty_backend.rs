@@ -389,8 +389,9 @@ fn the_hello_attributes_exclude_the_cases_using_other_values_and_count_them() {
     // An engine whose slice has no strict_bounds mode: no request that needs it is sent, the
     // round trips that come back through it included.
     let hello = r#"{"type":"hello","protocol":1,"name":"no-strict","ops":["shuffle","slice","as_strided","scale","reformat"],"attributes":{"slice":{"mode":["wrap","clamp","fill","reflect"]}}}"#;
-    let command = format!("{} --hello '{hello}'", faulty_backend().display());
-    let dir = scratch("attributes-dump");
+    let command = format!("{} --hello '{hello}'", faulty_backend());
+    let scratch = scratch("attributes-dump");
+    let dir = scratch.path();
     let dump = dir.join("requests.jsonl");
     let ran = run_full(
         "attributes",
@@ -400,7 +401,6 @@ fn the_hello_attributes_exclude_the_cases_using_other_values_and_count_them() {
     );
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
     let requests = std::fs::read_to_string(&dump).unwrap();
-    std::fs::remove_dir_all(dir).unwrap();
     let mut sent = 0;
     for line in requests.lines() {
         let request: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -1341,7 +1341,8 @@ cases:
             // A syntax error after a lifted list keeps its line.
             GOOD.replace("[[1], [2]]}", "[[1], [2]}"),
         ];
-        let dir = scratch("awkward");
+        let scratch = scratch("awkward");
+        let dir = scratch.path().to_path_buf();
         for (i, text) in texts.iter().enumerate() {
             let path = write_spec(&dir, "shuffle", &format!("f{i}"), text);
             let (cases, errors) = load_file(Op::Shuffle, &path);
@@ -1355,6 +1356,5 @@ cases:
             );
             assert!(!format!("{errors:?}").contains(lift::MARK), "{errors:?}");
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
