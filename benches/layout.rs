@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use opspec::dtype::{DType, Word};
 use opspec::kernels::pages;
-use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
+use opspec::ops::{as_strided, reformat, scale, shuffle, slice, Engine};
 use opspec::tensor::{Buffer, Tensor};
 
 struct Counting;
@@ -186,7 +186,7 @@ fn shuffle_line(name: &'static str, attrs: shuffle::Attrs) -> Line {
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| shuffle::run(&attrs, x, None).expect("shuffle"),
+        move |x| shuffle::run(&attrs, x, None, Engine::Fast).expect("shuffle"),
     )
 }
 
@@ -208,7 +208,7 @@ fn slice_line(
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| slice::run(&attrs, x, slice::Inputs::default()).expect("slice"),
+        move |x| slice::run(&attrs, x, slice::Inputs::default(), Engine::Fast).expect("slice"),
     )
 }
 
@@ -238,13 +238,15 @@ fn reformat_lines(
             pack,
             true,
             move || noise(dtype, &shape),
-            move |x| reformat::run(&to, x).expect("pack"),
+            move |x| reformat::run(&to, x, Engine::Fast).expect("pack"),
         ),
         line(
             unpack,
             true,
-            move || reformat::run(&packed_input, &noise(dtype, &shape)).expect("pack"),
-            move |x| reformat::run(&back, x).expect("unpack"),
+            move || {
+                reformat::run(&packed_input, &noise(dtype, &shape), Engine::Fast).expect("pack")
+            },
+            move |x| reformat::run(&back, x, Engine::Fast).expect("unpack"),
         ),
     ]
 }
@@ -323,7 +325,7 @@ fn lines() -> Vec<Line> {
         "as_strided overlapping windows (64 every 32)",
         true,
         || noise(DType::Float16, &[FLAT_F16]),
-        move |x| as_strided::run(&strided, x).expect("as_strided"),
+        move |x| as_strided::run(&strided, x, Engine::Fast).expect("as_strided"),
     ));
     use reformat::Format::*;
     lines.extend(reformat_lines(
@@ -370,7 +372,7 @@ fn lines() -> Vec<Line> {
         "scale CHANNEL (float32)",
         false,
         || floats(&NCHW),
-        move |x| scale::run(&scale_attrs, x).expect("scale"),
+        move |x| scale::run(&scale_attrs, x, Engine::Fast).expect("scale"),
     ));
     lines
 }

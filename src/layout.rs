@@ -20,13 +20,14 @@
 //! The plain loops below ([`gather_reference`], [`scatter_reference`]) are the reference: one
 //! element at a time, in row-major order. [`gather`] and [`scatter`] give the same bits by the
 //! fast paths of [`crate::kernels`] (contiguous runs, tiled transposes), which are tested
-//! against these loops on generated plans of every dtype. `OPSPEC_PLAIN_LAYOUT=1` makes
-//! [`gather`] and [`scatter`] use the plain loops, to run the suite (or a fuzzing session) on
-//! the reference path alone.
+//! against these loops on generated plans of every dtype. [`Engine::Plain`], an argument of
+//! every entry point here, makes them use the plain loops, to run the suite (or a fuzzing
+//! session) on the reference path alone (`crate::engine`).
 
 use std::fmt;
 use std::ops::Range;
 
+use crate::engine::Engine;
 use crate::tensor::{row_major_strides, Buffer};
 use crate::{map_buffer, tensor::Tensor, with_buffer};
 
@@ -113,19 +114,19 @@ impl StridedView {
 
 /// Builds the view's output buffer: the same result as [`gather_reference`] of
 /// [`StridedView::plan`], by the fast paths of [`crate::kernels`] (which need no table).
-pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
-    if plain_layout() {
-        return gather_map(source, &view.map(), 0);
+pub fn gather_view(source: &Buffer, view: &StridedView, engine: Engine) -> Buffer {
+    if engine.is_plain() {
+        return gather_map(source, &view.map(), 0, engine);
     }
     crate::kernels::gather_view(source, view)
 }
 
 /// Applies a view to a tensor, keeping its dtype.
-pub fn gather_view_tensor(source: &Tensor, view: &StridedView) -> Tensor {
+pub fn gather_view_tensor(source: &Tensor, view: &StridedView, engine: Engine) -> Tensor {
     Tensor {
         dtype: source.dtype,
         shape: view.shape.clone(),
-        buffer: gather_view(&source.buffer, view),
+        buffer: gather_view(&source.buffer, view, engine),
     }
 }
 
@@ -263,31 +264,37 @@ impl IndexMap {
 
 /// [`gather`] of an [`IndexMap`], its tables built only for an output that holds elements, at
 /// most [`TABLE_ENTRIES`] entries at a time.
-pub fn gather_map(source: &Buffer, map: &IndexMap, fill_bits: u64) -> Buffer {
+pub fn gather_map(source: &Buffer, map: &IndexMap, fill_bits: u64, engine: Engine) -> Buffer {
     let volume: usize = map.shape().iter().product();
     if volume == 0 {
         return map_buffer!(source, _input => Vec::new());
     }
     let Some(blocks) = map.blocks() else {
-        return gather(source, &map.plan(), fill_bits);
+        return gather(source, &map.plan(), fill_bits, engine);
     };
     let mut output = map_buffer!(source, _input => Vec::with_capacity(volume));
     map.for_each_block(blocks, |plan, elements| match plan {
         None => with_buffer!(&mut output, out => out.resize(out.len() + elements, fill_bits as _)),
-        Some(plan) => append(&mut output, &gather(source, plan, fill_bits)),
+        Some(plan) => append(&mut output, &gather(source, plan, fill_bits, engine)),
     });
     output
 }
 
 /// [`scatter`] of an [`IndexMap`], its tables built as [`gather_map`] builds them; a map too
 /// large to build whole is scattered block by block by the plain loop.
-pub fn scatter_map(source: &Buffer, map: &IndexMap, len: usize, fill_bits: u64) -> Buffer {
+pub fn scatter_map(
+    source: &Buffer,
+    map: &IndexMap,
+    len: usize,
+    fill_bits: u64,
+    engine: Engine,
+) -> Buffer {
     let volume: usize = map.shape().iter().product();
     if volume == 0 {
         return map_buffer!(source, _input => vec![fill_bits as _; len]);
     }
     let Some(blocks) = map.blocks() else {
-        return scatter(source, &map.plan(), len, fill_bits);
+        return scatter(source, &map.plan(), len, fill_bits, engine);
     };
     assert_eq!(
         source.len(),
@@ -321,17 +328,11 @@ fn append(output: &mut Buffer, block: &Buffer) {
 /// Builds the output buffer: `out[y] = source[base + Σ table_i[y_i]]`, or `fill_bits` where a
 /// table says `None`. Same result as [`gather_reference`], by the fast paths of
 /// [`crate::kernels`].
-pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
-    if plain_layout() {
+pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64, engine: Engine) -> Buffer {
+    if engine.is_plain() {
         return gather_reference(source, plan, fill_bits);
     }
     crate::kernels::gather(source, plan, fill_bits)
-}
-
-/// Whether `OPSPEC_PLAIN_LAYOUT=1` asks for the plain loops (read once).
-fn plain_layout() -> bool {
-    static PLAIN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PLAIN.get_or_init(|| std::env::var("OPSPEC_PLAIN_LAYOUT").is_ok_and(|v| v == "1"))
 }
 
 /// The reference [`gather`]: builds the output buffer element by element, in row-major order.
@@ -364,8 +365,14 @@ pub fn gather_reference(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> B
 ///
 /// A format's pack is the scatter of its unpack map: every logical element to its slot, padding
 /// left at the fill value, in one pass.
-pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
-    if plain_layout() {
+pub fn scatter(
+    source: &Buffer,
+    plan: &AxisGather,
+    len: usize,
+    fill_bits: u64,
+    engine: Engine,
+) -> Buffer {
+    if engine.is_plain() {
         return scatter_reference(source, plan, len, fill_bits);
     }
     crate::kernels::scatter(source, plan, len, fill_bits)
@@ -485,11 +492,11 @@ pub(crate) fn advance(index: &mut [usize], shape: &[usize]) {
 }
 
 /// Applies a plan to a tensor, keeping its dtype.
-pub fn gather_tensor(source: &Tensor, plan: &AxisGather, fill_bits: u64) -> Tensor {
+pub fn gather_tensor(source: &Tensor, plan: &AxisGather, fill_bits: u64, engine: Engine) -> Tensor {
     Tensor {
         dtype: source.dtype,
         shape: plan.shape(),
-        buffer: gather(&source.buffer, plan, fill_bits),
+        buffer: gather(&source.buffer, plan, fill_bits, engine),
     }
 }
 
@@ -499,111 +506,124 @@ mod tests {
 
     #[test]
     fn transpose_of_a_matrix() {
-        let source = Buffer::W32((0..6).collect());
-        let plan = AxisGather::transpose(&[2, 3], &[1, 0]);
-        assert_eq!(plan.shape(), vec![3, 2]);
-        assert_eq!(
-            gather(&source, &plan, 0),
-            Buffer::W32(vec![0, 3, 1, 4, 2, 5])
-        );
+        for engine in Engine::ALL {
+            let source = Buffer::W32((0..6).collect());
+            let plan = AxisGather::transpose(&[2, 3], &[1, 0]);
+            assert_eq!(plan.shape(), vec![3, 2]);
+            assert_eq!(
+                gather(&source, &plan, 0, engine),
+                Buffer::W32(vec![0, 3, 1, 4, 2, 5])
+            );
+        }
     }
 
     #[test]
     fn fill_where_a_table_says_outside() {
-        let source = Buffer::W8(vec![1, 2]);
-        let plan = AxisGather {
-            base: 0,
-            tables: vec![vec![Some(0), None, Some(1)]],
-        };
-        assert_eq!(gather(&source, &plan, 9), Buffer::W8(vec![1, 9, 2]));
+        for engine in Engine::ALL {
+            let source = Buffer::W8(vec![1, 2]);
+            let plan = AxisGather {
+                base: 0,
+                tables: vec![vec![Some(0), None, Some(1)]],
+            };
+            assert_eq!(gather(&source, &plan, 9, engine), Buffer::W8(vec![1, 9, 2]));
+        }
     }
 
     #[test]
     fn maps_too_large_to_build_whole_are_applied_in_blocks() {
-        // [3, L, 2]: axis 0 reads rows 0, fill, 10; axis 1 wraps backwards over 5 columns,
-        // L past the table limit; axis 2 is strided. Blocks cut axis 1.
-        let len = TABLE_ENTRIES + 1001;
-        let map = IndexMap {
-            base: 0,
-            axes: vec![
-                MapAxis::Rule {
-                    len: 3,
-                    offset: Box::new(|y| [Some(0), None, Some(10)][y]),
-                },
-                MapAxis::Rule {
+        for engine in Engine::ALL {
+            // [3, L, 2]: axis 0 reads rows 0, fill, 10; axis 1 wraps backwards over 5 columns,
+            // L past the table limit; axis 2 is strided. Blocks cut axis 1.
+            let len = TABLE_ENTRIES + 1001;
+            let map = IndexMap {
+                base: 0,
+                axes: vec![
+                    MapAxis::Rule {
+                        len: 3,
+                        offset: Box::new(|y| [Some(0), None, Some(10)][y]),
+                    },
+                    MapAxis::Rule {
+                        len,
+                        offset: Box::new(|y| Some((4 - y % 5) * 2)),
+                    },
+                    MapAxis::Strided { len: 2, stride: 1 },
+                ],
+            };
+            assert_eq!(map.blocks(), Some((1, TABLE_ENTRIES - 2)));
+            let source = Buffer::W16((0..20).collect());
+            let whole = gather_reference(&source, &map.plan(), 0xffff);
+            assert_eq!(gather_map(&source, &map, 0xffff, engine), whole);
+            // One long axis: blocks of it, in order.
+            let long = IndexMap {
+                base: 1,
+                axes: vec![MapAxis::Rule {
                     len,
-                    offset: Box::new(|y| Some((4 - y % 5) * 2)),
-                },
-                MapAxis::Strided { len: 2, stride: 1 },
-            ],
-        };
-        assert_eq!(map.blocks(), Some((1, TABLE_ENTRIES - 2)));
-        let source = Buffer::W16((0..20).collect());
-        let whole = gather_reference(&source, &map.plan(), 0xffff);
-        assert_eq!(gather_map(&source, &map, 0xffff), whole);
-        // One long axis: blocks of it, in order.
-        let long = IndexMap {
-            base: 1,
-            axes: vec![MapAxis::Rule {
-                len,
-                offset: Box::new(|y| (y % 7 != 3).then_some(y % 2)),
-            }],
-        };
-        assert_eq!(long.blocks(), Some((0, TABLE_ENTRIES)));
-        let source = Buffer::W8(vec![5, 6, 7]);
-        assert_eq!(
-            gather_map(&source, &long, 9),
-            gather_reference(&source, &long.plan(), 9)
-        );
-        // The scatter of a transpose of [2, L] into [L, 2], block by block.
-        let transpose = IndexMap {
-            base: 0,
-            axes: vec![
-                MapAxis::Strided { len: 2, stride: 1 },
-                MapAxis::Strided { len, stride: 2 },
-            ],
-        };
-        assert!(transpose.blocks().is_some());
-        let source = Buffer::W32((0..2 * len as u32).collect());
-        assert_eq!(
-            scatter_map(&source, &transpose, 2 * len + 3, 7),
-            scatter_reference(&source, &transpose.plan(), 2 * len + 3, 7)
-        );
+                    offset: Box::new(|y| (y % 7 != 3).then_some(y % 2)),
+                }],
+            };
+            assert_eq!(long.blocks(), Some((0, TABLE_ENTRIES)));
+            let source = Buffer::W8(vec![5, 6, 7]);
+            assert_eq!(
+                gather_map(&source, &long, 9, engine),
+                gather_reference(&source, &long.plan(), 9)
+            );
+            // The scatter of a transpose of [2, L] into [L, 2], block by block.
+            let transpose = IndexMap {
+                base: 0,
+                axes: vec![
+                    MapAxis::Strided { len: 2, stride: 1 },
+                    MapAxis::Strided { len, stride: 2 },
+                ],
+            };
+            assert!(transpose.blocks().is_some());
+            let source = Buffer::W32((0..2 * len as u32).collect());
+            assert_eq!(
+                scatter_map(&source, &transpose, 2 * len + 3, 7, engine),
+                scatter_reference(&source, &transpose.plan(), 2 * len + 3, 7)
+            );
+        }
     }
 
     #[test]
     fn maps_with_no_element_build_nothing() {
-        // 2^40 entries of table would not fit in memory: the map is never built.
-        let map = IndexMap {
-            base: 0,
-            axes: vec![
-                MapAxis::Strided { len: 0, stride: 1 },
-                MapAxis::Strided {
-                    len: 1 << 40,
-                    stride: 1,
-                },
-            ],
-        };
-        let source = Buffer::W8(vec![1, 2]);
-        assert_eq!(gather_map(&source, &map, 0), Buffer::W8(vec![]));
-        assert_eq!(scatter_map(&source, &map, 2, 4), Buffer::W8(vec![4, 4]));
-        let view = StridedView {
-            shape: vec![1 << 40, 0],
-            strides: vec![1, 1],
-            base: 0,
-        };
-        assert_eq!(gather_view(&source, &view), Buffer::W8(vec![]));
+        for engine in Engine::ALL {
+            // 2^40 entries of table would not fit in memory: the map is never built.
+            let map = IndexMap {
+                base: 0,
+                axes: vec![
+                    MapAxis::Strided { len: 0, stride: 1 },
+                    MapAxis::Strided {
+                        len: 1 << 40,
+                        stride: 1,
+                    },
+                ],
+            };
+            let source = Buffer::W8(vec![1, 2]);
+            assert_eq!(gather_map(&source, &map, 0, engine), Buffer::W8(vec![]));
+            assert_eq!(
+                scatter_map(&source, &map, 2, 4, engine),
+                Buffer::W8(vec![4, 4])
+            );
+            let view = StridedView {
+                shape: vec![1 << 40, 0],
+                strides: vec![1, 1],
+                base: 0,
+            };
+            assert_eq!(gather_view(&source, &view, engine), Buffer::W8(vec![]));
+        }
     }
 
     #[test]
     fn scalar_and_empty_outputs() {
-        let source = Buffer::W16(vec![7]);
-        let scalar = AxisGather {
-            base: 0,
-            tables: vec![],
-        };
-        assert_eq!(gather(&source, &scalar, 0), Buffer::W16(vec![7]));
-        let empty = AxisGather::strided(&[2, 0], &[1, 1], 0);
-        assert_eq!(gather(&source, &empty, 0), Buffer::W16(vec![]));
+        for engine in Engine::ALL {
+            let source = Buffer::W16(vec![7]);
+            let scalar = AxisGather {
+                base: 0,
+                tables: vec![],
+            };
+            assert_eq!(gather(&source, &scalar, 0, engine), Buffer::W16(vec![7]));
+            let empty = AxisGather::strided(&[2, 0], &[1, 1], 0);
+            assert_eq!(gather(&source, &empty, 0, engine), Buffer::W16(vec![]));
+        }
     }
 }

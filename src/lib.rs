@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod dtype;
+pub mod engine;
 pub mod error;
 pub mod float;
 pub mod generate;
@@ -19,6 +20,7 @@ pub mod spec;
 pub mod tensor;
 
 pub use dtype::DType;
+pub use engine::Engine;
 pub use error::{ErrorKind, OpError};
 pub use ops::{Invocation, Op};
 pub use tensor::Tensor;

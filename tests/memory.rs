@@ -169,7 +169,6 @@ fn main() -> ExitCode {
     for name in names.chain(COMPARISONS.iter().map(|c| c.0)) {
         let output = Command::new(&exe)
             .env("OPSPEC_MEMORY_CASE", name)
-            .env_remove("OPSPEC_PLAIN_LAYOUT")
             .output()
             .expect("run a child");
         let out = String::from_utf8_lossy(&output.stdout).into_owned()

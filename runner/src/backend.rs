@@ -1,7 +1,7 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
 use opspec::spec::{Case, Expectation};
-use opspec::{ops, DType, ErrorKind, Tensor};
+use opspec::{ops, DType, Engine, ErrorKind, Tensor};
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,8 +110,11 @@ pub fn primary_dtype(case: &Case) -> Option<DType> {
         })
 }
 
-/// The interpreter in this repository.
-pub struct Reference;
+/// The interpreter in this repository, on its engine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reference {
+    pub engine: Engine,
+}
 
 impl Backend for Reference {
     fn name(&self) -> String {
@@ -123,7 +126,7 @@ impl Backend for Reference {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        Ok(match ops::evaluate(&case.invocation) {
+        Ok(match ops::evaluate_with(&case.invocation, self.engine) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
+use opspec::Engine;
 
 /// The repository this runner was built from.
 pub fn repository_root() -> PathBuf {
@@ -42,6 +43,8 @@ pub enum ValueError {
     NotACount,
     #[error("names no folder")]
     NoPath,
+    #[error("not an engine: expected `plain` or `fast`")]
+    NotAnEngine,
 }
 
 /// A configuration that cannot be used.
@@ -80,6 +83,11 @@ pub fn parse_count(text: &str) -> Result<u64, ValueError> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(ValueError::NotACount),
     }
+}
+
+/// `plain` or `fast` ([`Engine`]).
+pub fn parse_engine(text: &str) -> Result<Engine, ValueError> {
+    text.parse().map_err(|_| ValueError::NotAnEngine)
 }
 
 /// Folders separated as `PATH` is (`:` on Unix); empty entries are dropped.
@@ -157,6 +165,10 @@ pub struct Options {
     /// backend as OPSPEC_MAX_ELEMENTS [env: OPSPEC_MAX_ELEMENTS]
     #[arg(long, value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
     pub max_elements: Option<u64>,
+    /// The reference's engine: `fast` (the default) or `plain`, the element-by-element loops
+    /// alone; both give the same bits [env: OPSPEC_ENGINE]
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    pub engine: Option<Engine>,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -188,6 +200,8 @@ pub struct Config {
     pub backend_log: PathBuf,
     pub dump_requests: Option<PathBuf>,
     pub max_elements: u64,
+    /// The engine the reference evaluates on.
+    pub engine: Engine,
 }
 
 impl Config {
@@ -253,6 +267,9 @@ impl Config {
         }
         if self.max_elements != default.max_elements {
             flags.push(("--max-elements", self.max_elements.to_string()));
+        }
+        if self.engine != default.engine {
+            flags.push(("--engine", self.engine.to_string()));
         }
         flags
             .iter()
@@ -378,6 +395,13 @@ impl Options {
                 Some(n) => n,
                 None => number("OPSPEC_MAX_ELEMENTS")?.unwrap_or(DEFAULT_MAX_ELEMENTS),
             },
+            engine: match self.engine {
+                Some(engine) => engine,
+                None => match text("OPSPEC_ENGINE")? {
+                    Some(v) => parse_engine(&v).map_err(|e| parsed("OPSPEC_ENGINE", Some(v), e))?,
+                    None => Engine::default(),
+                },
+            },
         })
     }
 }
@@ -450,5 +474,30 @@ mod tests {
             ..Options::default()
         };
         assert!(options.resolve_with(base, |_| None).unwrap().bless);
+    }
+
+    #[test]
+    fn the_engine_by_flag_or_variable() {
+        let base = Path::new("/base");
+        let plain = |name: &str| (name == "OPSPEC_ENGINE").then(|| OsString::from("plain"));
+        let config = Options::default().resolve_with(base, |_| None).unwrap();
+        assert_eq!(config.engine, Engine::Fast);
+        let config = Options::default().resolve_with(base, plain).unwrap();
+        assert_eq!(config.engine, Engine::Plain);
+        assert!(config.replay_flags().contains("--engine plain"));
+        let options = Options {
+            engine: Some(Engine::Fast),
+            ..Options::default()
+        };
+        assert_eq!(
+            options.resolve_with(base, plain).unwrap().engine,
+            Engine::Fast
+        );
+        let typo = |name: &str| (name == "OPSPEC_ENGINE").then(|| OsString::from("plian"));
+        let error = Options::default().resolve_with(base, typo).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid value \"plian\" for OPSPEC_ENGINE: not an engine: expected `plain` or `fast`"
+        );
     }
 }

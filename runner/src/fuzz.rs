@@ -17,7 +17,7 @@ use opspec::generate::rng::Rng;
 use opspec::generate::shrink::shrink;
 use opspec::generate::yaml::{to_yaml, Floats};
 use opspec::golden::expectation_of;
-use opspec::ops::{Attrs, Invocation, Op};
+use opspec::ops::{Attrs, Engine, Invocation, Op};
 use opspec::spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
@@ -48,6 +48,8 @@ pub struct FuzzOptions {
     /// often breaks two rules at once, and which one an implementation reports first is not
     /// specified; such cases are counted in [`FuzzReport::kind_differences`] instead.
     pub strict_kinds: bool,
+    /// The reference's engine, which computes every case's expected result.
+    pub engine: Engine,
 }
 
 impl Default for FuzzOptions {
@@ -60,6 +62,7 @@ impl Default for FuzzOptions {
             max_failures: 1,
             shrink_budget: 2_000,
             strict_kinds: false,
+            engine: Engine::default(),
         }
     }
 }
@@ -129,7 +132,7 @@ impl FuzzReport {
 }
 
 /// The case (named for the run) that `invocation` is, expecting the reference's result.
-pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation) -> Case {
+pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) -> Case {
     let op = invocation.op();
     let dtype = invocation.inputs[0].as_ref().map(|t| t.dtype);
     let mut case = new_case(
@@ -146,7 +149,7 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation) -> Case {
     case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
         || matches!(&invocation.attrs, Attrs::Scale(a)
             if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
-    case.expect = expectation_of(&opspec::ops::evaluate(&invocation));
+    case.expect = expectation_of(&opspec::ops::evaluate_with(&invocation, engine));
     case.invocation = invocation;
     case
 }
@@ -208,7 +211,7 @@ pub fn fuzz(
             _ => {}
         }
         let invocation = random_case(&mut case_rng(options.seed, index), &options.ops);
-        let case = fuzz_case(options.seed, index, invocation);
+        let case = fuzz_case(options.seed, index, invocation, options.engine);
         report.cases += 1;
         match &case.expect {
             Expectation::Outputs(_) => report.computed += 1,
@@ -252,11 +255,11 @@ fn minimize(
         case.invocation.clone(),
         options.shrink_budget,
         |candidate| {
-            let candidate = fuzz_case(seed, index, candidate.clone());
+            let candidate = fuzz_case(seed, index, candidate.clone(), options.engine);
             matches!(check(backend, &candidate), Ok(Some((c, _))) if c == class)
         },
     );
-    let mut found = fuzz_case(seed, index, shrunk.clone());
+    let mut found = fuzz_case(seed, index, shrunk.clone(), options.engine);
     let report = match check(backend, &found) {
         Ok(Some((_, report))) => report,
         _ => return Err("the shrunk case no longer disagrees (a flaky backend?)".into()),
@@ -342,7 +345,7 @@ mod tests {
             out: scratch.path().join("out"),
             ..FuzzOptions::default()
         };
-        let report = fuzz(&Reference, &options, |_| {}).unwrap();
+        let report = fuzz(&Reference::default(), &options, |_| {}).unwrap();
         assert_eq!(report.cases, 3_000);
         assert!(report.findings.is_empty());
         assert!(report.computed > report.rejected && report.rejected > 0);

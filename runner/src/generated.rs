@@ -270,7 +270,7 @@ impl Run {
 
     /// The golden first (intact, fresh), then the backend against it.
     fn judge_generated(&self, generated: &GeneratedCase, store: &GoldenStore) -> Verdict {
-        let reference = opspec::ops::evaluate(&generated.case.invocation);
+        let reference = opspec::ops::evaluate_with(&generated.case.invocation, self.engine);
         let golden = match store.check(
             &generated.golden,
             generated.seed,

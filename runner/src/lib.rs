@@ -58,6 +58,8 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// The reference's engine, for goldens as for the built-in backend.
+    engine: opspec::Engine,
 }
 
 impl Run {
@@ -67,6 +69,7 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            engine: config.engine,
         }
     }
 
@@ -250,7 +253,9 @@ fn trials(
 
 fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
     let backend: Arc<dyn Backend> = match &config.backend {
-        None => Arc::new(Reference),
+        None => Arc::new(Reference {
+            engine: config.engine,
+        }),
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -299,7 +304,11 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let generated = generated::Generated::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
-        let run = Arc::new(Run::new(Arc::new(Reference), expectations, &config));
+        let run = Arc::new(Run::new(
+            Arc::new(Reference::default()),
+            expectations,
+            &config,
+        ));
         let trials = trials(&run, loaded, false, generated.as_ref());
         return Ok(libtest_mimic::run(&args, trials).exit_code());
     }

@@ -352,7 +352,7 @@ cases:
 "#;
         let cases = load_scale("impl-error", yaml);
         let case = &cases[0];
-        let reference = crate::backend::Reference.run(case).unwrap();
+        let reference = crate::backend::Reference::default().run(case).unwrap();
         assert_eq!(judge(case, reference, true), Verdict::Pass);
         let outputs = Outcome::Outputs(vec![Tensor::from_bits(
             DType::Float32,

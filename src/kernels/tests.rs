@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::dtype::DType;
+use crate::engine::Engine;
 use crate::layout::{
     gather as gather_fast, gather_tensor, gather_view as gather_view_fast, reshape_strides,
     scatter as scatter_fast, transpose_reshape_transpose, StridedView,
@@ -281,7 +282,7 @@ fn generated_gathers() {
         let source = rng.tensor(dtype, vec![len]);
         let fill = rng.tensor(dtype, vec![]).bits(0);
         let expected = gather_reference(&source.buffer, &plan, fill);
-        let got = gather_fast(&source.buffer, &plan, fill);
+        let got = gather_fast(&source.buffer, &plan, fill, Engine::Fast);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {}: {why}", brief(&plan));
         }
@@ -294,7 +295,7 @@ fn generated_views() {
         let (view, len) = strided_view(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
         let expected = gather_reference(&source.buffer, &view.plan(), 0);
-        let got = gather_view_fast(&source.buffer, &view);
+        let got = gather_view_fast(&source.buffer, &view, Engine::Fast);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {view:?}: {why}");
         }
@@ -339,7 +340,7 @@ fn generated_scatters() {
             rng.tensor(dtype, vec![]).bits(0)
         };
         let expected = scatter_reference(&source.buffer, &plan, len, fill);
-        let got = scatter_fast(&source.buffer, &plan, len, fill);
+        let got = scatter_fast(&source.buffer, &plan, len, fill, Engine::Fast);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, len {len}, {}: {why}", brief(&plan));
         }
@@ -355,8 +356,8 @@ fn scatter_of_the_unpack_map_inverts_gather() {
             continue;
         };
         let logical = rng.tensor(DType::Float16, shape);
-        let image = scatter_fast(&logical.buffer, &plan, len, 0);
-        let back = gather_fast(&image, &plan, 0);
+        let image = scatter_fast(&logical.buffer, &plan, len, 0, Engine::Fast);
+        let back = gather_fast(&image, &plan, 0, Engine::Fast);
         if let Some(why) = difference(&back, &logical.buffer) {
             panic!("{}: {why}", brief(&plan));
         }
@@ -400,7 +401,7 @@ fn large_plans() {
         });
         for plan in plans {
             let expected = gather_reference(&input.buffer, &plan, 1);
-            let got = gather_fast(&input.buffer, &plan, 1);
+            let got = gather_fast(&input.buffer, &plan, 1, Engine::Fast);
             if let Some(why) = difference(&got, &expected) {
                 panic!("{dtype}, {}: {why}", brief(&plan));
             }
@@ -433,7 +434,7 @@ fn out_of_bounds_plans_panic_as_the_reference_does() {
 fn out_of_bounds() {
     let source = Buffer::W32(vec![1, 2, 3]);
     let plan = AxisGather::strided(&[4], &[1], 0);
-    let fast = std::panic::catch_unwind(|| gather_fast(&source, &plan, 0));
+    let fast = std::panic::catch_unwind(|| gather_fast(&source, &plan, 0, Engine::Fast));
     let plain = std::panic::catch_unwind(|| gather_reference(&source, &plan, 0));
     assert!(fast.is_err() && plain.is_err());
 }
@@ -496,15 +497,25 @@ fn composed_shuffles_match_two_passes() {
             [DType::Int4, DType::Int32, DType::BFloat16][case % 3],
             shape.clone(),
         );
-        let t1 = gather_tensor(&input, &AxisGather::transpose(&shape, &first), 0);
+        let t1 = gather_tensor(
+            &input,
+            &AxisGather::transpose(&shape, &first),
+            0,
+            Engine::Fast,
+        );
         let t2 = Tensor {
             shape: reshaped.clone(),
             ..t1
         };
-        let two_passes = gather_tensor(&t2, &AxisGather::transpose(&reshaped, &second), 0);
+        let two_passes = gather_tensor(
+            &t2,
+            &AxisGather::transpose(&reshaped, &second),
+            0,
+            Engine::Fast,
+        );
         if let Some(view) = transpose_reshape_transpose(&shape, &first, &reshaped, &second) {
             composed += 1;
-            let got = gather_view_fast(&input.buffer, &view);
+            let got = gather_view_fast(&input.buffer, &view, Engine::Fast);
             assert_eq!(view.shape, two_passes.shape);
             if let Some(why) = difference(&got, &two_passes.buffer) {
                 panic!("{shape:?} {first:?} {reshaped:?} {second:?}: {why}");

@@ -24,6 +24,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
+use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::layout::{gather_view, StridedView};
 use crate::tensor::{checked_volume, Tensor};
@@ -160,11 +161,11 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
     })
 }
 
-pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+pub fn run(attrs: &Attrs, input: &Tensor, engine: Engine) -> Result<Tensor, OpError> {
     let view = plan(attrs, input)?;
     Ok(Tensor {
         dtype: input.dtype,
-        buffer: gather_view(&input.buffer, &view),
+        buffer: gather_view(&input.buffer, &view, engine),
         shape: view.shape,
     })
 }
@@ -172,6 +173,13 @@ pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::run`] on the fast engine, checked against the plain one.
+    fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+        let fast = super::run(attrs, input, Engine::Fast);
+        assert_eq!(fast, super::run(attrs, input, Engine::Plain), "{attrs:?}");
+        fast
+    }
 
     fn seed_input() -> Tensor {
         Tensor::from_bits(DType::Int64, vec![3, 3], (1..=9).collect())

@@ -21,6 +21,7 @@ pub mod slice;
 
 use std::fmt;
 
+pub use crate::engine::Engine;
 use crate::error::{ErrorKind, OpError};
 use crate::tensor::Tensor;
 
@@ -163,8 +164,14 @@ impl Invocation {
     }
 }
 
-/// Runs the reference implementation of an invocation.
+/// Runs the reference implementation of an invocation on the default engine ([`Engine::Fast`]).
 pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+    evaluate_with(invocation, Engine::default())
+}
+
+/// Runs the reference implementation of an invocation on `engine`: both engines give the same
+/// bits ([`crate::engine`]).
+pub fn evaluate_with(invocation: &Invocation, engine: Engine) -> Result<Vec<Tensor>, OpError> {
     let input = invocation.input(0).ok_or_else(|| {
         OpError::new(
             ErrorKind::InvalidInput,
@@ -173,7 +180,7 @@ pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
         )
     })?;
     let output = match &invocation.attrs {
-        Attrs::Shuffle(attrs) => shuffle::run(attrs, input, invocation.input(1))?,
+        Attrs::Shuffle(attrs) => shuffle::run(attrs, input, invocation.input(1), engine)?,
         Attrs::Slice(attrs) => slice::run(
             attrs,
             input,
@@ -184,10 +191,11 @@ pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
                 fill: invocation.input(4),
                 axes: invocation.input(5),
             },
+            engine,
         )?,
-        Attrs::AsStrided(attrs) => as_strided::run(attrs, input)?,
-        Attrs::Scale(attrs) => scale::run(attrs, input)?,
-        Attrs::Reformat(attrs) => reformat::run(attrs, input)?,
+        Attrs::AsStrided(attrs) => as_strided::run(attrs, input, engine)?,
+        Attrs::Scale(attrs) => scale::run(attrs, input, engine)?,
+        Attrs::Reformat(attrs) => reformat::run(attrs, input, engine)?,
     };
     Ok(vec![output])
 }

@@ -52,6 +52,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Word};
+use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::layout::{gather_map, scatter_map, IndexMap, MapAxis};
 use crate::tensor::{checked_volume, row_major_strides, Tensor};
@@ -424,21 +425,21 @@ impl Image {
 
     /// Logical tensor → buffer: every element written to its slot, padding left at 0, in one
     /// pass (the scatter of [`Image::slots`]).
-    pub fn pack(&self, logical: &Tensor) -> Tensor {
+    pub fn pack(&self, logical: &Tensor, engine: Engine) -> Tensor {
         Tensor {
             dtype: logical.dtype,
             shape: vec![self.len()],
-            buffer: scatter_map(&logical.buffer, &self.slots(), self.len(), 0),
+            buffer: scatter_map(&logical.buffer, &self.slots(), self.len(), 0, engine),
         }
     }
 
     /// Buffer → logical tensor: each logical element reads its slot (the gather of
     /// [`Image::slots`]); padding is never read.
-    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+    pub fn unpack(&self, buffer: &Tensor, engine: Engine) -> Tensor {
         Tensor {
             dtype: buffer.dtype,
             shape: self.logical.clone(),
-            buffer: gather_map(&buffer.buffer, &self.slots(), 0),
+            buffer: gather_map(&buffer.buffer, &self.slots(), 0, engine),
         }
     }
 }
@@ -530,22 +531,29 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     Ok(Plan { from, to })
 }
 
-pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+pub fn run(attrs: &Attrs, input: &Tensor, engine: Engine) -> Result<Tensor, OpError> {
     let plan = plan(attrs, input)?;
     // A LINEAR input is the logical tensor itself: borrowed, not copied, on the way to a pack.
     let logical = match attrs.from {
         Format::Linear => Cow::Borrowed(input),
-        _ => Cow::Owned(plan.from.unpack(input)),
+        _ => Cow::Owned(plan.from.unpack(input, engine)),
     };
     Ok(match attrs.to {
         Format::Linear => logical.into_owned(),
-        _ => plan.to.pack(&logical),
+        _ => plan.to.pack(&logical, engine),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::run`] on the fast engine, checked against the plain one.
+    fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+        let fast = super::run(attrs, input, Engine::Fast);
+        assert_eq!(fast, super::run(attrs, input, Engine::Plain), "{attrs:?}");
+        fast
+    }
 
     fn tensor(dtype: DType, shape: &[usize], bits: &[u64]) -> Tensor {
         Tensor::from_bits(dtype, shape.to_vec(), bits.to_vec())
@@ -782,7 +790,11 @@ mod tests {
                     let packed = run(&a, &logical).unwrap();
                     let expected = pack_two_pass(&image, &logical);
                     assert_eq!(bits(&packed), expected, "{format:?} {dtype} {shape:?}");
-                    assert_eq!(image.unpack(&packed), logical, "{format:?} {shape:?}");
+                    assert_eq!(
+                        image.unpack(&packed, Engine::Fast),
+                        logical,
+                        "{format:?} {shape:?}"
+                    );
                 }
             }
         }

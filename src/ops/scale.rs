@@ -53,6 +53,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
+use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::float::FloatFormat;
 use crate::spec::value::{to_bits, DataNode};
@@ -364,9 +365,13 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     })
 }
 
-/// Scale, by typed loops over runs of elements that share coefficients: the same bits as
-/// [`run_reference`] (tested against it on generated cases of every dtype pair).
-pub fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+/// Scale on `engine`: [`run_reference`] on [`Engine::Plain`]; on [`Engine::Fast`], typed loops
+/// over runs of elements that share coefficients, the same bits as [`run_reference`] (tested
+/// against it on generated cases of every dtype pair).
+pub fn run(attrs: &Attrs, input: &Tensor, engine: Engine) -> Result<Tensor, OpError> {
+    if engine.is_plain() {
+        return run_reference(attrs, input);
+    }
     let plan = plan(attrs, input)?;
     match fast::buffer(attrs, &plan, input) {
         Some(buffer) => Ok(Tensor {
@@ -674,6 +679,13 @@ mod fast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::run`] on the fast engine, checked against the plain one.
+    fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
+        let fast = super::run(attrs, input, Engine::Fast);
+        assert_eq!(fast, super::run(attrs, input, Engine::Plain), "{attrs:?}");
+        fast
+    }
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
         Attrs {

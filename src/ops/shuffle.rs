@@ -20,6 +20,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::layout::{gather_view_tensor, transpose_reshape_transpose, StridedView};
 use crate::tensor::{checked_volume, Tensor};
@@ -112,22 +113,30 @@ pub fn run(
     attrs: &Attrs,
     input: &Tensor,
     reshape_input: Option<&Tensor>,
+    engine: Engine,
 ) -> Result<Tensor, OpError> {
     let plan = plan(attrs, &input.shape, reshape_input)?;
+    if engine.is_plain() {
+        return Ok(run_stages(input, &plan, engine));
+    }
     // Fast path: when the reshape of the transposed view needs no copy, the three stages are
     // one index map and one pass (same bits as `run_stages`, checked in the tests below).
     if let Some(single) =
         transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)
     {
-        return Ok(gather_view_tensor(input, &single));
+        return Ok(gather_view_tensor(input, &single, engine));
     }
-    Ok(run_stages(input, &plan))
+    Ok(run_stages(input, &plan, engine))
 }
 
 /// The three stages one after the other, as the layer documents them.
-fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
+fn run_stages(input: &Tensor, plan: &Plan, engine: Engine) -> Tensor {
     // Strided views: no table sized by the dims is built (`crate::layout`, *Cost*).
-    let transposed = gather_view_tensor(input, &StridedView::transpose(&input.shape, &plan.first));
+    let transposed = gather_view_tensor(
+        input,
+        &StridedView::transpose(&input.shape, &plan.first),
+        engine,
+    );
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
         shape: plan.reshaped.clone(),
@@ -139,6 +148,7 @@ fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
     gather_view_tensor(
         &reshaped,
         &StridedView::transpose(&plan.reshaped, &plan.second),
+        engine,
     )
 }
 
@@ -277,6 +287,14 @@ fn resolve_reshape(
 mod tests {
     use super::*;
 
+    /// [`super::run`] on the fast engine, checked against the plain one.
+    fn run(attrs: &Attrs, input: &Tensor, reshape: Option<&Tensor>) -> Result<Tensor, OpError> {
+        let fast = super::run(attrs, input, reshape, Engine::Fast);
+        let plain = super::run(attrs, input, reshape, Engine::Plain);
+        assert_eq!(fast, plain, "{attrs:?}");
+        fast
+    }
+
     fn attrs(first: Option<Vec<i64>>, dims: Option<Vec<i64>>) -> Attrs {
         Attrs {
             first_transpose: first,
@@ -363,8 +381,14 @@ mod tests {
                         second_transpose: Some(second.to_vec()),
                         zero_is_placeholder: None,
                     };
-                    let staged = run_stages(&input, &plan(&attrs, &input.shape, None).unwrap());
-                    assert_eq!(run(&attrs, &input, None).unwrap(), staged, "{attrs:?}");
+                    let plan = plan(&attrs, &input.shape, None).unwrap();
+                    let staged = run_stages(&input, &plan, Engine::Plain);
+                    // The fast engine composes the stages into one pass where it can; the
+                    // plain engine runs them one after the other.
+                    for engine in Engine::ALL {
+                        let out = super::run(&attrs, &input, None, engine).unwrap();
+                        assert_eq!(out, staged, "{engine} {attrs:?}");
+                    }
                 }
             }
         }

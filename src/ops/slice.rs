@@ -21,6 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
+use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::layout::{gather_map, IndexMap, MapAxis};
 use crate::tensor::{checked_volume, row_major_strides, Tensor};
@@ -161,12 +162,17 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(IndexMap, 
     Ok((IndexMap { base: 0, axes }, fill_bits))
 }
 
-pub fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
+pub fn run(
+    attrs: &Attrs,
+    input: &Tensor,
+    inputs: Inputs,
+    engine: Engine,
+) -> Result<Tensor, OpError> {
     let (map, fill_bits) = plan(attrs, input, inputs)?;
     Ok(Tensor {
         dtype: input.dtype,
         shape: map.shape(),
-        buffer: gather_map(&input.buffer, &map, fill_bits),
+        buffer: gather_map(&input.buffer, &map, fill_bits, engine),
     })
 }
 
@@ -365,6 +371,17 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::run`] on the fast engine, checked against the plain one.
+    fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
+        let fast = super::run(attrs, input, inputs, Engine::Fast);
+        assert_eq!(
+            fast,
+            super::run(attrs, input, inputs, Engine::Plain),
+            "{attrs:?}"
+        );
+        fast
+    }
 
     fn coordinates(mode: Mode, d: i128, xs: std::ops::RangeInclusive<i128>) -> Vec<Option<i128>> {
         xs.map(|x| source_coordinate(mode, x, d, 0).unwrap())

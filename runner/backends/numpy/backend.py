@@ -196,7 +196,7 @@ def check_max_rank(shape, what):
 def check_perm(perm, rank, which):
     if perm is None:
         return None
-    if len(perm) != rank or sorted(perm) != list(range(rank)):
+    if sorted(perm) != list(range(rank)):
         raise OpError("invalid_permutation", f"{which} {perm} is not a permutation of 0..{rank - 1}")
     return perm
 
@@ -235,8 +235,7 @@ def op_shuffle(attrs, inputs):
             other = prod(d for k, d in enumerate(res) if k != j)
             if other == 0:
                 raise OpError("indeterminate_wildcard", f"-1 with the other reshape dims multiplying to 0 ({res})")
-            if vol % other:
-                raise OpError("volume_mismatch", f"-1 cannot be inferred: {vol} elements not divisible by {other}")
+            # When `other` does not divide the volume, the volume check below rejects the result.
             res[j] = vol // other
         if prod(res) != vol:
             raise OpError("volume_mismatch", f"reshape {res} has {prod(res)} elements, input {list(src)} has {vol}")
@@ -259,11 +258,9 @@ def convert_fill(fill, dtype):
     value in range (TensorRT documents no rounding for it, so anything else is rejected)."""
     if fill.dtype not in FILL_CONVERTIBLE or dtype not in FILL_CONVERTIBLE:
         raise OpError("invalid_fill", f"a {fill.dtype} fill value cannot be converted to {dtype}")
-    raw = fill.a.reshape(-1)[:1]
+    raw = fill.a.reshape(-1)  # one element (shape [] or [1])
     if fill.dtype == "fp8":
         value = float(raw.view(ml_dtypes.float8_e4m3fn)[0])
-    elif fill.dtype == "int8":
-        value = float(raw[0])
     else:
         value = float(raw.view(NUMERIC[fill.dtype])[0])
     if dtype == "int8":
@@ -286,18 +283,12 @@ def convert_fill(fill, dtype):
 
 
 SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
-INT64_SAFE = 1 << 62
 
 
 def axis_coords(start, size, stride):
-    """x = y*stride + start for y in [0, size), as int64 if safe, else a Python-int object array."""
-    if size == 0:
-        return np.zeros(0, dtype=I64), True
-    lo = min(start, start + (size - 1) * stride)
-    hi = max(start, start + (size - 1) * stride)
-    if -INT64_SAFE < lo and hi < INT64_SAFE:
-        return np.arange(size, dtype=I64) * stride + start, True
-    return np.array([y * stride + start for y in range(size)], dtype=object), False
+    """x = y*stride + start for y in [0, size): exact Python integers, whatever their magnitude
+    (one per output position along the axis, so the list stays short)."""
+    return [y * stride + start for y in range(size)]
 
 
 def op_slice(attrs, inputs):
@@ -388,26 +379,22 @@ def op_slice(attrs, inputs):
     masks = []
     for ax in range(rank):
         d = dims[ax]
-        xs, fast = axis_coords(st[ax], sz[ax], sd[ax])
+        xs = axis_coords(st[ax], sz[ax], sd[ax])
         if mode == "strict_bounds":
             z = xs
         elif mode == "wrap":
-            z = xs % d  # numpy and Python % are mathematical modulo for positive d
+            z = [x % d for x in xs]  # Python's % is the mathematical modulo for positive d
         elif mode == "clamp":
-            z = np.clip(xs, 0, d - 1) if fast else np.array([min(max(v, 0), d - 1) for v in xs], dtype=object)
+            z = [min(max(x, 0), d - 1) for x in xs]
         elif mode == "fill":
-            valid = (xs >= 0) & (xs < d)
-            z = np.where(valid, xs, 0)
-            if not valid.all():
-                masks.append((ax, np.asarray(valid, dtype=bool)))
+            valid = [0 <= x < d for x in xs]
+            z = [x if ok else 0 for x, ok in zip(xs, valid)]
+            if not all(valid):
+                masks.append((ax, np.array(valid, dtype=bool)))
         else:  # reflect
-            if d == 1:
-                z = np.zeros(len(xs), dtype=I64)
-            else:
-                p = 2 * d - 2
-                c = np.abs(xs) % p
-                z = np.where(c >= d, p - c, c)
-        idx.append(np.asarray(z, dtype=I64))
+            p = max(2 * d - 2, 1)  # period 2d-2; d = 1 reads in[0] everywhere (period 1)
+            z = [p - c if c >= d else c for c in (abs(x) % p for x in xs)]
+        idx.append(np.array(z, dtype=I64))
     out = a[np.ix_(*idx)] if rank else a.copy()
     if masks:
         out = np.array(out, copy=True)
@@ -524,14 +511,14 @@ def op_scale(attrs, inputs):
         cshape = tuple(shape[ca:])
         count = prod(cshape)
     cs = {}
-    for name, default in (("scale", 1.0), ("shift", 0.0), ("power", 1.0)):
+    for name in ("scale", "shift", "power"):
         c = coeffs(attrs, name)
         if c is None or c.size == 0:
             cs[name] = None
         elif c.size != count:
             raise OpError("invalid_weights", f"{name} has {c.size} values, mode {mode} needs {count} (or 0)")
         else:
-            cs[name] = c.reshape(cshape) if cshape else c.reshape(())
+            cs[name] = c.reshape(cshape)
     v = x.a.view(NUMERIC[x.dtype]).astype(F32)
     with np.errstate(all="ignore"):
         # Literal formula with the defaults (scale 1, shift 0): a float32 multiply then a float32
@@ -540,17 +527,15 @@ def op_scale(attrs, inputs):
         sh = cs["shift"] if cs["shift"] is not None else ZERO_F32
         v = np.add(np.multiply(v, sc, dtype=F32), sh, dtype=F32)
         p = cs["power"]
-        if p is not None and not np.all(p == 1):
+        if p is not None:
             # pow evaluated in binary64 and rounded once to float32: the correctly rounded powf
             # result except for rare double-rounding ties; IEEE special cases (negative base with
-            # non-integer power -> NaN) as in C pow.
+            # non-integer power -> NaN) as in C pow; pow(x, 1) = x exactly.
             # The exponent is materialised at full shape: given a scalar (or stride-0) exponent
             # numpy takes fast paths (0.5 -> sqrt) that break IEEE pow special cases, e.g.
             # pow(-inf, 0.5) = +inf and pow(-0, 0.5) = +0.
             pe = np.array(np.broadcast_to(p, v.shape), dtype=np.float64)
-            r = np.power(v.astype(np.float64), pe).astype(F32)
-            v = np.where(p == 1, v, r).astype(F32)
-        v = np.broadcast_to(v, shape)
+            v = np.power(v.astype(np.float64), pe).astype(F32)
         if out_dtype == "float32":
             out = v.view(RAW["float32"])
         elif out_dtype == "float16":
@@ -567,9 +552,10 @@ def op_scale(attrs, inputs):
 # ----------------------------------------------------------------------------------------------
 # reformat
 
-# name -> (kind, V, vector dim from the end (3 or 4), dtypes or None for all, min rank)
+# name -> (kind, V, vector dim from the end (3 or 4), dtypes or None for all, min rank); None
+# where the kind does not use the field (LINEAR, and the DLA formats, which are exactly 4-D).
 FORMATS = {
-    "LINEAR": ("linear", 1, 0, None, 0),
+    "LINEAR": ("linear", None, None, None, 0),
     "CHW2": ("major", 2, 3, ("float16", "bfloat16"), 3),
     "HWC8": ("minor", 8, 3, ("float16", "bfloat16"), 3),
     "CHW4": ("major", 4, 3, ("int8", "float16"), 3),
@@ -578,8 +564,8 @@ FORMATS = {
     "DHWC8": ("minor", 8, 4, ("float16", "bfloat16"), 4),
     "CDHW32": ("major", 32, 4, ("float16", "int8"), 4),
     "HWC": ("minor", 1, 3, ("float32", "uint8"), 3),
-    "DLA_LINEAR": ("dla_linear", 1, 3, ("float16", "int8"), 4),
-    "DLA_HWC4": ("dla_hwc4", 1, 3, ("float16", "int8"), 4),
+    "DLA_LINEAR": ("dla_linear", None, None, ("float16", "int8"), None),
+    "DLA_HWC4": ("dla_hwc4", None, None, ("float16", "int8"), None),
     "HWC16": ("minor", 16, 3, ("float16", "int8", "fp8"), 3),
     "DHWC": ("minor", 1, 4, ("float32",), 4),
 }
@@ -651,10 +637,7 @@ def unpack(buf, fmt, shape, dtype, dla):
     mshape = [pshape[i] for i in perm]
     if buf.ndim != 1 or buf.size != prod(mshape):
         raise OpError("invalid_buffer", f"{fmt} buffer for shape {shape} must be 1-D of {prod(mshape)} elements, got shape {list(buf.shape)}")
-    inv = [0] * len(perm)
-    for i, q in enumerate(perm):
-        inv[q] = i
-    p = buf.reshape(mshape).transpose(inv)
+    p = buf.reshape(mshape).transpose(np.argsort(perm))
     return padded_to_logical_view(p, fmt, shape)
 
 

@@ -23,7 +23,9 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use opspec::Op;
 use opspec_runner::backend::{Backend, Reference};
-use opspec_runner::config::{parse_count, parse_timeout, repository_root, DEFAULT_TIMEOUT};
+use opspec_runner::config::{
+    parse_count, parse_engine, parse_timeout, repository_root, DEFAULT_TIMEOUT,
+};
 use opspec_runner::fuzz::{fuzz, Budget, FuzzOptions, DEFAULT_CASES};
 use opspec_runner::process::ProcessBackend;
 
@@ -68,6 +70,10 @@ struct Cli {
     /// No progress bar
     #[arg(long)]
     quiet: bool,
+    /// The reference's engine, `fast` (default) or `plain`: the expected results, and the
+    /// backend when none is given
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    engine: Option<opspec::Engine>,
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {
@@ -127,11 +133,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }),
         shrink_budget: cli.shrink_budget.unwrap_or(defaults.shrink_budget),
         strict_kinds: cli.strict_kinds,
+        engine: cli.engine.unwrap_or_default(),
     };
     let (backend_command, quiet) = (cli.backend, cli.quiet);
     let timeout = cli.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let backend: Arc<dyn Backend> = match &backend_command {
-        None => Arc::new(Reference),
+        None => Arc::new(Reference {
+            engine: options.engine,
+        }),
         Some(command) => {
             let log = repository_root()
                 .join("target")
