@@ -296,12 +296,10 @@ mod tests {
 
     #[test]
     fn load_names_the_file() {
-        let dir = std::env::temp_dir().join(format!("opspec-expect-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("x.expect");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.expect");
         std::fs::write(&path, "slice::a | slice.nope | defect | why\n").unwrap();
         let message = Expectations::load(&path).unwrap_err().to_string();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             message,
             format!(
@@ -309,7 +307,7 @@ mod tests {
                 path.display()
             )
         );
-        let missing = Expectations::load(&dir.join("absent.expect")).unwrap_err();
+        let missing = Expectations::load(&dir.path().join("absent.expect")).unwrap_err();
         assert!(
             matches!(missing, ExpectationsError::Read { .. }),
             "{missing}"

@@ -197,7 +197,6 @@ fn describe_tensors(tensors: &[Tensor]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
 
     use crate::backend::Backend;
 
@@ -206,13 +205,11 @@ mod tests {
 
     /// A scratch spec folder holding `scale/<file>.yaml`.
     fn load_scale(name: &str, yaml: &str) -> Vec<Case> {
-        let dir =
-            std::env::temp_dir().join(format!("opspec-verdict-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         std::fs::create_dir_all(dir.join("scale")).unwrap();
         std::fs::write(dir.join("scale").join(format!("{name}.yaml")), yaml).unwrap();
-        let loaded = load_dirs(&[PathBuf::from(&dir)], None);
-        std::fs::remove_dir_all(Path::new(&dir)).unwrap();
+        let loaded = load_dirs(&[dir.to_path_buf()], None);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         loaded.cases
     }

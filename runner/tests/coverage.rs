@@ -23,8 +23,8 @@ fn coverage(specs: Option<&Path>) -> (Output, String) {
     (output, text)
 }
 
-/// A scratch copy of `specs/` (catalogues and cases).
-fn scratch_specs(name: &str) -> PathBuf {
+/// A scratch copy of `specs/` (catalogues and cases), removed when dropped.
+fn scratch_specs(name: &str) -> tempfile::TempDir {
     fn copy(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for entry in std::fs::read_dir(from).unwrap() {
@@ -37,9 +37,11 @@ fn scratch_specs(name: &str) -> PathBuf {
             }
         }
     }
-    let dir = std::env::temp_dir().join(format!("opspec-coverage-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    copy(&repo_specs(), &dir);
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("opspec-coverage-{name}-"))
+        .tempdir()
+        .unwrap();
+    copy(&repo_specs(), dir.path());
     dir
 }
 
@@ -70,7 +72,8 @@ fn the_repository_specs_are_fully_covered() {
 
 #[test]
 fn a_clause_no_case_names_fails_the_command() {
-    let dir = scratch_specs("clause");
+    let scratch = scratch_specs("clause");
+    let dir = scratch.path();
     append(
         &dir.join("slice.clauses.yaml"),
         r#"
@@ -80,7 +83,7 @@ fn a_clause_no_case_names_fails_the_command() {
     status: doc
 "#,
     );
-    let (output, text) = coverage(Some(&dir));
+    let (output, text) = coverage(Some(dir));
     assert!(!output.status.success(), "{text}");
     let slice_line = text.lines().find(|l| l.starts_with("slice: ")).unwrap();
     let numbers: Vec<usize> = slice_line
@@ -113,14 +116,13 @@ fn a_clause_no_case_names_fails_the_command() {
     error: out_of_bounds
 "#,
     );
-    let (_, text) = coverage(Some(&dir));
+    let (_, text) = coverage(Some(dir));
     assert!(
         text.contains(
             "slice.wrap.new-error [doc]: an error rule (needs a case expecting out_of_bounds)"
         ),
         "{text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 const LINT_CASES: &str = r#"
@@ -162,9 +164,10 @@ cases:
 
 #[test]
 fn lint_findings_fail_the_command() {
-    let dir = scratch_specs("lint");
+    let scratch = scratch_specs("lint");
+    let dir = scratch.path();
     std::fs::write(dir.join("slice").join("lint.yaml"), LINT_CASES).unwrap();
-    let (output, text) = coverage(Some(&dir));
+    let (output, text) = coverage(Some(dir));
     assert!(!output.status.success(), "{text}");
     for needle in [
         "slice::lint::names_nothing: names no clause",
@@ -182,13 +185,12 @@ fn lint_findings_fail_the_command() {
         LINT_CASES.replacen("source: \"test\"", "source: \"\"", 1),
     )
     .unwrap();
-    let (output, text) = coverage(Some(&dir));
+    let (output, text) = coverage(Some(dir));
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains("spec error: ") && text.contains("case `names_nothing`: field `source`"),
         "{text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 const MARK_CASES: &str = r#"
@@ -251,15 +253,17 @@ fn marks_that_differ_from_the_clauses_fail_the_command() {
     // A case's `inferred` / `implementation_defined` marks follow the statuses of the clauses it
     // cites, and an explicit power meeting a negative base must cite the clause it depends on;
     // the sweeps are held to the same rules.
-    let dir = scratch_specs("marks");
+    let scratch = scratch_specs("marks");
+    let dir = scratch.path();
     std::fs::write(dir.join("scale").join("marks.yaml"), MARK_CASES).unwrap();
-    let sweeps = dir.with_extension("sweeps");
+    let sweeps_scratch = tempfile::tempdir().unwrap();
+    let sweeps = sweeps_scratch.path();
     std::fs::create_dir_all(sweeps.join("scale")).unwrap();
     std::fs::write(sweeps.join("scale").join("marks.yaml"), MARK_SWEEP).unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_runner"))
         .arg("coverage")
-        .env("OPSPEC_SPECS", &dir)
-        .env("OPSPEC_SWEEPS", &sweeps)
+        .env("OPSPEC_SPECS", dir)
+        .env("OPSPEC_SWEEPS", sweeps)
         .env_remove("OPSPEC_BLESS")
         .output()
         .unwrap();
@@ -279,8 +283,6 @@ fn marks_that_differ_from_the_clauses_fail_the_command() {
         "{text}"
     );
     assert!(text.contains("5 lint finding(s)"), "{text}");
-    std::fs::remove_dir_all(dir).unwrap();
-    std::fs::remove_dir_all(sweeps).unwrap();
 }
 
 /// `runner coverage --specs DIR`.
@@ -310,11 +312,11 @@ cases:
 
 #[test]
 fn a_private_folder_is_linted_against_the_built_in_catalogues() {
-    let dir = std::env::temp_dir().join(format!("opspec-coverage-private-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("shuffle")).unwrap();
     std::fs::write(dir.join("shuffle/mine.yaml"), PRIVATE_CASE).unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(output.status.success(), "{text}");
     assert!(!text.contains("unknown clause"), "{text}");
     assert!(!text.contains("no clause catalogue"), "{text}");
@@ -330,7 +332,7 @@ fn a_private_folder_is_linted_against_the_built_in_catalogues() {
         ),
     )
     .unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains("shuffle::mine::private_transpose: unknown clause `shuffle.transpose.nope`"),
@@ -351,7 +353,7 @@ clauses:
     status: suite
 "#;
     std::fs::write(dir.join("shuffle.clauses.yaml"), catalogue).unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(output.status.success(), "{text}");
     let unused = "  - id: shuffle.private.unused\n    rule: \"no case yet\"\n    source: \"ours\"\n    status: suite\n";
     std::fs::write(
@@ -359,7 +361,7 @@ clauses:
         format!("{catalogue}{unused}"),
     )
     .unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains("  clauses with no case (1):\n    shuffle.private.unused [suite]"),
@@ -372,7 +374,7 @@ clauses:
         format!("{catalogue}{redefined}"),
     )
     .unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains(
@@ -380,13 +382,12 @@ clauses:
         ),
         "{text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn the_duplicate_lint_compares_npy_data_with_inline_data() {
-    let dir = std::env::temp_dir().join(format!("opspec-coverage-npy-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("shuffle/mine")).unwrap();
     let input = opspec::Tensor::from_bits(
         opspec::DType::Int32,
@@ -407,11 +408,10 @@ fn the_duplicate_lint_compares_npy_data_with_inline_data() {
         format!("{PRIVATE_CASE}{by_file}"),
     )
     .unwrap();
-    let (output, text) = coverage_of(&dir);
+    let (output, text) = coverage_of(dir);
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains("duplicate cases (same attributes and inputs): shuffle::mine::by_file, shuffle::mine::private_transpose"),
         "{text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

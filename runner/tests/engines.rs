@@ -13,7 +13,8 @@ fn workspace() -> PathBuf {
 
 #[test]
 fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
-    let log = std::env::temp_dir().join(format!("opspec-engines-{}.log", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("backend.log");
     for adapter in ADAPTERS {
         // `python3 -S` leaves site-packages out: neither numpy nor the engine can be imported.
         let backend = format!("python3 -S runner/backends/{adapter}/backend.py");
@@ -34,7 +35,6 @@ fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
         );
         assert!(String::from_utf8_lossy(&run.stdout).trim().is_empty());
     }
-    let _ = std::fs::remove_file(&log);
 }
 
 #[test]

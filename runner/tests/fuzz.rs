@@ -9,19 +9,16 @@ use std::process::{Command, Output};
 use opspec::spec::{load_file, Expectation};
 use opspec::Op;
 
-fn examples() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("examples")
-}
-
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("opspec-fuzz-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A scratch folder, removed when dropped (also when the test fails).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("opspec-fuzz-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn fuzz(args: &[&str]) -> (Output, String) {
@@ -57,8 +54,9 @@ fn run_specs(specs: &Path, backend: Option<&Path>) -> (Output, String) {
 
 #[test]
 fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
-    let out = scratch("broken");
-    let backend = examples().join("broken_reflect_backend");
+    let scratch = scratch("broken");
+    let out = scratch.path().join("out");
+    let backend = Path::new(env!("CARGO_BIN_EXE_broken_reflect_backend"));
     let (output, report) = fuzz(&[
         "--backend",
         backend.to_str().unwrap(),
@@ -90,18 +88,18 @@ fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
     assert!(expected[0].len() <= 2, "{yaml}");
 
     // The case fails against the broken backend and passes against the reference.
-    let (broken, text) = run_specs(&out, Some(&backend));
+    let (broken, text) = run_specs(&out, Some(backend));
     assert!(!broken.status.success(), "{text}");
     assert!(text.contains("0 passed; 1 failed"), "{text}");
     let (reference, text) = run_specs(&out, None);
     assert!(reference.status.success(), "{text}");
     assert!(text.contains("1 passed; 0 failed"), "{text}");
-    std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]
 fn the_reference_over_the_protocol_agrees_with_the_reference() {
-    let out = scratch("serve");
+    let scratch = scratch("serve");
+    let out = scratch.path().join("out");
     let backend = format!("{} --serve", env!("CARGO_BIN_EXE_runner"));
     let (output, report) = fuzz(&[
         "--backend",

@@ -10,11 +10,6 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn examples() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("examples")
-}
-
 /// The runner with none of the configuration of the calling environment.
 fn runner() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
@@ -129,7 +124,9 @@ fn at_least_2000_generated_trials_run_in_seconds() {
         .find_map(|l| l.split("finished in ").nth(1))
         .and_then(|t| t.trim_end_matches('s').trim().parse().ok())
         .unwrap_or_else(|| panic!("no timing in {out}"));
-    assert!(seconds < 10.0, "generated trials took {seconds} s");
+    // Wall time, so generous: a few seconds on a machine at a load of 20 on 2 cores, and
+    // minutes only if a trial's cost exploded.
+    assert!(seconds < 60.0, "generated trials took {seconds} s");
 }
 
 #[test]
@@ -250,7 +247,7 @@ fn blessing_is_refused_under_ci() {
 
 #[test]
 fn a_wrong_element_names_the_input_element_it_came_from() {
-    let backend = examples().join("broken_reflect_backend");
+    let backend = Path::new(env!("CARGO_BIN_EXE_broken_reflect_backend"));
     let name = "slice::sweep::modes::mode_stride_start__reflect__2__3::float32";
     let output = runner()
         .args(["--backend", backend.to_str().unwrap(), "--exact", name])
@@ -264,7 +261,7 @@ fn a_wrong_element_names_the_input_element_it_came_from() {
 
 #[test]
 fn a_broken_round_trip_names_the_elements() {
-    let backend = examples().join("faulty_backend");
+    let backend = Path::new(env!("CARGO_BIN_EXE_faulty_backend"));
     // The faulty backend flips a bit of element 0 of the output of the way back (its request
     // has an id of its own): in the round trip's result that is the input's in[0,0].
     let name = "slice::metamorphic::fill::pad__before::float32";

@@ -1,13 +1,16 @@
 //! What a spec author sees: a wrong expected value and a malformed case, in a private spec
 //! folder selected with `OPSPEC_SPECS`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("opspec-scratch-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("slice")).unwrap();
+/// A scratch spec folder with an empty `slice/`, removed when dropped (also when the test fails).
+fn scratch(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("opspec-scratch-{name}-"))
+        .tempdir()
+        .unwrap();
+    std::fs::create_dir_all(dir.path().join("slice")).unwrap();
     dir
 }
 
@@ -44,9 +47,10 @@ cases:
 
 #[test]
 fn a_wrong_expected_value_fails_with_a_readable_report() {
-    let dir = scratch("wrong");
+    let scratch = scratch("wrong");
+    let dir = scratch.path();
     std::fs::write(dir.join("slice").join("mine.yaml"), CASES).unwrap();
-    let (output, text) = run(&dir, &[]);
+    let (output, text) = run(dir, &[]);
     assert!(!output.status.success(), "{text}");
     for needle in [
         "slice::mine::wrong_expected_value::float32",
@@ -60,15 +64,15 @@ fn a_wrong_expected_value_fails_with_a_readable_report() {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
     // A name filter with --exact runs just that trial.
-    let (output, text) = run(&dir, &["--exact", "slice::mine::right_expected_value"]);
+    let (output, text) = run(dir, &["--exact", "slice::mine::right_expected_value"]);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("1 passed; 0 failed"), "{text}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn a_malformed_spec_names_file_case_and_field() {
-    let dir = scratch("malformed");
+    let scratch = scratch("malformed");
+    let dir = scratch.path();
     let bad_value = CASES.replace(
         "[6, 7, 8]]}\n    expected:\n      output: {shape: [2, 2], data: [[0, 1], [3, 5]]}",
         "[6, 7, 800]]}\n    expected:\n      output: {shape: [2, 2], data: [[0, 1], [3, 4]]}",
@@ -76,7 +80,7 @@ fn a_malformed_spec_names_file_case_and_field() {
     std::fs::write(dir.join("slice").join("values.yaml"), bad_value).unwrap();
     let unknown_field = CASES.replace("stride: [1, 1]}", "strides: [1, 1]}");
     std::fs::write(dir.join("slice").join("fields.yaml"), unknown_field).unwrap();
-    let (output, text) = run(&dir, &[]);
+    let (output, text) = run(dir, &[]);
     assert!(!output.status.success(), "{text}");
     assert!(
         text.contains("values.yaml: case `wrong_expected_value`: field `inputs.input.data[2][2]`: 800 is outside the range of int8 [-128, 127]"),
@@ -86,5 +90,4 @@ fn a_malformed_spec_names_file_case_and_field() {
         text.contains("fields.yaml: case `wrong_expected_value`: field `attrs.strides`: unknown field `strides`"),
         "{text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -761,11 +761,11 @@ fn stem(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str, op: &str, yaml: &str) -> (PathBuf, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("opspec-sweep-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join(op)).unwrap();
-        let path = dir.join(op).join(format!("{name}.yaml"));
+    /// `<scratch>/<op>/<name>.yaml` holding `yaml`; the folder is removed when dropped.
+    fn scratch(name: &str, op: &str, yaml: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(op)).unwrap();
+        let path = dir.path().join(op).join(format!("{name}.yaml"));
         std::fs::write(&path, yaml).unwrap();
         (dir, path)
     }
@@ -785,9 +785,8 @@ sweeps:
     inputs:
       input: {shape: [3]}
 "#;
-        let (dir, path) = scratch("modes", "slice", yaml);
+        let (_dir, path) = scratch("modes", "slice", yaml);
         let (cases, errors) = load_file(Op::Slice, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<String> = cases.iter().map(|g| g.case.trial_name()).collect();
         assert_eq!(names.len(), 8);
@@ -817,7 +816,7 @@ sweeps:
     inputs:
       input: {shape: $fmt.dims, image: {format: CHW2}}
 "#;
-        let (dir, path) = scratch("perms", "reformat", yaml);
+        let (_dir, path) = scratch("perms", "reformat", yaml);
         let (cases, errors) = load_file(Op::Reformat, &path);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases.len(), 6);
@@ -843,7 +842,6 @@ sweeps:
             errors[0].message.contains("no combination admits"),
             "{errors:?}"
         );
-        std::fs::remove_dir_all(dir).unwrap();
         assert_eq!(permutations(3).len(), 6);
         assert_eq!(permutations(0), vec![Vec::<usize>::new()]);
     }

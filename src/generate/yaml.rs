@@ -218,8 +218,8 @@ mod tests {
 
     #[test]
     fn a_written_case_loads_back_to_the_same_case() {
-        let dir = std::env::temp_dir().join(format!("opspec-yaml-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         std::fs::create_dir_all(dir.join("slice")).unwrap();
         let path = dir.join("slice").join("found.yaml");
         let mut case = new_case(Op::Slice, "found", &path, "fuzz_seed1_case7", None);
@@ -252,7 +252,6 @@ mod tests {
             assert_eq!(cases[0].invocation, case.invocation);
             assert_eq!(cases[0].expect, case.expect);
         }
-        std::fs::remove_dir_all(dir).unwrap();
         assert_eq!(element(DType::Float32, 0x3dcccccd, Floats::Decimal), "0.1");
         assert_eq!(element(DType::Fp8, 0x7f, Floats::Decimal), "\"0x7f\"");
         assert_eq!(element(DType::Int4, 0xf8, Floats::Decimal), "-8");

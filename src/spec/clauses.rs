@@ -548,9 +548,8 @@ mod tests {
 
     #[test]
     fn catalogue_problems_name_file_clause_and_field() {
-        let dir = std::env::temp_dir().join(format!("opspec-clauses-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().to_path_buf();
         let path = catalogue_path(&dir, "slice");
         std::fs::write(
             &path,
@@ -582,6 +581,5 @@ mod tests {
                 .any(|e| e.to_string().contains("unknown field `colour`")),
             "{errors:?}"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

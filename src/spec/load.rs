@@ -918,10 +918,12 @@ mod tests {
         path
     }
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("opspec-load-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    /// A scratch folder, removed when dropped (also when the test fails).
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("opspec-load-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     const GOOD: &str = r#"
@@ -938,7 +940,8 @@ cases:
 
     #[test]
     fn a_case_expands_per_dtype() {
-        let dir = scratch("good");
+        let scratch = scratch("good");
+        let dir = scratch.path().to_path_buf();
         write_spec(&dir, "shuffle", "basic", GOOD);
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
@@ -956,14 +959,13 @@ cases:
                 .len(),
             0
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     fn single_error(text: &str) -> SpecError {
-        let dir = scratch("bad");
+        let scratch = scratch("bad");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "bad", text);
         let (cases, errors) = load_file(Op::Shuffle, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(cases.is_empty());
         assert_eq!(errors.len(), 1, "{errors:?}");
         errors[0].clone()
@@ -992,10 +994,10 @@ cases:
         assert!(e.message.contains("unknown field `colour`"), "{e}");
 
         let twice = GOOD.replace("cases:\n", "") + &GOOD.replace("cases:\n", "");
-        let dir = scratch("twice");
+        let scratch = scratch("twice");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "twice", &format!("cases:\n{twice}"));
         let (cases, errors) = load_file(Op::Shuffle, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert_eq!(cases.len(), 2);
         assert!(errors[0].message.contains("duplicate case name"));
     }
@@ -1015,10 +1017,10 @@ cases:
 "#;
 
     fn scale_error(text: &str) -> SpecError {
-        let dir = scratch("scale-bad");
+        let scratch = scratch("scale-bad");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "scale", "bad", text);
         let (cases, errors) = load_file(Op::Scale, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(cases.is_empty(), "{cases:?}");
         assert_eq!(errors.len(), 1, "{errors:?}");
         errors[0].clone()
@@ -1026,10 +1028,10 @@ cases:
 
     #[test]
     fn scale_case_fields() {
-        let dir = scratch("scale");
+        let scratch = scratch("scale");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "scale", "quantize", SCALE);
         let (cases, errors) = load_file(Op::Scale, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         let case = &cases[0];
         assert_eq!(case.tolerance, Some(Tolerance::Abs(0)));
@@ -1073,10 +1075,10 @@ cases:
 
     #[test]
     fn unknown_op_folder_is_reported() {
-        let dir = scratch("unknown-op");
+        let scratch = scratch("unknown-op");
+        let dir = scratch.path().to_path_buf();
         write_spec(&dir, "shufle", "basic", GOOD);
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
     }
 
@@ -1121,7 +1123,8 @@ cases:
 
     #[test]
     fn data_may_name_npy_files_beside_the_spec() {
-        let dir = scratch("npy");
+        let scratch = scratch("npy");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
         let data = path.parent().unwrap().join("data");
         std::fs::create_dir_all(&data).unwrap();
@@ -1169,7 +1172,6 @@ cases:
         std::fs::write(data.join("text.npy"), "[1, 2]").unwrap();
         let e = problem(NPY_SPEC.replace("data/input.npy", "data/text.npy"));
         assert!(e.message.contains("data/text.npy: not an npy file"), "{e}");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -1225,10 +1227,10 @@ cases:
 
     #[test]
     fn anchored_tensors_and_data_load_where_they_are_aliased() {
-        let dir = scratch("anchors");
+        let scratch = scratch("anchors");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "anchors", ANCHORS);
         let (cases, errors) = load_file(Op::Shuffle, &path);
-        std::fs::remove_dir_all(dir).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         let [there, back] = &cases[..] else {
             panic!("two cases: {cases:?}")
@@ -1249,7 +1251,8 @@ cases:
 
     #[test]
     fn a_folder_named_after_a_spec_file_holds_its_data() {
-        let dir = scratch("data-folder");
+        let scratch = scratch("data-folder");
+        let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
         let data = path.parent().unwrap().join("npy").join("data");
         std::fs::create_dir_all(&data).unwrap();
@@ -1274,7 +1277,6 @@ cases:
             "{:?}",
             loaded.errors
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// A file as the YAML parser alone reads it.
@@ -1339,7 +1341,8 @@ cases:
             // A syntax error after a lifted list keeps its line.
             GOOD.replace("[[1], [2]]}", "[[1], [2]}"),
         ];
-        let dir = scratch("awkward");
+        let scratch = scratch("awkward");
+        let dir = scratch.path().to_path_buf();
         for (i, text) in texts.iter().enumerate() {
             let path = write_spec(&dir, "shuffle", &format!("f{i}"), text);
             let (cases, errors) = load_file(Op::Shuffle, &path);
@@ -1353,6 +1356,5 @@ cases:
             );
             assert!(!format!("{errors:?}").contains(lift::MARK), "{errors:?}");
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
