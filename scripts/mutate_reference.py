@@ -42,12 +42,12 @@ BUILD = os.path.join(ROOT, "target", "mutation", "build")
 RESULTS = os.path.join(ROOT, "target", "mutation", "reference.json")
 EQUIVALENT = os.path.join(ROOT, "mutants-equivalent.toml")
 
-# The groups, in the order they run: the op semantics first.
+# The groups (regexes on the mutant names), in the order they run: the op semantics first.
 GROUPS = {
-    "ops": "src/ops/**/*.rs",
-    "float": "src/float.rs",
-    "compare": "src/compare.rs",
-    "layout": "src/layout.rs",
+    "ops": r"^src/ops/",
+    "float": r"^src/float\.rs:",
+    "compare": r"^src/compare\.rs:",
+    "layout": r"^src/layout\.rs:",
 }
 # A test run of the suite takes about a second; a mutant that loops is stopped after this.
 TEST_TIMEOUT = 60
@@ -82,8 +82,15 @@ def stable_name(name):
     return re.sub(r"^([^:]+):\d+:\d+:", r"\1:", name)
 
 
+def group_filter(group):
+    """cargo-mutants' filter arguments selecting a group's mutants. (cargo-mutants 27.1 lets
+    struct-field deletions through every filter, so one such mutant of src/ops also runs in
+    the other groups; `summary` keeps each mutant once, under its own file's group.)"""
+    return ["--re", GROUPS[group]]
+
+
 def list_group(group):
-    out = cargo_mutants(["--list", "--json", "-f", GROUPS[group]], capture=True).stdout
+    out = cargo_mutants(["--list", "--json"] + group_filter(group), capture=True).stdout
     return json.loads(out)
 
 
@@ -113,7 +120,7 @@ def run(groups, shard, jobs):
         out = os.path.join(OUT, group)
         args = [
             "-j", str(jobs),
-            "-f", GROUPS[group],
+            *group_filter(group),
             "-o", out,
             "--timeout", str(TEST_TIMEOUT),
             "--build-timeout", str(BUILD_TIMEOUT),
