@@ -60,7 +60,8 @@ COMMAND = "python3 scripts/mutate_reference.py run && python3 scripts/mutate_ref
 
 
 def cargo_mutants(args, check=True, capture=False):
-    env = dict(os.environ, CARGO_TARGET_DIR=BUILD)
+    # The suite on the reference's plain loops alone (the runner's --engine).
+    env = dict(os.environ, CARGO_TARGET_DIR=BUILD, OPSPEC_ENGINE="plain")
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -75,6 +76,39 @@ def cargo_mutants(args, check=True, capture=False):
         text=True,
         stdout=subprocess.PIPE if capture else None,
     )
+
+
+def unit_test_modules():
+    """The `<module>::tests::` prefix of every unit test module of the crate (src/)."""
+    prefixes = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in sorted(files):
+            if not name.endswith(".rs"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path) as f:
+                if not re.search(r"^\s*mod tests\b", f.read(), re.M):
+                    continue
+            module = os.path.relpath(path, os.path.join(ROOT, "src"))[: -len(".rs")].split(os.sep)
+            if module[-1] in ("mod", "lib"):
+                module = module[:-1]
+            prefixes.append("::".join(module + ["tests", ""]))
+    return sorted(prefixes)
+
+
+def test_args(group):
+    """cargo-mutants' arguments choosing the tests of a group's mutants: the conformance suite
+    (.cargo/mutants.toml); for compare.rs, also its own unit tests. A judge that passes too much
+    is seen only against a wrong output, which the reference never gives, so the suite alone
+    cannot kill those mutants; compare.rs's tests give it wrong outputs. The crate's other unit
+    tests are skipped (no conformance trial's name contains `tests::`)."""
+    if group != "compare":
+        return []
+    args = ["--cargo-arg=--lib", "--"]
+    for prefix in unit_test_modules():
+        if prefix != "compare::tests::":
+            args += ["--skip", prefix]
+    return args
 
 
 def stable_name(name):
@@ -100,9 +134,11 @@ def head_commit():
     ).stdout.strip()
 
 
-def source_dirty():
+def tree_dirty():
+    """Whether the work tree differs from HEAD (cargo-mutants copies the work tree, and the
+    report names the commit)."""
     out = subprocess.run(
-        ["git", "status", "--porcelain", "--", "src"],
+        ["git", "status", "--porcelain"],
         cwd=ROOT,
         check=True,
         text=True,
@@ -113,8 +149,8 @@ def source_dirty():
 
 def run(groups, shard, jobs):
     commit = head_commit()
-    if source_dirty():
-        sys.exit("error: src/ has uncommitted changes; commit them first (the report names the commit)")
+    if tree_dirty():
+        sys.exit("error: the work tree has uncommitted changes; commit them first (the report names the commit)")
     os.makedirs(OUT, exist_ok=True)
     for i, group in enumerate(groups):
         out = os.path.join(OUT, group)
@@ -127,24 +163,253 @@ def run(groups, shard, jobs):
             "--colors", "never",
         ]
         if shard:
-            args += ["--shard", shard]
+            args += ["--shard", shard, "--sharding", "round-robin"]
+        args += test_args(group)
         started = time.time()
+        info = {"group": group, "commit": commit, "shard": shard, "jobs": jobs, "tests": test_args(group)}
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "run.json"), "w") as f:
+            json.dump(info, f, indent=1)
         # cargo-mutants exits 2 when a mutant survives, 3 on a timeout: verdicts, not failures.
         done = cargo_mutants(args, check=False)
         if done.returncode not in (0, 2, 3):
             sys.exit(f"error: cargo mutants failed on group {group} (exit {done.returncode})")
+        info["seconds"] = round(time.time() - started, 1)
         with open(os.path.join(out, "run.json"), "w") as f:
-            json.dump(
-                {
-                    "group": group,
-                    "commit": commit,
-                    "shard": shard,
-                    "jobs": jobs,
-                    "seconds": round(time.time() - started, 1),
-                },
-                f,
-                indent=1,
-            )
+            json.dump(info, f, indent=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Verdicts
+
+
+def kinds():
+    """The kinds of reason a mutant is not killable, shared with the numpy backend's campaign."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import mutate_numpy
+
+    return mutate_numpy.KINDS
+
+
+def load_equivalent():
+    if not os.path.exists(EQUIVALENT):
+        return {}
+    with open(EQUIVALENT, "rb") as f:
+        data = tomllib.load(f)
+    out = {}
+    prefixes = tuple(k + ":" for k in kinds())
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
+            sys.exit(f"{EQUIVALENT}: [{key!r}] needs a non-empty `reason` string")
+        reason = " ".join(entry["reason"].split())
+        if not reason.startswith(prefixes):
+            sys.exit(f"{EQUIVALENT}: [{key!r}] reason must start with one of {', '.join(prefixes)}")
+        out[key] = reason
+    return out
+
+
+def keyed(names):
+    """Stable keys for mutant names in order: the name without line and column, with ` #2`,
+    ` #3`... on repeats of the same change in the same function."""
+    seen = {}
+    keys = []
+    for name in names:
+        key = stable_name(name)
+        seen[key] = seen.get(key, 0) + 1
+        keys.append(key if seen[key] == 1 else f"{key} #{seen[key]}")
+    return keys
+
+
+STATUS = {
+    "CaughtMutant": "killed",
+    "MissedMutant": "survived",
+    "Timeout": "timeout",
+    "Unviable": "unviable",
+}
+
+
+def group_of(name):
+    for group, regex in GROUPS.items():
+        if re.search(regex, name):
+            return group
+    return None
+
+
+def summary():
+    """Gathers every group's verdicts into target/mutation/reference.json and returns it.
+
+    The mutants are those of the current tree and configuration: a verdict is kept for each
+    one the last campaign ran (matched by its name without line and column), a mutant of code
+    changed since is "not run", and a verdict of a mutant that is gone (or now excluded) is
+    dropped."""
+    mutants, runs = {}, []
+    for group in GROUPS:
+        current = [m["name"] for m in list_group(group) if group_of(m["name"]) == group]
+        verdicts = {}
+        out = os.path.join(OUT, group, "mutants.out")
+        if os.path.exists(os.path.join(out, "outcomes.json")):
+            with open(os.path.join(out, "outcomes.json")) as f:
+                outcomes = json.load(f)
+            with open(os.path.join(out, "mutants.json")) as f:
+                listed = [m["name"] for m in json.load(f) if group_of(m["name"]) == group]
+            with open(os.path.join(OUT, group, "run.json")) as f:
+                run_info = json.load(f)
+            key_of = dict(zip(listed, keyed(listed)))
+            for o in outcomes["outcomes"]:
+                scenario = o["scenario"]
+                if not isinstance(scenario, dict) or "Mutant" not in scenario:
+                    continue
+                name = scenario["Mutant"]["name"]
+                if name not in key_of:
+                    continue
+                seconds = sum(p["duration"] for p in o["phase_results"])
+                verdicts[key_of[name]] = {
+                    "status": STATUS.get(o["summary"], o["summary"]),
+                    "seconds": round(seconds, 1),
+                }
+            runs.append(dict(run_info, listed=len(listed), ran=len(verdicts)))
+        for key, name in zip(keyed(current), current):
+            entry = {"group": group, "name": name, "key": key}
+            entry.update(verdicts.get(key, {"status": "not run"}))
+            mutants[key] = entry
+    data = {"runs": runs, "mutants": mutants}
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "w") as f:
+        json.dump(data, f, indent=1)
+    return data
+
+
+# ----------------------------------------------------------------------------------------------
+# Report
+
+
+def md_cell(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def header_lines():
+    """The title and introduction of docs/mutation.md, above the numpy backend's section."""
+    return [
+        "# Mutation testing",
+        "",
+        "How many wrong implementations get past the suite. Generated from the campaigns' last",
+        "verdicts by `python3 scripts/mutate_numpy.py report` (the whole page) or",
+        "`python3 scripts/mutate_reference.py report` (the reference's section); do not edit.",
+        "Each campaign is rerun by `python3 scripts/mutate_numpy.py run` and",
+        "`python3 scripts/mutate_reference.py run` (the reference's section says how).",
+        "",
+    ]
+
+
+def reference_section():
+    """The lines of docs/mutation.md's section on the reference, from target/mutation/reference.json."""
+    lines = [
+        "## The reference",
+        "",
+        "Each mutant is the reference interpreter with one change by",
+        "[cargo-mutants](https://mutants.rs) (an operator replaced, a function's body replaced by a",
+        "constant, a match arm or a `!` deleted) in its reference path: `src/ops`, the plain loops",
+        "of `src/layout.rs`, `src/float.rs` and `src/compare.rs`. `.cargo/mutants.toml` leaves out",
+        "the fast engine (which the plain engine never calls) and the serde, JSON Schema and `Debug`",
+        "impls and the spec loader's checks (which no evaluation calls). A mutant is killed when",
+        "the conformance suite, run on the reference's plain loops (`OPSPEC_ENGINE=plain cargo test",
+        "-p opspec-runner --test conformance`), fails or hangs; one that does not compile",
+        "(unviable) is not counted. `src/compare.rs` is the judge: a mutant that lets a wrong",
+        "output pass shows only against a wrong output, which the reference never gives, so its",
+        "mutants also face its own unit tests, which give it wrong outputs. A surviving mutant",
+        "that no case can kill is listed with its reason in `mutants-equivalent.toml`.",
+        "Regenerated by",
+        "",
+        "```",
+        COMMAND,
+        "```",
+        "",
+    ]
+    if not os.path.exists(RESULTS):
+        return lines + ["No campaign has run yet.", ""]
+    with open(RESULTS) as f:
+        data = json.load(f)
+    equivalent = load_equivalent()
+    ms = list(data["mutants"].values())
+    ran = [m for m in ms if m["status"] != "not run"]
+    viable = [m for m in ran if m["status"] != "unviable"]
+    killed = [m for m in viable if m["status"] in ("killed", "timeout")]
+    survived = [m for m in viable if m["status"] == "survived"]
+    eq = [m for m in survived if m["key"] in equivalent]
+    live = [m for m in survived if m["key"] not in equivalent]
+    score = len(killed) / (len(viable) - len(eq)) if len(viable) > len(eq) else 1.0
+    commits = sorted({r["commit"] for r in data["runs"] if "commit" in r})
+    shards = sorted({r.get("shard") or "all" for r in data["runs"] if "commit" in r})
+    per_mutant = sum(m["seconds"] for m in ran) / len(ran) if ran else 0.0
+    lines += [
+        f"Run on commit {', '.join('`' + c[:12] + '`' for c in commits)}"
+        + ("" if shards == ["all"] else f", shard {', '.join(shards)} of each group") + ".",
+        "",
+        "| | mutants |",
+        "|---|---|",
+        f"| total | {len(ms)}" + (f" ({len(ran)} run, {len(ms) - len(ran)} not run yet: the figures below cover the run ones)" if len(ran) < len(ms) else "") + " |",
+        f"| unviable (do not compile) | {len(ran) - len(viable)} |",
+        f"| viable, run | {len(viable)} |",
+        f"| killed (of which by a timeout) | {len(killed)} ({sum(m['status'] == 'timeout' for m in killed)}) |",
+        f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / len(viable) if viable else 0:.1f} % of the viable) |",
+    ] + [
+        f"| - {kind.lower()} | {sum(equivalent[m['key']].startswith(kind + ':') for m in eq)} |" for kind in kinds()
+    ] + [
+        f"| survived, not equivalent | {len(live)} |",
+        f"| **score** (killed / non-equivalent) | **{100 * score:.1f} %** |",
+        "",
+        f"One mutant took {per_mutant:.1f} s on average, build and suite (a figure that goes stale).",
+        "",
+        "Per group:",
+        "",
+        "| group | mutants | run | unviable | killed | equivalent | survived |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for group in GROUPS:
+        g = [m for m in ms if m["group"] == group]
+        if not g:
+            continue
+        lines.append(
+            f"| `{group}` | {len(g)} | {sum(m in ran for m in g)} | {sum(m['status'] == 'unviable' for m in g)} "
+            f"| {sum(m in killed for m in g)} | {sum(m in eq for m in g)} | {sum(m in live for m in g)} |"
+        )
+    if live:
+        lines += ["", "### Surviving mutants of the reference", "", "| mutant |", "|---|"]
+        for m in live:
+            lines.append(f"| `{md_cell(m['key'])}` |")
+    lines += ["", "### Equivalent mutants of the reference", ""]
+    if eq:
+        lines += ["| mutant | why no case can kill it |", "|---|---|"]
+        for m in eq:
+            lines.append(f"| `{md_cell(m['key'])}` | {md_cell(equivalent[m['key']])} |")
+    else:
+        lines.append("None.")
+    stale = sorted(set(equivalent) - set(data["mutants"]))
+    killed_eq = sorted(m["key"] for m in killed if m["key"] in equivalent)
+    if stale or killed_eq:
+        lines += ["", "### Stale entries of mutants-equivalent.toml", ""]
+        lines += [f"- `{md_cell(k)}`: no such mutant any more" for k in stale]
+        lines += [f"- `{md_cell(k)}`: listed as equivalent, but killed" for k in killed_eq]
+    return lines + [""]
+
+
+def write_section(doc):
+    """Rewrites the title and the section on the reference in `doc` (docs/mutation.md),
+    keeping the numpy backend's section and the rest as they are."""
+    with open(doc) as f:
+        text = f.read()
+    numpy = text.index("## The numpy backend\n")
+    start = text.index("## The reference\n")
+    end = text.index("\n## ", start + 1) + 1
+    with open(doc, "w") as f:
+        f.write(
+            "\n".join(header_lines())
+            + "\n"
+            + text[numpy:start]
+            + "\n".join(reference_section())
+            + "\n"
+            + text[end:]
+        )
 
 
 def main(argv=None):
@@ -165,6 +430,20 @@ def main(argv=None):
                 print(f"{group}\t{m['name']}")
     elif args.command == "run":
         run(args.group, args.shard, args.jobs)
+        summary()
+    elif args.command == "summary":
+        data = summary()
+        ran = [m for m in data["mutants"].values() if m["status"] != "not run"]
+        print(f"{len(data['mutants'])} mutants, {len(ran)} run; wrote {os.path.relpath(RESULTS, ROOT)}", file=sys.stderr)
+        equivalent = load_equivalent()
+        for m in ran:
+            if m["status"] == "survived" and m["key"] not in equivalent:
+                print(f"survived: {m['key']}")
+    elif args.command == "report":
+        summary()
+        doc = os.path.join(ROOT, "docs", "mutation.md")
+        write_section(doc)
+        print(f"wrote the reference's section of {os.path.relpath(doc, ROOT)}", file=sys.stderr)
     return 0
 
 
