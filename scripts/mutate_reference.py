@@ -248,17 +248,17 @@ def group_of(name):
 def summary():
     """Gathers the verdicts of every run into target/mutation/reference.json and returns it.
 
-    The mutants are those of the current tree and configuration. Each keeps the verdict of the
-    last run that tested it (matched by its key: its name without line and column), a mutant of
-    code changed since the runs is "not run", and a verdict of a mutant that is gone (or now
-    excluded) is dropped."""
-    verdicts, runs = {}, []
+    A group's mutants are those its latest run listed (the tree at that run's commit; the
+    current tree for a group never run). Each keeps the verdict of the last run that tested it,
+    matched by its key (its name without line and column); the mutants of the current tree
+    that are not among them (code changed since the runs) are counted apart."""
+    verdicts, runs, lists = {}, [], {}
     folders = []
     for group in GROUPS:
         base = os.path.join(OUT, group)
         if os.path.isdir(base):
-            folders += [os.path.join(base, d) for d in os.listdir(base)]
-    for folder in sorted(folders, key=os.path.basename):
+            folders += [(os.path.basename(d), group, os.path.join(base, d)) for d in os.listdir(base)]
+    for _, group, folder in sorted(folders):
         outcomes_path = os.path.join(folder, "mutants.out", "outcomes.json")
         if not os.path.exists(outcomes_path):
             continue
@@ -268,9 +268,10 @@ def summary():
             listed = json.load(f)
         with open(os.path.join(folder, "run.json")) as f:
             run_info = json.load(f)
+        lists[group] = [n for n in listed if group_of(n) == group]
         key_of = {}
-        for group in GROUPS:
-            names = [n for n in listed if group_of(n) == group]
+        for g in GROUPS:
+            names = [n for n in listed if group_of(n) == g]
             key_of.update(zip(names, keyed(names)))
         ran = 0
         for o in outcomes["outcomes"]:
@@ -287,14 +288,17 @@ def summary():
                 "run": os.path.basename(folder),
             }
         runs.append(dict(run_info, folder=os.path.relpath(folder, ROOT), ran=ran))
-    mutants = {}
+    mutants, changed = {}, []
     for group in GROUPS:
         current = [m["name"] for m in list_group(group) if group_of(m["name"]) == group]
-        for key, name in zip(keyed(current), current):
+        names = lists.get(group, current)
+        for key, name in zip(keyed(names), names):
             entry = {"group": group, "name": name, "key": key}
             entry.update(verdicts.get(key, {"status": "not run"}))
             mutants[key] = entry
-    data = {"runs": runs, "mutants": mutants}
+        listed_keys = set(keyed(names))
+        changed += [key for key in keyed(current) if key not in listed_keys]
+    data = {"runs": runs, "mutants": mutants, "changed_since": changed}
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS, "w") as f:
         json.dump(data, f, indent=1)
@@ -398,6 +402,13 @@ def reference_section():
             f"| `{group}` | {len(g)} | {sum(m in ran for m in g)} | {sum(m['status'] == 'unviable' for m in g)} "
             f"| {sum(m in killed for m in g)} | {sum(m in eq for m in g)} | {sum(m in live for m in g)} |"
         )
+    changed = data.get("changed_since", [])
+    if changed:
+        lines += [
+            "",
+            f"The reference has changed since these runs: {len(changed)} mutants of the current tree",
+            "are not among those above (new or moved code; `run` again to test them).",
+        ]
     if live:
         lines += ["", "### Surviving mutants of the reference", "", "| mutant |", "|---|"]
         for m in live:
