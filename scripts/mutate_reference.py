@@ -107,7 +107,9 @@ def test_args(group):
     tests are skipped (no conformance trial's name contains `tests::`)."""
     if group != "compare":
         return []
-    args = ["--cargo-arg=--lib", "--"]
+    # cargo-mutants hands what follows its own `--` to `cargo test`, so a second `--` passes the
+    # skips to the test binaries.
+    args = ["--cargo-arg=--lib", "--", "--"]
     for prefix in unit_test_modules():
         if prefix != "compare::tests::":
             args += ["--skip", prefix]
