@@ -373,8 +373,14 @@ def reference_section():
     for r in used_runs:
         subset = f"mutants matching `{r['only']}`" if r.get("only") else f"round-robin shard {r['shard']}" if r.get("shard") else "all"
         described.append(f"`{r['group']}` {subset} on `{r['commit'][:12]}`")
+    commits = sorted({r["commit"] for r in used_runs})
+    same_src = len(commits) > 1 and all(
+        subprocess.run(["git", "diff", "--quiet", commits[0], c, "--", "src"], cwd=ROOT).returncode == 0
+        for c in commits[1:]
+    )
     lines += [
-        "The runs whose verdicts these are (group, subset, commit): " + "; ".join(described) + ".",
+        "The runs whose verdicts these are (group, subset, commit): " + "; ".join(described) + "."
+        + (" `src/` is the same in all of these commits." if same_src else ""),
         "",
         "| | mutants |",
         "|---|---|",
