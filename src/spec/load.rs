@@ -586,7 +586,7 @@ fn build_cases(
                     format!(
                         "unknown error kind `{}` (known: {})",
                         e.kind,
-                        ErrorKind::ALL.map(ErrorKind::name).join(", ")
+                        ErrorKind::names()
                     ),
                 )
             })?;

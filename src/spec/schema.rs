@@ -241,7 +241,7 @@ pub(crate) fn dtype_list_schema(generator: &mut SchemaGenerator) -> Schema {
 pub(crate) fn error_kind_schema(_: &mut SchemaGenerator) -> Schema {
     names_schema(
         "A stable error kind (docs/protocol.md \"Error kinds\").",
-        ErrorKind::ALL.map(ErrorKind::name).to_vec(),
+        ErrorKind::ALL.iter().map(|kind| kind.name()).collect(),
     )
 }
 
