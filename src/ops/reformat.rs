@@ -115,6 +115,10 @@ pub enum Dla {
     Xavier,
 }
 
+impl Dla {
+    pub const ALL: [Dla; 2] = [Dla::Orin, Dla::Xavier];
+}
+
 /// How a format arranges memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

@@ -77,6 +77,10 @@ pub enum Mode {
     Elementwise,
 }
 
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Uniform, Mode::Channel, Mode::Elementwise];
+}
+
 /// A list of float32 coefficients, held as bit patterns so that NaN payloads and -0.0 survive
 /// from the spec file to the wire. In YAML it is a list of numbers read by the tensor value
 /// rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...); its serde lives
