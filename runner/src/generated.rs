@@ -370,10 +370,11 @@ impl Run {
         let input = first.invocation.inputs[0].as_ref().expect("input");
         match compare_exact(input, &back) {
             Ok(()) => Verdict::Pass,
-            Err(report) => {
+            Err(mismatch) => {
                 let message = format!(
-                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{report}",
-                    crate::protocol::attrs_json(&second.invocation)
+                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
+                    crate::protocol::attrs_json(&second.invocation),
+                    crate::verdict::render_mismatch(&mismatch, input, &back)
                 );
                 let decoded = provenance
                     .and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));
