@@ -147,6 +147,5 @@ fn the_repository_folders_have_no_problem() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let loaded = load_dirs(&[root.join("specs")], None);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let sweeps = opspec::generate::sweep::load_dirs(&[root.join("sweeps")], None);
-    assert!(sweeps.errors.is_empty(), "{:?}", sweeps.errors);
+    // The sweeps: crates/generate/tests/sweeps.rs.
 }

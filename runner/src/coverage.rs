@@ -328,7 +328,7 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
     if dirs.is_empty() {
         return Vec::new();
     }
-    let sweeps = opspec::generate::sweep::load_dirs(dirs, None);
+    let sweeps = opspec_generate::sweep::load_dirs(dirs, None);
     let mut findings: BTreeSet<String> = sweeps
         .errors
         .iter()
@@ -416,7 +416,7 @@ fn duplicates(groups: &BTreeMap<(Op, PathBuf, String), CaseGroup>) -> Vec<String
         for trial in &group.trials {
             // A hash of the op, the attributes and the inputs with their dtypes, whether the
             // data was written inline or in an .npy file.
-            let key = opspec::generate::case_hash(&trial.invocation);
+            let key = opspec_generate::case_hash(&trial.invocation);
             by_invocation
                 .entry(key)
                 .or_default()

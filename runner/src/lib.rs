@@ -59,7 +59,7 @@ struct Run {
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
     /// The reference's engine, for goldens as for the built-in backend.
-    engine: opspec::Engine,
+    engine: opspec_kernels::EngineChoice,
 }
 
 impl Run {

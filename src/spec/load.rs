@@ -13,7 +13,7 @@ use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
 use crate::dtype::DType;
 use crate::error::ErrorKind;
-use crate::golden;
+use crate::npy;
 use crate::ops::{Attrs, Invocation, Op};
 use crate::tensor::{checked_volume, Tensor};
 
@@ -853,13 +853,13 @@ fn build_tensor(
 const NPY: &str = ".npy";
 
 /// The data of a tensor from an `.npy` file, whose header must give the tensor's dtype
-/// ([`golden::npy_descrs`]) and shape. Messages name the file.
+/// ([`npy::npy_descrs`]) and shape. Messages name the file.
 fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, String> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let header = golden::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-    if !golden::npy_descrs(dtype).contains(&header.descr.as_str()) {
-        let accepted: Vec<String> = golden::npy_descrs(dtype)
+    let header = npy::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    if !npy::npy_descrs(dtype).contains(&header.descr.as_str()) {
+        let accepted: Vec<String> = npy::npy_descrs(dtype)
             .iter()
             .map(|d| format!("{d:?}"))
             .collect();
@@ -876,7 +876,7 @@ fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, Stri
             header.shape
         ));
     }
-    golden::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
+    npy::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
 }
 
 fn unknown_dtype(name: &str) -> String {
@@ -1156,10 +1156,10 @@ cases:
         // in[i][j] = 3i + j; the transpose's out[j][i] = in[i][j].
         let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
-        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        std::fs::write(data.join("input.npy"), npy::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
         let half = Tensor::from_bits(DType::Float16, vec![2, 3], vec![0; 6]);
-        std::fs::write(data.join("half.npy"), golden::to_npy(&half)).unwrap();
+        std::fs::write(data.join("half.npy"), npy::to_npy(&half)).unwrap();
 
         let (cases, errors) = load_file(Op::Shuffle, &path);
         assert!(errors.is_empty(), "{errors:?}");
@@ -1288,8 +1288,8 @@ cases:
         .unwrap();
         let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
-        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        std::fs::write(data.join("input.npy"), npy::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(loaded.cases.len(), 1);

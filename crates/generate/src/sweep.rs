@@ -44,15 +44,15 @@ use serde_yaml::{Mapping, Value};
 
 use super::values::{random_bits, special_bits, Provenance};
 use super::{case_hash, metamorphic, new_case, Generated};
-use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::generate::rng::Rng;
 use crate::golden::GoldenId;
-use crate::ops::reformat::{Dla, Format, Image};
-use crate::ops::{Invocation, Op};
-use crate::spec::value::{flatten, to_bits, DataNode};
-use crate::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
-use crate::tensor::{checked_volume, Tensor};
+use opspec::compare::Tolerance;
+use opspec::dtype::DType;
+use opspec::ops::reformat::{Dla, Format, Image};
+use opspec::ops::{Invocation, Op};
+use opspec::rng::Rng;
+use opspec::spec::value::{flatten, to_bits, DataNode};
+use opspec::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
+use opspec::tensor::{checked_volume, Tensor};
 
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
@@ -449,7 +449,7 @@ fn expand_entry(
             case.implementation_defined = def.implementation_defined;
             let metamorphic_case = (def.metamorphic
                 && metamorphic::applies(&invocation)
-                && crate::ops::evaluate(&invocation).is_ok())
+                && opspec::ops::evaluate(&invocation).is_ok())
             .then(|| {
                 let mut first = case.clone();
                 first.file = format!("metamorphic::{file}");
