@@ -23,7 +23,7 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::compare::compare_exact;
 use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
-use opspec_generate::golden::{GoldenStore, Unused};
+use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
@@ -219,7 +219,7 @@ impl GeneratedTrials {
     }
 
     /// Writes what blessing changed, and says so.
-    pub fn finish(&self) -> Result<(), String> {
+    pub fn finish(&self) -> Result<(), GoldenError> {
         if !self.store.is_blessing() {
             return Ok(());
         }

@@ -337,7 +337,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(generated) = &generated {
-        generated.finish()?;
+        generated.finish().map_err(|e| e.to_string())?;
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
