@@ -831,10 +831,8 @@ fn build_tensor(
             return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
         }
     }
-    let scalars = flatten(values, &shape).map_err(|message| {
-        let (position, rest) = message.split_once(": ").unwrap_or(("data", &message));
-        problem(position, rest.to_owned())
-    })?;
+    let scalars = flatten(values, &shape)
+        .map_err(|e| problem(e.position.as_deref().unwrap_or("data"), e.message))?;
     let mut bits = Vec::with_capacity(scalars.len());
     for (index, scalar) in scalars.into_iter().enumerate() {
         let value = to_bits(scalar, dtype).map_err(|message| {
@@ -842,7 +840,7 @@ fn build_tensor(
                 .iter()
                 .map(|i| format!("[{i}]"))
                 .collect::<String>();
-            problem(&format!("data{position}"), message)
+            problem(&format!("data{position}"), message.to_string())
         })?;
         bits.push(value);
     }
