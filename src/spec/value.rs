@@ -116,6 +116,19 @@ pub enum ValueErrorKind {
     BitPattern,
 }
 
+impl ValueErrorKind {
+    /// The kind's stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueErrorKind::Shape => "shape",
+            ValueErrorKind::WrongType => "wrong_type",
+            ValueErrorKind::Inexact => "inexact",
+            ValueErrorKind::OutOfRange => "out_of_range",
+            ValueErrorKind::BitPattern => "bit_pattern",
+        }
+    }
+}
+
 /// A value in a spec file that does not fit its tensor or its dtype. `position` (`data[1]`)
 /// is set when the value is found inside a data list.
 #[derive(Clone, Debug, PartialEq, Eq)]
