@@ -38,7 +38,7 @@ impl WireTensor {
         let bytes = BASE64
             .decode(&self.data)
             .map_err(|e| format!("data is not base64: {e}"))?;
-        from_le_bytes(dtype, self.shape.clone(), &bytes)
+        from_le_bytes(dtype, self.shape.clone(), &bytes).map_err(|e| e.to_string())
     }
 }
 
