@@ -171,8 +171,8 @@ pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(
 /// A YAML document as JSON, for checking a spec file against its JSON Schema as an editor
 /// does. JSON has no NaN or infinity: `.nan`, `.inf` and `-.inf` (numbers to YAML and to the
 /// YAML language server) become the number 0, which a schema checks the same way.
-pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
-    fn convert(value: serde_yaml::Value) -> Result<serde_json::Value, String> {
+pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, YamlToJsonError> {
+    fn convert(value: serde_yaml::Value) -> Result<serde_json::Value, YamlToJsonError> {
         use serde_json::Value as J;
         use serde_yaml::Value as Y;
         Ok(match value {
@@ -199,7 +199,7 @@ pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
                         Y::String(s) => s,
                         Y::Number(n) => n.to_string(),
                         Y::Bool(b) => b.to_string(),
-                        other => return Err(format!("unsupported mapping key {other:?}")),
+                        other => return Err(YamlToJsonError::Key(format!("{other:?}"))),
                     };
                     out.insert(key, convert(value)?);
                 }
@@ -208,8 +208,21 @@ pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
             Y::Tagged(tagged) => convert(tagged.value)?,
         })
     }
-    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let value: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|e| YamlToJsonError::Yaml(e.to_string()))?;
     convert(value)
+}
+
+/// Why [`yaml_to_json`] cannot convert a document.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum YamlToJsonError {
+    /// Not YAML.
+    #[error("{0}")]
+    Yaml(String),
+    /// A mapping key JSON cannot hold (a list, a mapping, null).
+    #[error("unsupported mapping key {0}")]
+    Key(String),
 }
 
 /// The cases and problems found in a set of spec folders.
