@@ -75,8 +75,12 @@ NO_MUTATE_CALLS = {"OpError", "get_input", "list_from", "int_list", "shape_tenso
 NO_SWAP_CALLS = {"min", "max", "np.add", "np.multiply", "OpError"}
 # Guards of the wire format, protocol plumbing: the spec loader always provides input 0 (clause
 # common.input.required has no case for that reason), requires a known mode, and types every
-# attribute, so only a malformed request reaches these (as `invalid_input`).
+# attribute (reformat's `from` and `to` are required names of known formats, `dla` is orin or
+# xavier), so only a malformed request reaches these (as `invalid_input`).
 PLUMBING_TESTS = {
+    "f is None",
+    "f not in FORMATS",
+    'dla not in ("orin", "xavier")',
     "x is None",
     "mode is None",
     'mode not in ("uniform", "channel", "elementwise")',
