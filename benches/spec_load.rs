@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use opspec::golden::to_npy;
+use opspec::npy::to_npy;
 use opspec::{DType, Tensor};
 
 const MB: usize = 1_000_000;

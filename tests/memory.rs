@@ -220,8 +220,9 @@ fn child(name: &str) -> ExitCode {
         let (expected, actual) = (floats(0x3f80_0000), floats(0x3f80_1000));
         std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
         let before = status_kib("VmRSS");
-        let report = compare(&expected, &actual, comparison).expect_err("every element differs");
+        let mismatch = compare(&expected, &actual, comparison).expect_err("every element differs");
         let peak = status_kib("VmHWM");
+        let report = mismatch.to_string();
         assert!(report.contains(&format!("{n} of {n} elements")), "{report}");
         println!("memory: {} 0", (peak.saturating_sub(before)) << 10);
         return ExitCode::SUCCESS;

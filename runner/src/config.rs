@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
-use opspec::Engine;
+use opspec_kernels::EngineChoice as Engine;
 
 /// The repository this runner was built from.
 pub fn repository_root() -> PathBuf {

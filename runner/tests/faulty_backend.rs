@@ -793,7 +793,7 @@ fn the_backend_log_starts_empty_each_run_and_is_capped() {
 
 /// A big request (an identity shuffle of 256 Ki int8 elements, 350 KiB on the wire).
 fn big_case() -> Case {
-    let mut case = opspec::generate::new_case(
+    let mut case = opspec_generate::new_case(
         opspec::Op::Shuffle,
         "big",
         Path::new("big"),

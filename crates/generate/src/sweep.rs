@@ -44,15 +44,15 @@ use serde_yaml::{Mapping, Value};
 
 use super::values::{random_bits, special_bits, Provenance};
 use super::{case_hash, metamorphic, new_case, Generated};
-use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::generate::rng::Rng;
 use crate::golden::GoldenId;
-use crate::ops::reformat::{Dla, Format, Image};
-use crate::ops::{Invocation, Op};
-use crate::spec::value::{flatten, to_bits, DataNode};
-use crate::spec::{op_files, parse_attrs, OpFile, SpecError};
-use crate::tensor::{checked_volume, Tensor};
+use opspec::compare::Tolerance;
+use opspec::dtype::DType;
+use opspec::ops::reformat::{Dla, Format, Image};
+use opspec::ops::{Invocation, Op};
+use opspec::rng::Rng;
+use opspec::spec::value::{flatten, to_bits, DataNode};
+use opspec::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
+use opspec::tensor::{checked_volume, Tensor};
 
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
@@ -142,6 +142,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
     for OpFile { op, path, file } in files {
         if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
             sweeps.errors.push(SpecError {
+                kind: SpecErrorKind::Duplicate,
                 path: path.clone(),
                 op: op.name().into(),
                 file: format!("sweep::{file}"),
@@ -167,7 +168,8 @@ type Problem = (Option<String>, Option<String>, String);
 /// Expands one sweep file of `op`.
 pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
     let file = stem(path);
-    let error = |(case, field, message): Problem| SpecError {
+    let error = |kind, (case, field, message): Problem| SpecError {
+        kind,
         path: path.to_path_buf(),
         op: op.name().into(),
         file: format!("sweep::{file}"),
@@ -180,7 +182,10 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
         Err(e) => {
             return (
                 vec![],
-                vec![error((None, None, format!("cannot read: {e}")))],
+                vec![error(
+                    SpecErrorKind::Unreadable,
+                    (None, None, format!("cannot read: {e}")),
+                )],
             )
         }
     };
@@ -189,9 +194,14 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
             Ok(def) => def,
             Err(e) => {
                 let field = e.path().to_string();
+                // Text that is not YAML fails even when read into nothing.
+                let kind = match serde_yaml::from_str::<serde::de::IgnoredAny>(&text) {
+                    Err(_) => SpecErrorKind::Syntax,
+                    Ok(_) => SpecErrorKind::Structure,
+                };
                 return (
                     vec![],
-                    vec![error((None, Some(field), e.into_inner().to_string()))],
+                    vec![error(kind, (None, Some(field), e.into_inner().to_string()))],
                 );
             }
         };
@@ -205,7 +215,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
                     if names.insert(generated.golden.key.clone()) {
                         cases.push(generated);
                     } else {
-                        errors.push(error((
+                        errors.push(error(SpecErrorKind::Duplicate, (
                             Some(generated.case.name.clone()),
                             Some("name".into()),
                             format!(
@@ -216,7 +226,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
                     }
                 }
             }
-            Err(problem) => errors.push(error(problem)),
+            Err(problem) => errors.push(error(SpecErrorKind::Case, problem)),
         }
     }
     (cases, errors)
@@ -439,7 +449,7 @@ fn expand_entry(
             case.implementation_defined = def.implementation_defined;
             let metamorphic_case = (def.metamorphic
                 && metamorphic::applies(&invocation)
-                && crate::ops::evaluate(&invocation).is_ok())
+                && opspec::ops::evaluate(&invocation).is_ok())
             .then(|| {
                 let mut first = case.clone();
                 first.file = format!("metamorphic::{file}");

@@ -1,5 +1,17 @@
-//! Fast paths for the index maps of [`crate::layout`]: the same results as its plain loops
-//! ([`crate::layout::gather_reference`], [`crate::layout::scatter_reference`]), reached by
+//! opspec-kernels: the fast engine of the opspec reference interpreter ([`Fast`]), and the
+//! choice between it and the plain reference loops ([`EngineChoice`]).
+//!
+//! A crate of its own because the reference never needs it: `opspec` runs its plain loops
+//! alone ([`opspec::engine::Plain`]) and takes any other [`opspec::Engine`] as an argument.
+//! [`Fast`] replaces those loops by the kernels below, Scale's element loop by typed loops
+//! ([`scale`]) and Shuffle's three stages by one pass where the reshape needs no copy
+//! ([`shuffle`]); outputs below [`THRESHOLD`] elements stay on the plain loops, which are
+//! faster there (BENCHMARKS.md, "Engine threshold").
+//!
+//! # The layout kernels
+//!
+//! Fast paths for the index maps of [`opspec::layout`]: the same results as its plain loops
+//! ([`opspec::layout::gather_reference`], [`opspec::layout::scatter_reference`]), reached by
 //! other means, and tested against them on generated plans of every dtype (the tests also
 //! check that the generated plans take every path below).
 //!
@@ -41,14 +53,22 @@
 //! rows of a large stored block whose rows lie far apart past the caches (the register
 //! transposes and the prefetch hints go through `safe_arch`'s safe wrappers).
 
-use crate::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
-use crate::map_buffer;
-use crate::tensor::{row_major_strides, Buffer};
+// Allowed in two places: `pages` (madvise, outputs set part by part) and `stream` (streamed
+// stores), both measured in BENCHMARKS.md.
+#![deny(unsafe_code)]
 
+use opspec::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
+use opspec::map_buffer;
+use opspec::tensor::{row_major_strides, Buffer};
+
+mod engine;
 pub mod pages;
+pub mod scale;
+pub mod shuffle;
 pub mod stream;
 pub mod words;
 
+pub use engine::{EngineChoice, Fast, UnknownEngine, THRESHOLD};
 use stream::Stores;
 pub use words::Word;
 
