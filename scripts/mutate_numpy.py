@@ -562,8 +562,9 @@ def write_report(all_mutants, results, equivalent):
         "(an operator, a constant off by one, a flipped boolean, a forced condition, a dropped operand,",
         "argument, table entry or statement; `scripts/mutate_numpy.py` lists the operators). It is",
         "killed when the suite, run through the backend protocol against the mutant, fails; only the",
-        "trials of the ops whose handlers reach the mutated code run. An equivalent mutant is one no",
-        "case can kill; its reason is kept in `runner/backends/numpy/equivalent-mutants.toml`.",
+        "trials of the ops whose handlers reach the mutated code run, and the run stops at the first",
+        "failing trial (`runner --fail-fast`). An equivalent mutant is one no case can kill; its",
+        "reason is kept in `runner/backends/numpy/equivalent-mutants.toml`.",
         "The reasons are of three kinds:",
         "",
     ] + [f"- {kind}: {text}." for kind, text in KINDS.items()] + [
