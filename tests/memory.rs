@@ -240,11 +240,13 @@ fn child(name: &str) -> ExitCode {
     let shape = (case.shape)(n);
     let len: usize = shape.iter().product();
     // Built in place: a `Vec<u64>` of bits would raise the peak before the call.
-    let buffer = match case.dtype.word() {
-        opspec::dtype::Word::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
-        opspec::dtype::Word::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
-        opspec::dtype::Word::W32 => Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect()),
-        opspec::dtype::Word::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
+    let buffer = match case.dtype.width() {
+        opspec::dtype::Width::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
+        opspec::dtype::Width::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
+        opspec::dtype::Width::W32 => {
+            Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect())
+        }
+        opspec::dtype::Width::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
     };
     let mut inputs = vec![None; case.op.inputs().len()];
     inputs[0] = Some(Tensor {

@@ -34,7 +34,7 @@
 //!
 //! Each combination and dtype is one case, named `<op>::sweep::<file>::<case>[::<dtype>]`; its
 //! expected result is its golden ([`crate::golden`]). All YAML parsing of sweeps is in
-//! [`load_file`].
+//! [`expand_file`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -43,7 +43,7 @@ use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
 
 use super::values::{random_bits, special_bits, Provenance};
-use super::{case_hash, metamorphic, new_case, Generated};
+use super::{case_hash, metamorphic, new_case, GeneratedCase};
 use crate::golden::GoldenId;
 use opspec::compare::Tolerance;
 use opspec::dtype::DType;
@@ -57,7 +57,7 @@ use opspec::tensor::{checked_volume, Tensor};
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
 pub struct Sweeps {
-    pub cases: Vec<Generated>,
+    pub cases: Vec<GeneratedCase>,
     pub errors: Vec<SpecError>,
 }
 
@@ -155,7 +155,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
             });
             continue;
         }
-        let (cases, errors) = load_file(op, &path);
+        let (cases, errors) = expand_file(op, &path);
         sweeps.cases.extend(cases);
         sweeps.errors.extend(errors);
     }
@@ -166,7 +166,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
 type Problem = (Option<String>, Option<String>, String);
 
 /// Expands one sweep file of `op`.
-pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
+pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) {
     let file = stem(path);
     let error = |kind, (case, field, message): Problem| SpecError {
         kind,
@@ -239,7 +239,7 @@ fn expand_entry(
     seed: u64,
     entry: &Value,
     index: usize,
-) -> Result<Vec<Generated>, Problem> {
+) -> Result<Vec<GeneratedCase>, Problem> {
     let at =
         |field: &str, message: String| (None, Some(format!("sweeps[{index}].{field}")), message);
     let Value::Mapping(map) = entry else {
@@ -457,7 +457,7 @@ fn expand_entry(
                 first
             });
             case.invocation = invocation;
-            generated.push(Generated {
+            generated.push(GeneratedCase {
                 hash: case_hash(&case.invocation),
                 golden: GoldenId::new(op, file, &case_name, dtype),
                 seed,
@@ -796,7 +796,7 @@ sweeps:
       input: {shape: [3]}
 "#;
         let (_dir, path) = scratch("modes", "slice", yaml);
-        let (cases, errors) = load_file(Op::Slice, &path);
+        let (cases, errors) = expand_file(Op::Slice, &path);
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<String> = cases.iter().map(|g| g.case.trial_name()).collect();
         assert_eq!(names.len(), 8);
@@ -827,7 +827,7 @@ sweeps:
       input: {shape: $fmt.dims, image: {format: CHW2}}
 "#;
         let (_dir, path) = scratch("perms", "reformat", yaml);
-        let (cases, errors) = load_file(Op::Reformat, &path);
+        let (cases, errors) = expand_file(Op::Reformat, &path);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases.len(), 6);
         assert_eq!(cases[5].golden.key, "perms__2_1_0__chw2::float16");
@@ -837,7 +837,7 @@ sweeps:
             vec![16]
         );
         std::fs::write(&path, yaml.replace("$fmt.dims}", "$fmt.dimz}")).unwrap();
-        let (_, errors) = load_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path);
         assert!(
             errors[0].message.contains("has no field `dimz`"),
             "{errors:?}"
@@ -847,7 +847,7 @@ sweeps:
             yaml.replace("source: test", "source: test\n    metamorphic: true"),
         )
         .unwrap();
-        let (_, errors) = load_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path);
         assert!(
             errors[0].message.contains("no combination admits"),
             "{errors:?}"
