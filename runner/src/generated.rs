@@ -23,11 +23,11 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::compare::compare_exact;
 use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
-use opspec_generate::golden::{GoldenStore, Unused};
+use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
-use opspec_generate::Generated as GeneratedCase;
+use opspec_generate::GeneratedCase;
 
 use crate::backend::{BackendError, Outcome};
 use crate::config::{env_flag, repository_root, Config};
@@ -85,23 +85,26 @@ impl GeneratedConfig {
 }
 
 /// The generated cases of a run and their golden store.
-pub struct Generated {
+pub struct GeneratedTrials {
     sweeps: Sweeps,
     store: Arc<GoldenStore>,
     unused: Vec<Unused>,
 }
 
-impl Generated {
+impl GeneratedTrials {
     /// Loads the sweeps the arguments can select (one file for an exact trial name, as cargo
     /// nextest runs them); `None` when generated trials are off.
-    pub fn load(args: &Arguments, config: &Config) -> Result<Option<Generated>, String> {
+    pub fn load(args: &Arguments, config: &Config) -> Result<Option<GeneratedTrials>, String> {
         let Some(config) = GeneratedConfig::from_config(config)? else {
             return Ok(None);
         };
-        Ok(Some(Generated::with_config(&config, exact_sweep(args))))
+        Ok(Some(GeneratedTrials::with_config(
+            &config,
+            exact_sweep(args),
+        )))
     }
 
-    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> Generated {
+    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
         let sweeps = load_dirs(&config.sweeps, only);
         let store = Arc::new(GoldenStore::new(
             config.golden.clone(),
@@ -115,7 +118,7 @@ impl Generated {
         } else {
             Vec::new()
         };
-        Generated {
+        GeneratedTrials {
             sweeps,
             store,
             unused,
@@ -216,7 +219,7 @@ impl Generated {
     }
 
     /// Writes what blessing changed, and says so.
-    pub fn finish(&self) -> Result<(), String> {
+    pub fn finish(&self) -> Result<(), GoldenError> {
         if !self.store.is_blessing() {
             return Ok(());
         }
@@ -370,10 +373,11 @@ impl Run {
         let input = first.invocation.inputs[0].as_ref().expect("input");
         match compare_exact(input, &back) {
             Ok(()) => Verdict::Pass,
-            Err(report) => {
+            Err(mismatch) => {
                 let message = format!(
-                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{report}",
-                    crate::protocol::attrs_json(&second.invocation)
+                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
+                    crate::protocol::attrs_json(&second.invocation),
+                    crate::verdict::render_mismatch(&mismatch, input, &back)
                 );
                 let decoded = provenance
                     .and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));

@@ -224,7 +224,7 @@ fn trials(
     run: &Arc<Run>,
     loaded: Loaded,
     check_unmatched: bool,
-    generated: Option<&generated::Generated>,
+    generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
@@ -301,7 +301,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     };
     set_budget(&config);
     let loaded = load(&args, &config.specs);
-    let generated = generated::Generated::load(&args, &config)?;
+    let generated = generated::GeneratedTrials::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
         let run = Arc::new(Run::new(
@@ -337,7 +337,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(generated) = &generated {
-        generated.finish()?;
+        generated.finish().map_err(|e| e.to_string())?;
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));

@@ -51,7 +51,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::dtype::{DType, Word};
+use crate::dtype::{DType, Width};
 use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::layout::{gather_map, scatter_map, IndexMap, MapAxis};
@@ -113,6 +113,10 @@ pub enum Dla {
     Orin,
     /// Rows padded to 32 bytes (NvInferRuntimeBase.h 8.6).
     Xavier,
+}
+
+impl Dla {
+    pub const ALL: [Dla; 2] = [Dla::Orin, Dla::Xavier];
 }
 
 /// How a format arranges memory.
@@ -459,11 +463,11 @@ fn check_dtype(format: Format, dtype: DType) -> Result<(), OpError> {
 
 /// Bytes per element of a DLA dtype (int8 1, float16 2).
 fn element_bytes(dtype: DType) -> usize {
-    match dtype.word() {
-        Word::W8 => 1,
-        Word::W16 => 2,
-        Word::W32 => 4,
-        Word::W64 => 8,
+    match dtype.width() {
+        Width::W8 => 1,
+        Width::W16 => 2,
+        Width::W32 => 4,
+        Width::W64 => 8,
     }
 }
 

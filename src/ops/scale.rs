@@ -47,15 +47,12 @@
 use std::fmt;
 
 use schemars::JsonSchema;
-use serde::de::{Deserializer, Error as _};
-use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::float::FloatFormat;
-use crate::spec::value::{to_bits, DataNode};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -79,9 +76,14 @@ pub enum Mode {
     Elementwise,
 }
 
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Uniform, Mode::Channel, Mode::Elementwise];
+}
+
 /// A list of float32 coefficients, held as bit patterns so that NaN payloads and -0.0 survive
 /// from the spec file to the wire. In YAML it is a list of numbers read by the tensor value
-/// rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...).
+/// rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...); its serde lives
+/// with those rules in `spec::value`.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Coefficients(pub Vec<u32>);
 
@@ -138,62 +140,6 @@ impl fmt::Debug for DisplayAsDebug {
     }
 }
 
-/// One coefficient, read from YAML by the float32 value rules.
-struct Coefficient(u32);
-
-impl<'de> Deserialize<'de> for Coefficient {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficient, D::Error> {
-        let node = DataNode::deserialize(deserializer)?;
-        to_bits(&node, DType::Float32)
-            .map(|bits| Coefficient(bits as u32))
-            .map_err(D::Error::custom)
-    }
-}
-
-/// In a spec file: a list of float32 values by the tensor value rules.
-impl schemars::JsonSchema for Coefficients {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Coefficients".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "float32 values: numbers rounded once to float32, .nan, .inf, -.inf, -0.0, or quoted bit patterns such as \"0x7fc00001\"; empty or absent = the default",
-            "type": "array",
-            "items": {
-                "anyOf": [
-                    {"type": "number"},
-                    {"type": "string", "pattern": "^0[xX][0-9a-fA-F]{1,8}$"}
-                ]
-            }
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Coefficients {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficients, D::Error> {
-        let items = Vec::<Coefficient>::deserialize(deserializer)?;
-        Ok(Coefficients(items.into_iter().map(|c| c.0).collect()))
-    }
-}
-
-/// Finite values as numbers (exact: every float32 is a binary64), NaN and ±∞ as quoted bit
-/// patterns, which read back to the same bits.
-impl Serialize for Coefficients {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.len()))?;
-        for &bits in &self.0 {
-            let value = f32::from_bits(bits);
-            if value.is_finite() {
-                seq.serialize_element(&value)?;
-            } else {
-                seq.serialize_element(&format!("0x{bits:08x}"))?;
-            }
-        }
-        seq.end()
-    }
-}
-
 /// Scale's attributes: `out = (input · scale + shift) ^ power` (docs/protocol.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -216,7 +162,7 @@ pub struct Attrs {
     /// int8, float16, bfloat16 or float32; absent = the input's dtype (`int8` with a float32
     /// input is TensorRT's INT8 quantization).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "dtype_name")]
-    #[schemars(schema_with = "crate::spec::schema::scale_dtype_schema")]
+    #[schemars(schema_with = "output_dtype_schema")]
     pub output_dtype: Option<DType>,
 }
 
@@ -225,6 +171,16 @@ impl Attrs {
     pub fn has_power(&self) -> bool {
         self.power.0.iter().any(|&bits| f32::from_bits(bits) != 1.0)
     }
+}
+
+/// `output_dtype`'s schema: a dtype name. That Scale supports only four is the op's check
+/// (`unsupported_dtype`), not the file format's.
+fn output_dtype_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "The output's dtype: Scale supports int8, float16, bfloat16 and float32; absent = the input's dtype.",
+        "type": "string",
+        "enum": DType::ALL.map(DType::name).to_vec(),
+    })
 }
 
 /// `output_dtype` by its spec name.

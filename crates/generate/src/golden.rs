@@ -15,7 +15,9 @@
 //! `.npy` file (so `sha256sum` checks it too). Reading a golden checks, in turn: the entry
 //! exists, the file's hash, its npy header against the entry, the provenance (version, seed,
 //! case hash), and finally that the reference still gives the stored result. Any difference
-//! fails the case with a message saying which check failed and how to bless.
+//! fails the case with a [`GoldenError`] (its kind: missing, corrupt, stale, ...) saying which
+//! check failed and how to bless. A golden is checked once per run; every trial that asks for
+//! it again gets the same verdict.
 //!
 //! **npy dtypes** are those of [`opspec::npy`]; the manifest gives the real dtype (bfloat16,
 //! fp8 and int4, which numpy lacks, are stored as raw bits or unpacked bytes).
@@ -40,7 +42,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -185,6 +188,54 @@ pub struct Golden {
     pub blessed: bool,
 }
 
+/// What kind of problem a [`GoldenError`] is. The names ([`GoldenErrorKind::name`]) are stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoldenErrorKind {
+    /// The sweep's manifest cannot be read, or is not a manifest.
+    Manifest,
+    /// The manifest has no entry for the case (a new case).
+    Missing,
+    /// The entry or its file is damaged: unreadable, failing its content hash, not npy, or
+    /// disagreeing with the entry.
+    Corrupt,
+    /// Intact, but no longer what the sweep and the reference give: another generator version
+    /// or seed, another case, another result.
+    Stale,
+    /// Blessing could not write a golden or a manifest.
+    Write,
+}
+
+impl GoldenErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            GoldenErrorKind::Manifest => "manifest",
+            GoldenErrorKind::Missing => "missing",
+            GoldenErrorKind::Corrupt => "corrupt",
+            GoldenErrorKind::Stale => "stale",
+            GoldenErrorKind::Write => "write",
+        }
+    }
+}
+
+/// A golden that cannot serve as a case's expectation, or a bless that could not be written.
+/// The message names the manifest or file, and says how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GoldenError {
+    pub kind: GoldenErrorKind,
+    pub message: String,
+}
+
+impl GoldenError {
+    fn new(kind: GoldenErrorKind, message: impl Into<String>) -> GoldenError {
+        GoldenError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
 /// A golden file or manifest entry that no generated case uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unused {
@@ -217,6 +268,12 @@ type SweepKey = (String, String);
 /// A manifest as read: absent (`None`), or why it cannot be read.
 type LoadedManifest = Arc<Result<Option<Manifest>, String>>;
 
+/// What a golden is checked against: the case's seed and hash.
+type CheckKey = (GoldenId, u64, String);
+
+/// One golden's verdict, set by the first check that asks for it.
+type Verdict = Arc<OnceLock<Result<Golden, GoldenError>>>;
+
 /// The golden folder of a run, shared by its trials.
 pub struct GoldenStore {
     root: PathBuf,
@@ -234,6 +291,11 @@ pub struct GoldenStore {
     staged: Mutex<BTreeMap<PathBuf, PathBuf>>,
     /// Manifests of sweeps not loaded, reported and kept.
     kept: Mutex<BTreeSet<SweepKey>>,
+    /// The verdict of [`GoldenStore::check`] per golden: each golden is read, hashed and
+    /// compared once per run, however many trials ask for it.
+    verdicts: Mutex<HashMap<CheckKey, Verdict>>,
+    /// How many goldens were actually checked.
+    checks: AtomicUsize,
 }
 
 /// What a blessing run changed.
@@ -261,7 +323,14 @@ impl GoldenStore {
             removals: Mutex::default(),
             staged: Mutex::default(),
             kept: Mutex::default(),
+            verdicts: Mutex::default(),
+            checks: AtomicUsize::new(0),
         }
+    }
+
+    /// How many goldens [`GoldenStore::check`] has read and checked so far (each once).
+    pub fn checks(&self) -> usize {
+        self.checks.load(Ordering::Relaxed)
     }
 
     pub fn root(&self) -> &Path {
@@ -306,22 +375,49 @@ impl GoldenStore {
     /// The expected result of a generated case: its golden, checked against its provenance
     /// and against `reference` (the reference's result now). `Err` says what is wrong and how
     /// to bless; when blessing, a golden that is wrong is rewritten from `reference` instead.
+    ///
+    /// A golden is checked once: a later call for the same golden, seed and case hash gets
+    /// the first call's verdict (the reference gives one result per case).
     pub fn check(
         &self,
         id: &GoldenId,
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Golden, String> {
+    ) -> Result<Golden, GoldenError> {
+        let cell = Arc::clone(
+            self.verdicts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry((id.clone(), seed, case_hash.to_owned()))
+                .or_default(),
+        );
+        cell.get_or_init(|| {
+            self.checks.fetch_add(1, Ordering::Relaxed);
+            self.check_once(id, seed, case_hash, reference)
+        })
+        .clone()
+    }
+
+    fn check_once(
+        &self,
+        id: &GoldenId,
+        seed: u64,
+        case_hash: &str,
+        reference: &Result<Vec<Tensor>, OpError>,
+    ) -> Result<Golden, GoldenError> {
         match self.read_checked(id, seed, case_hash, reference) {
             Ok(expect) => Ok(Golden {
                 expect,
                 blessed: false,
             }),
             Err(_) if self.bless => self.write(id, seed, case_hash, reference),
-            Err(problem) => Err(format!(
-                "{problem}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
-                self.label
+            Err(problem) => Err(GoldenError::new(
+                problem.kind,
+                format!(
+                    "{}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
+                    problem.message, self.label
+                ),
             )),
         }
     }
@@ -332,74 +428,89 @@ impl GoldenStore {
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Expectation, String> {
+    ) -> Result<Expectation, GoldenError> {
         let op = id.op.name();
         let manifest_name = self.shown(&format!("{op}/{}.json", id.stem));
         let manifest = self.manifest(op, &id.stem);
-        let manifest = manifest.as_ref().as_ref().map_err(Clone::clone)?;
+        let manifest = manifest
+            .as_ref()
+            .as_ref()
+            .map_err(|message| GoldenError::new(GoldenErrorKind::Manifest, message.clone()))?;
+        let corrupt = |message: String| GoldenError::new(GoldenErrorKind::Corrupt, message);
+        let stale = |message: String| Err(GoldenError::new(GoldenErrorKind::Stale, message));
         let entry = manifest
             .as_ref()
             .and_then(|m| m.cases.get(&id.key))
             .ok_or_else(|| {
-                format!(
-                    "no golden: {manifest_name} has no entry for `{}` (a new case)",
-                    id.key
+                GoldenError::new(
+                    GoldenErrorKind::Missing,
+                    format!(
+                        "no golden: {manifest_name} has no entry for `{}` (a new case)",
+                        id.key
+                    ),
                 )
             })?;
         let file_name = self.shown(&format!("{op}/{}/{}", id.stem, id.file_name()));
         let stored = match (&entry.error, &entry.dtype, &entry.shape, &entry.sha256) {
             (Some(kind), None, None, None) => Expectation::Error {
                 kind: ErrorKind::from_name(kind).ok_or_else(|| {
-                    format!("{manifest_name}: `{}` names an unknown error kind {kind:?}", id.key)
+                    corrupt(format!(
+                        "{manifest_name}: `{}` names an unknown error kind {kind:?}",
+                        id.key
+                    ))
                 })?,
                 message: None,
             },
             (None, Some(dtype), Some(shape), Some(sha256)) => {
                 let path = self.root.join(op).join(&id.stem).join(id.file_name());
                 let bytes = std::fs::read(&path)
-                    .map_err(|e| format!("golden {file_name} cannot be read: {e}"))?;
+                    .map_err(|e| corrupt(format!("golden {file_name} cannot be read: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
-                    return Err(format!(
+                    return Err(corrupt(format!(
                         "golden {file_name} fails its content hash: {manifest_name} records sha256 {sha256}, the file has {actual}. The file was changed outside blessing (edited, truncated or merged badly): restore it with `git checkout {}`, or re-bless."
-                    , self.label));
+                    , self.label)));
                 }
                 let dtype = DType::from_name(dtype).ok_or_else(|| {
-                    format!("{manifest_name}: `{}` names an unknown dtype {dtype:?}", id.key)
+                    corrupt(format!(
+                        "{manifest_name}: `{}` names an unknown dtype {dtype:?}",
+                        id.key
+                    ))
                 })?;
-                let tensor = from_npy(dtype, &bytes)
-                    .map_err(|e| format!("golden {file_name} is not a valid npy file: {e}"))?;
+                let tensor = from_npy(dtype, &bytes).map_err(|e| {
+                    corrupt(format!("golden {file_name} is not a valid npy file: {e}"))
+                })?;
                 if &tensor.shape != shape {
-                    return Err(format!(
+                    return Err(corrupt(format!(
                         "golden {file_name} has shape {:?}, {manifest_name} records {shape:?}",
                         tensor.shape
-                    ));
+                    )));
                 }
                 Expectation::Outputs(vec![tensor])
             }
             _ => {
-                return Err(format!(
+                return Err(corrupt(format!(
                     "{manifest_name}: the entry of `{}` gives neither an error nor dtype, shape and sha256",
                     id.key
-                ))
+                )))
             }
         };
         let version = crate::GENERATOR_VERSION;
         if entry.version != version || entry.seed != seed {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: `{}` was generated by {GENERATOR} version {} with seed {}; the sweep is now generated by version {version} with seed {seed}",
                 id.key, entry.version, entry.seed
             ));
         }
         if entry.case != case_hash {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: the case `{}` (its attributes or inputs) changed since its golden was written (case hash {} then, {case_hash} now)",
                 id.key, entry.case
             ));
         }
         let current = expectation_of(reference);
         if stored != current {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: the reference now gives {} for `{}`, the golden {} holds {}",
                 describe(&current),
                 id.key,
@@ -420,7 +531,7 @@ impl GoldenStore {
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Golden, String> {
+    ) -> Result<Golden, GoldenError> {
         let op = id.op.name();
         let dir = self.root.join(op).join(&id.stem);
         let path = dir.join(id.file_name());
@@ -452,7 +563,12 @@ impl GoldenStore {
                 let staged = temporary_path(&path);
                 std::fs::create_dir_all(&dir)
                     .and_then(|()| std::fs::write(&staged, &bytes))
-                    .map_err(|e| format!("cannot write golden {}: {e}", staged.display()))?;
+                    .map_err(|e| {
+                        GoldenError::new(
+                            GoldenErrorKind::Write,
+                            format!("cannot write golden {}: {e}", staged.display()),
+                        )
+                    })?;
                 self.staged
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -593,14 +709,15 @@ impl GoldenStore {
     /// Moves the staged goldens into place and writes the manifests that changed (each sweep's
     /// files first, its manifest last, every one replaced whole by a rename), then removes
     /// what was scheduled for removal and that the final manifests do not name.
-    pub fn finish(&self) -> Result<BlessSummary, String> {
+    pub fn finish(&self) -> Result<BlessSummary, GoldenError> {
+        let write = |message: String| GoldenError::new(GoldenErrorKind::Write, message);
         let mut summary = BlessSummary::default();
         let updates = std::mem::take(&mut *self.updates.lock().unwrap_or_else(|p| p.into_inner()));
         let mut staged =
             std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
         let mut finals: HashMap<SweepKey, Manifest> = HashMap::new();
         for ((op, stem), changes) in updates {
-            let op_value = Op::from_name(&op).ok_or_else(|| format!("unknown op {op}"))?;
+            let op_value = Op::from_name(&op).ok_or_else(|| write(format!("unknown op {op}")))?;
             let mut manifest = match self.manifest(&op, &stem).as_ref() {
                 Ok(Some(m)) => m.clone(),
                 _ => Manifest::new(op_value, &stem),
@@ -638,11 +755,12 @@ impl GoldenStore {
             let staged_manifest = temporary_path(&path);
             std::fs::create_dir_all(self.root.join(&op))
                 .and_then(|()| std::fs::write(&staged_manifest, manifest.to_json()))
-                .map_err(|e| format!("cannot write {}: {e}", staged_manifest.display()))?;
+                .map_err(|e| write(format!("cannot write {}: {e}", staged_manifest.display())))?;
             moves.push((staged_manifest, path.clone()));
             for (from, to) in moves {
-                std::fs::rename(&from, &to)
-                    .map_err(|e| format!("cannot move {} into place: {e}", from.display()))?;
+                std::fs::rename(&from, &to).map_err(|e| {
+                    write(format!("cannot move {} into place: {e}", from.display()))
+                })?;
             }
             summary.manifests.push(path);
             clear_temporaries(&dir);
@@ -842,5 +960,45 @@ mod tests {
             serde_json::from_str::<Manifest>(&empty.to_json()).unwrap(),
             empty
         );
+    }
+
+    /// Each golden is read and checked once per run, and a second trial asking for it gets
+    /// the same verdict; each problem has its kind.
+    #[test]
+    fn a_golden_is_checked_once_and_problems_have_kinds() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        assert!(blessing.check(&id, 7, "abcd", &reference).unwrap().blessed);
+        blessing.finish().unwrap();
+
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let first = store.check(&id, 7, "abcd", &reference).unwrap();
+        assert!(!first.blessed);
+        assert_eq!(store.checks(), 1);
+        // Another case hash is another check: stale.
+        let stale = store.check(&id, 7, "ef01", &reference).unwrap_err();
+        assert_eq!(store.checks(), 2);
+        assert_eq!(stale.kind, GoldenErrorKind::Stale, "{stale}");
+        // The file is no longer read: the shared verdict stands even after it is damaged.
+        std::fs::write(root.join("slice/modes").join(id.file_name()), b"damaged").unwrap();
+        assert_eq!(store.check(&id, 7, "abcd", &reference), Ok(first));
+        assert_eq!(store.checks(), 2);
+
+        // A fresh store sees the damage.
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let corrupt = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(corrupt.kind, GoldenErrorKind::Corrupt, "{corrupt}");
+        assert!(
+            corrupt.to_string().contains("fails its content hash"),
+            "{corrupt}"
+        );
+        let other = GoldenId::new(Op::Slice, "modes", "new", None);
+        let missing = store.check(&other, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(missing.kind, GoldenErrorKind::Missing, "{missing}");
+        assert!(missing.to_string().contains("OPSPEC_BLESS=1"), "{missing}");
     }
 }

@@ -43,7 +43,7 @@ pub const GENERATOR_VERSION: u32 = 1;
 
 /// One generated case and what its trial needs.
 #[derive(Clone, Debug)]
-pub struct Generated {
+pub struct GeneratedCase {
     /// Named `<op>::sweep::<file>::<case>[::<dtype>]`; its `expect` is a placeholder until the
     /// golden is read.
     pub case: Case,

@@ -37,7 +37,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use opspec::dtype::{DType, Word};
+use opspec::dtype::{DType, Width};
 use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
 use opspec::tensor::{Buffer, Tensor};
 use opspec_kernels::pages;
@@ -140,11 +140,11 @@ fn noise(dtype: DType, shape: &[usize]) -> Tensor {
         state ^= state << 17;
         state
     };
-    let buffer = match dtype.word() {
-        Word::W8 => Buffer::W8(words(len, || next() as u8)),
-        Word::W16 => Buffer::W16(words(len, || next() as u16 & 0x7bff)),
-        Word::W32 => Buffer::W32(words(len, || next() as u32 & 0x7f7f_ffff)),
-        Word::W64 => Buffer::W64(words(len, || next() >> 4)),
+    let buffer = match dtype.width() {
+        Width::W8 => Buffer::W8(words(len, || next() as u8)),
+        Width::W16 => Buffer::W16(words(len, || next() as u16 & 0x7bff)),
+        Width::W32 => Buffer::W32(words(len, || next() as u32 & 0x7f7f_ffff)),
+        Width::W64 => Buffer::W64(words(len, || next() >> 4)),
     };
     Tensor {
         dtype,

@@ -774,20 +774,20 @@ fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stor
     stream::fence();
 }
 
-/// [`run`]'s choice of path.
+/// [`run`]'s choice of walk.
 fn dispatch<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
-    match path(copy, std::mem::size_of::<T>()) {
-        Path::Single => {
+    match walk(copy, std::mem::size_of::<T>()) {
+        Walk::Single => {
             hit!(Single);
             dst[copy.dst_base as usize] = src[copy.src_base as usize];
         }
-        Path::Tiles { p, q, chunk } => tiles(dst, src, copy, p, q, chunk, fill, stores),
-        Path::Rows => rows(dst, src, copy, fill),
+        Walk::Tiles { p, q, chunk } => tiles(dst, src, copy, p, q, chunk, fill, stores),
+        Walk::Rows => rows(dst, src, copy, fill),
     }
 }
 
 /// The kinds of walk a copy is moved by.
-enum Path {
+enum Walk {
     /// One element.
     Single,
     /// [`tiles`] over axes `p` and `q`, in chunks of `chunk` elements.
@@ -797,9 +797,9 @@ enum Path {
 }
 
 /// The walk for `copy`, whose words are `size` bytes.
-fn path(copy: &Transfer, size: usize) -> Path {
+fn walk(copy: &Transfer, size: usize) -> Walk {
     let Some(inner) = copy.axes.last() else {
-        return Path::Single;
+        return Walk::Single;
     };
     let contiguous = inner.dst == Map::Affine(1) && inner.src == Map::Affine(1);
     if contiguous {
@@ -807,14 +807,14 @@ fn path(copy: &Transfer, size: usize) -> Path {
         // cache line, then moved as chunks of a tiled transpose when one fits.
         if inner.len * size < 64 {
             if let Some((p, q)) = tile_axes(&copy.axes[..copy.axes.len() - 1], inner.len) {
-                return Path::Tiles {
+                return Walk::Tiles {
                     p,
                     q,
                     chunk: inner.len,
                 };
             }
         }
-        return Path::Rows;
+        return Walk::Rows;
     }
     let rows_fit = inner.dst == Map::Affine(1)
         && match inner.src {
@@ -823,10 +823,10 @@ fn path(copy: &Transfer, size: usize) -> Path {
         };
     if !rows_fit {
         if let Some((p, q)) = tile_axes(&copy.axes, 1) {
-            return Path::Tiles { p, q, chunk: 1 };
+            return Walk::Tiles { p, q, chunk: 1 };
         }
     }
-    Path::Rows
+    Walk::Rows
 }
 
 /// For a tiled walk in chunks of `chunk` elements: `q`, the innermost axis whose step in the
@@ -1033,7 +1033,7 @@ const LOCAL_ROW_BYTES: usize = 16 << 10;
 /// order from its start (a gather's piece), with rows contiguous in its source or short
 /// enough to be built locally: then [`appended_rows`] can push its rows instead.
 fn appends(copy: &Transfer, len: usize, size: usize) -> bool {
-    if copy.dst_base != 0 || !matches!(path(copy, size), Path::Rows) {
+    if copy.dst_base != 0 || !matches!(walk(copy, size), Walk::Rows) {
         return false;
     }
     let mut step = 1;
