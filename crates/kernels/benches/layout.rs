@@ -964,7 +964,7 @@ fn main() {
              two-pass op that holds input, intermediate and output shows 3.00 plus a few KiB of \
              tables, a miss.\n\
              - Shuffle's transpose–reshape–transpose runs as one composed pass \
-             (`layout::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
+             (`opspec_kernels::shuffle::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
              `layout::scatter` of the image's slots.\n\n\
              {report}\n\
              ## Whole suite\n\n{suite_text}\n\n\

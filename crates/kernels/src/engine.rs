@@ -9,13 +9,19 @@ use opspec::ops::{scale, shuffle, Invocation};
 use opspec::tensor::{Buffer, Tensor};
 use opspec::OpError;
 
-/// Outputs of fewer elements than this stay on the plain loops: below it, the kernels' set-up
-/// (normalising the map, cutting runs, tiles) costs more than it saves. Set by measurement
-/// (BENCHMARKS.md, "Engine threshold").
-pub const THRESHOLD: usize = 1;
+/// Layout outputs (gathers, scatters, views, Shuffle) of fewer elements than this stay on the
+/// plain loops: below it, the kernels' set-up (normalising the map, cutting runs, tiles) can
+/// cost more than it saves. Set by measurement (`benches/threshold.rs`; BENCHMARKS.md, "Engine
+/// threshold"): the size from which every measured op ran faster on the kernels.
+pub const THRESHOLD: usize = 4096;
 
-/// The kernels of this crate, Scale's typed loops and Shuffle's one-pass composition: the same
-/// bits as [`Plain`], faster on outputs of [`THRESHOLD`] elements or more.
+/// Scale on fewer elements than this stays on the plain loop; its typed loops measured faster
+/// from here on (BENCHMARKS.md, "Engine threshold").
+pub const SCALE_THRESHOLD: usize = 16;
+
+/// The fast engine: [`Kernels`] on outputs of [`THRESHOLD`] elements or more (Scale:
+/// [`SCALE_THRESHOLD`]), [`Plain`] below. The same bits as [`Plain`], and never slower than it
+/// (BENCHMARKS.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fast;
 
@@ -24,31 +30,62 @@ impl Engine for Fast {
         if volume(&plan.shape()) < THRESHOLD {
             return Plain.gather(source, plan, fill_bits);
         }
-        crate::gather(source, plan, fill_bits)
+        Kernels.gather(source, plan, fill_bits)
     }
 
     fn scatter(&self, source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
         if source.len() < THRESHOLD {
             return Plain.scatter(source, plan, len, fill_bits);
         }
-        crate::scatter(source, plan, len, fill_bits)
+        Kernels.scatter(source, plan, len, fill_bits)
     }
 
     fn gather_view(&self, source: &Buffer, view: &StridedView) -> Option<Buffer> {
-        (volume(&view.shape) >= THRESHOLD).then(|| crate::gather_view(source, view))
+        if volume(&view.shape) < THRESHOLD {
+            return None;
+        }
+        Kernels.gather_view(source, view)
     }
 
     fn shuffle(&self, input: &Tensor, plan: &shuffle::Plan) -> Option<Tensor> {
         if input.len() < THRESHOLD {
             return None;
         }
+        Kernels.shuffle(input, plan)
+    }
+
+    fn scale(&self, attrs: &scale::Attrs, plan: &scale::Plan, input: &Tensor) -> Option<Tensor> {
+        if input.len() < SCALE_THRESHOLD {
+            return None;
+        }
+        Kernels.scale(attrs, plan, input)
+    }
+}
+
+/// The kernels of this crate, Scale's typed loops and Shuffle's one-pass composition at every
+/// size: what [`Fast`] runs above its thresholds, and what the tests and the thresholds'
+/// measurement (`benches/threshold.rs`) run at every size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Kernels;
+
+impl Engine for Kernels {
+    fn gather(&self, source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
+        crate::gather(source, plan, fill_bits)
+    }
+
+    fn scatter(&self, source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
+        crate::scatter(source, plan, len, fill_bits)
+    }
+
+    fn gather_view(&self, source: &Buffer, view: &StridedView) -> Option<Buffer> {
+        Some(crate::gather_view(source, view))
+    }
+
+    fn shuffle(&self, input: &Tensor, plan: &shuffle::Plan) -> Option<Tensor> {
         crate::shuffle::one_pass(input, plan)
     }
 
     fn scale(&self, attrs: &scale::Attrs, plan: &scale::Plan, input: &Tensor) -> Option<Tensor> {
-        if input.len() < THRESHOLD {
-            return None;
-        }
         crate::scale::run(attrs, plan, input)
     }
 }
@@ -160,7 +197,7 @@ mod tests {
         };
         let source = Buffer::W16((0..20).collect());
         assert_eq!(
-            gather_map(&source, &map(), 0xffff, &Fast),
+            gather_map(&source, &map(), 0xffff, &Kernels),
             gather_map(&source, &map(), 0xffff, &Plain)
         );
         let transpose = IndexMap {
@@ -172,7 +209,7 @@ mod tests {
         };
         let source = Buffer::W32((0..2 * len as u32).collect());
         assert_eq!(
-            scatter_map(&source, &transpose, 2 * len + 3, 7, &Fast),
+            scatter_map(&source, &transpose, 2 * len + 3, 7, &Kernels),
             scatter_map(&source, &transpose, 2 * len + 3, 7, &Plain)
         );
     }

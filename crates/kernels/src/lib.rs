@@ -5,8 +5,9 @@
 //! alone ([`opspec::engine::Plain`]) and takes any other [`opspec::Engine`] as an argument.
 //! [`Fast`] replaces those loops by the kernels below, Scale's element loop by typed loops
 //! ([`scale`]) and Shuffle's three stages by one pass where the reshape needs no copy
-//! ([`shuffle`]); outputs below [`THRESHOLD`] elements stay on the plain loops, which are
-//! faster there (BENCHMARKS.md, "Engine threshold").
+//! ([`shuffle`]); outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
+//! on the plain loops, which can be faster there (BENCHMARKS.md, "Engine threshold").
+//! [`Kernels`] is the same without the threshold.
 //!
 //! # The layout kernels
 //!
@@ -68,7 +69,7 @@ pub mod shuffle;
 pub mod stream;
 pub mod words;
 
-pub use engine::{EngineChoice, Fast, UnknownEngine, THRESHOLD};
+pub use engine::{EngineChoice, Fast, Kernels, UnknownEngine, SCALE_THRESHOLD, THRESHOLD};
 use stream::Stores;
 pub use words::Word;
 
@@ -513,16 +514,12 @@ const PIECE_ALIGN: usize = 64;
 /// [`cut_pieces`]), moved by one scoped thread per core. Each thread sets the stretch it takes
 /// to `initial` just before writing it ([`pages::Output`]). The layout kernels are bound by the
 /// latency of scattered reads and by first-touch page faults of the fresh output more than by
-/// memory bandwidth, so a second core takes a third to a half off (measured on the 64 MiB
-/// benchmark inputs with the second core idle: NCHW → NHWC 20.6 → 12.2 ms, unpack CHW32
-/// 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms).
+/// memory bandwidth, so a second core helps much (measured: BENCHMARKS.md, "Kernel design measurements", "Threads").
 ///
 /// There are a few pieces per thread, taken from a shared queue, so that a core that is busy
 /// elsewhere only slows the op down by the share it could not take: with one fixed half per
-/// core, the op waited for the slower core (a crop measured 7 ms with both cores free and
-/// 16–23 ms with the other core taken by another process). Many small pieces (2 MiB each)
-/// measured up to 10 % slower than halves on the AsStrided windows line; four per thread
-/// measured as fast as halves. Every element is still written by the same code from the same
+/// core, the op waited for the slower core. Many small pieces (2 MiB each) measured slower
+/// than halves; four per thread measured as fast as halves (same section). Every element is still written by the same code from the same
 /// source offset, and the pieces' writes do not overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(
     len: usize,
@@ -1053,8 +1050,8 @@ fn appends(copy: &Transfer, len: usize, size: usize) -> bool {
 /// [`rows`] for a copy that [`appends`]: each row is streamed to `part` in turn
 /// ([`pages::Part::push_streamed`]), so that the part is neither set to its initial value
 /// first nor read from memory to be written. Rows with gaps are built in a local buffer, then
-/// pushed. Measured on the strided slice (16 MiB output, whose memory glibc reuses), best
-/// medians of alternating runs: 4.66 → 3.72, 4.91 → 3.78 and 5.23 → 4.05 ms in three rounds.
+/// pushed. Measured faster on the strided slice (16 MiB output, whose memory glibc reuses;
+/// BENCHMARKS.md, "Kernel design measurements", "Streamed stores").
 fn appended_rows<T: Word>(part: &mut pages::Part<'_, T>, src: &[T], copy: &Transfer, fill: T) {
     hit!(AppendedRows);
     let inner = copy.axes.last().expect("a copy moved by rows has an axis");
@@ -1169,9 +1166,10 @@ fn copy_short<T: Word>(out: &mut [T], from: &[T]) {
     }
 }
 
-/// Bytes of a tile's local buffer, and the most source runs it gathers. Measured here on
+/// Bytes of a tile's local buffer, and the most source runs it gathers. Measured on
 /// NCHW → NHWC: long runs (4 KiB from each of 64 sources, an L2-sized block) beat L1-sized
-/// 32 × 32 tiles by 1.5–2×; the hardware prefetcher follows a few dozen long streams well.
+/// 32 × 32 tiles (BENCHMARKS.md, "Kernel design measurements", "Tiles"); the hardware prefetcher follows a few dozen long
+/// streams well.
 const TILE_BYTES: usize = 256 << 10;
 const TILE_RUNS: usize = 64;
 
@@ -1179,9 +1177,8 @@ const TILE_RUNS: usize = 64;
 const IN_PLACE_ROWS: usize = 8;
 
 /// How far ahead a stored block asks for its destination rows' lines (see [`Block::store`]).
-/// Measured on a swap of the last two axes of float32 (rows of 256 bytes 2 KiB apart; best
-/// and median of 15 alternating runs of 30 calls): none 15.3 / 17.4 ms, 2 KiB on
-/// 13.7 / 15.3 ms; 1 KiB and 4 KiB on gained about as much.
+/// Chosen on a swap of the last two axes of float32 (rows of 256 bytes 2 KiB apart;
+/// BENCHMARKS.md, "Kernel design measurements", "Tiles"); 1 KiB and 4 KiB ahead gained about as much.
 const STORE_AHEAD_BYTES: usize = 2 << 10;
 
 /// In blocks over axes `p` (one chunk per step in the source) and `q` (one chunk per step in

@@ -14,7 +14,7 @@ use opspec::tensor::{row_major_strides, Tensor};
 pub fn one_pass(input: &Tensor, plan: &Plan) -> Option<Tensor> {
     let single =
         transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)?;
-    Some(gather_view_tensor(input, &single, &crate::Fast))
+    Some(gather_view_tensor(input, &single, &crate::Kernels))
 }
 
 /// The strides of a strided view of `shape` reshaped to `new_shape` without moving any
