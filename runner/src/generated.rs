@@ -262,6 +262,9 @@ impl Run {
         store: &GoldenStore,
     ) -> Result<Completion, Failed> {
         let started = Instant::now();
+        if let Some(result) = self.stopped(&generated.case, started) {
+            return result;
+        }
         let verdict = self.judge_generated(generated, store);
         self.conclude(
             generated.case.trial_name(),
@@ -321,6 +324,9 @@ impl Run {
         provenance: Option<&Provenance>,
     ) -> Result<Completion, Failed> {
         let started = Instant::now();
+        if let Some(result) = self.stopped(first, started) {
+            return result;
+        }
         let verdict = self.round_trip(first, provenance);
         self.conclude(first.trial_name(), first, verdict, started)
     }

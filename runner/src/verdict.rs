@@ -32,7 +32,8 @@ pub enum Verdict {
     /// An `implementation_defined` case on which the backend differs from the reference's
     /// reading; the reason says how.
     ImplementationDefined(String),
-    /// Not sent to the backend, for this reason (it was given up on); fails the run.
+    /// Not sent to the backend, for this reason (it was given up on); fails the run. (A trial
+    /// that `--fail-fast` does not send gets no verdict: see `Run::stopped`.)
     NotRun(String),
 }
 
