@@ -163,7 +163,12 @@ pub fn run_request(id: &str, invocation: &Invocation) -> String {
 pub fn attrs_json(invocation: &Invocation) -> Value {
     let mut value = serde_json::to_value(&invocation.attrs).expect("attributes always serialize");
     if let (Attrs::Scale(attrs), Some(object)) = (&invocation.attrs, value.as_object_mut()) {
-        for (name, list) in attrs.coefficients() {
+        let lists = [
+            ("scale", &attrs.scale),
+            ("shift", &attrs.shift),
+            ("power", &attrs.power),
+        ];
+        for (name, list) in lists {
             if !list.is_empty() {
                 object.insert(name.into(), json!(coefficients_to_wire(list)));
             }
@@ -213,8 +218,10 @@ pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
     };
     if let Attrs::Scale(scale) = &mut attrs {
         for (name, list) in coefficients {
-            if let Some(slot) = scale.coefficient_mut(name) {
-                *slot = list;
+            match name {
+                "scale" => scale.scale = list,
+                "shift" => scale.shift = list,
+                _ => scale.power = list,
             }
         }
     }
