@@ -205,7 +205,7 @@ pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
             .collect::<Result<Vec<u64>, NpyError>>()?;
         return Ok(Tensor::from_bits(dtype, shape, bits));
     }
-    from_le_bytes(dtype, shape, data).map_err(NpyError::Data)
+    from_le_bytes(dtype, shape, data).map_err(|e| NpyError::Data(e.to_string()))
 }
 
 #[cfg(test)]

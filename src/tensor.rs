@@ -236,16 +236,38 @@ pub fn byte_len(dtype: DType, elements: usize) -> usize {
     }
 }
 
+/// A memory image that does not fit its dtype and shape ([`from_le_bytes`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    /// The shape's element count overflows or exceeds the element budget.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Not the byte count the dtype and shape need.
+    #[error("{dtype} {shape:?} needs {expected} bytes, got {actual}")]
+    Length {
+        dtype: DType,
+        shape: Vec<usize>,
+        expected: usize,
+        actual: usize,
+    },
+    /// A bool byte other than 0 or 1.
+    #[error("bool byte {0} is neither 0 nor 1")]
+    Bool(u8),
+}
+
 /// Reads a memory image back; `Err` says what does not fit (byte count, a bool other than
 /// 0/1, a non-zero unused int4 nibble is accepted and ignored).
-pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Tensor, String> {
-    let elements = checked_volume(&shape).map_err(|e| e.message)?;
+pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Tensor, ImageError> {
+    let elements = checked_volume(&shape).map_err(|e| ImageError::TooLarge(e.message))?;
     let expected = byte_len(dtype, elements);
     if bytes.len() != expected {
-        return Err(format!(
-            "{dtype} {shape:?} needs {expected} bytes, got {}",
-            bytes.len()
-        ));
+        return Err(ImageError::Length {
+            dtype,
+            shape,
+            expected,
+            actual: bytes.len(),
+        });
     }
     let buffer = match (dtype, dtype.width()) {
         (DType::Int4, _) => Buffer::W8(
@@ -258,7 +280,7 @@ pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Te
         ),
         (DType::Bool, _) => {
             if let Some(bad) = bytes.iter().find(|&&b| b > 1) {
-                return Err(format!("bool byte {bad} is neither 0 nor 1"));
+                return Err(ImageError::Bool(*bad));
             }
             Buffer::W8(bytes.to_vec())
         }
@@ -322,8 +344,19 @@ mod tests {
             from_le_bytes(DType::Float16, vec![2], &to_le_bytes(&t)),
             Ok(t)
         );
-        assert!(from_le_bytes(DType::Float16, vec![2], &[0; 3]).is_err());
-        assert!(from_le_bytes(DType::Bool, vec![1], &[2]).is_err());
+        assert_eq!(
+            from_le_bytes(DType::Float16, vec![2], &[0; 3]),
+            Err(ImageError::Length {
+                dtype: DType::Float16,
+                shape: vec![2],
+                expected: 4,
+                actual: 3
+            })
+        );
+        assert_eq!(
+            from_le_bytes(DType::Bool, vec![1], &[2]),
+            Err(ImageError::Bool(2))
+        );
         let odd = Tensor::from_bits(DType::Int4, vec![3], vec![0xf9, 0x01, 0x07]);
         assert_eq!(to_le_bytes(&odd), [0x19, 0x07]);
     }

@@ -103,21 +103,6 @@ impl Coefficients {
     pub fn value(&self, index: usize) -> f32 {
         f32::from_bits(self.0[index])
     }
-
-    /// The list as the protocol carries it: a float32 tensor of shape `[n]`.
-    pub fn to_tensor(&self) -> Tensor {
-        Tensor::from_bits(
-            DType::Float32,
-            vec![self.len()],
-            self.0.iter().map(|&b| b as u64).collect(),
-        )
-    }
-
-    /// The list from a float32 tensor of shape `[n]`.
-    pub fn from_tensor(tensor: &Tensor) -> Option<Coefficients> {
-        (tensor.dtype == DType::Float32 && tensor.rank() == 1)
-            .then(|| Coefficients((0..tensor.len()).map(|i| tensor.bits(i) as u32).collect()))
-    }
 }
 
 impl fmt::Debug for Coefficients {
@@ -167,6 +152,25 @@ pub struct Attrs {
 }
 
 impl Attrs {
+    /// The coefficient lists by attribute name: `scale`, `shift`, `power`.
+    pub fn coefficients(&self) -> [(&'static str, &Coefficients); 3] {
+        [
+            ("scale", &self.scale),
+            ("shift", &self.shift),
+            ("power", &self.power),
+        ]
+    }
+
+    /// The coefficient list named `name` (`scale`, `shift` or `power`).
+    pub fn coefficient_mut(&mut self, name: &str) -> Option<&mut Coefficients> {
+        match name {
+            "scale" => Some(&mut self.scale),
+            "shift" => Some(&mut self.shift),
+            "power" => Some(&mut self.power),
+            _ => None,
+        }
+    }
+
     /// Whether some power coefficient is not 1 (so `pow` is evaluated; NaN counts as not 1).
     pub fn has_power(&self) -> bool {
         self.power.0.iter().any(|&bits| f32::from_bits(bits) != 1.0)
@@ -647,11 +651,6 @@ mod tests {
         assert_eq!(back, a, "{text}");
         assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, scale: [1e40]}").is_err());
         assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, output_dtype: float64}").is_err());
-        assert_eq!(a.scale.to_tensor().shape, vec![5]);
-        assert_eq!(
-            Coefficients::from_tensor(&a.scale.to_tensor()),
-            Some(a.scale.clone())
-        );
         assert!(!attrs(Mode::Uniform, &[2.0], &[], &[1.0]).has_power());
         assert!(attrs(Mode::Uniform, &[], &[], &[1.0, 2.0]).has_power());
     }
