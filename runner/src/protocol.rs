@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
+use opspec::image::{from_le_bytes, to_le_bytes};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
-use opspec::tensor::{from_le_bytes, to_le_bytes};
 use opspec::{DType, Tensor};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
