@@ -66,36 +66,3 @@ fn the_slice_trials_pass_but_reflect_which_is_unsupported() {
         (summary.passed, reflect)
     );
 }
-
-#[test]
-fn a_backend_that_rejects_everything_fails_the_outputs_trials() {
-    struct Rejecting;
-    impl opspec_runner::InProcessBackend for Rejecting {
-        fn name(&self) -> String {
-            "rejecting".into()
-        }
-        fn evaluate(
-            &self,
-            _: &opspec::ops::Invocation,
-        ) -> Result<Vec<opspec::Tensor>, opspec_runner::Refusal> {
-            Err(opspec_runner::Refusal::Rejected {
-                kind: None,
-                message: "no".into(),
-            })
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut config = Options::default()
-        .resolve(&root)
-        .expect("the default options");
-    config.specs = vec![root.join("specs")];
-    config.sweeps = Vec::new();
-    config.expectations = None;
-    let args = Arguments {
-        filter: Some("as_strided::".into()),
-        quiet: true,
-        ..Arguments::default()
-    };
-    let summary = run_in_process(args, config, Rejecting).expect("the run is made");
-    assert!(summary.failed > 0 && !summary.success, "{summary:?}");
-}
