@@ -78,6 +78,7 @@ pub fn npy_descrs(dtype: DType) -> &'static [&'static str] {
 
 /// Why bytes are not an npy file of the dtype asked for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NpyError {
     /// Not npy 1.0-3.0, or a header this reader cannot parse.
     #[error("{0}")]

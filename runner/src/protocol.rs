@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use opspec::image::{from_le_bytes, to_le_bytes};
+use opspec::image::{from_le_bytes, to_le_bytes, ImageError};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::{DType, Tensor};
@@ -13,6 +13,51 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub const PROTOCOL_VERSION: u64 = 1;
+
+/// A part of a message that does not decode, with where it is (`attrs: scale: ...`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WireError {
+    #[error("unknown dtype {0:?}")]
+    UnknownDtype(String),
+    #[error("data is not base64: {0}")]
+    Base64(String),
+    /// The bytes do not fit the dtype and shape.
+    #[error("{0}")]
+    Image(#[from] ImageError),
+    /// JSON of the wrong structure (serde_json's message).
+    #[error("{0}")]
+    Json(String),
+    #[error("expected a float32 tensor of shape [n]")]
+    NotCoefficients,
+    /// A `run` request without this member (`an id`, `an op`, `inputs`).
+    #[error("run request without {0}")]
+    Missing(&'static str),
+    #[error("unknown op {0:?}")]
+    UnknownOp(String),
+    /// The problem is in this part of the message.
+    #[error("{part}: {source}")]
+    In {
+        part: String,
+        source: Box<WireError>,
+    },
+}
+
+impl WireError {
+    /// This error, located in `part`.
+    pub fn within(self, part: impl Into<String>) -> WireError {
+        WireError::In {
+            part: part.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
+impl From<serde_json::Error> for WireError {
+    fn from(e: serde_json::Error) -> WireError {
+        WireError::Json(e.to_string())
+    }
+}
 
 /// A tensor on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,13 +77,13 @@ impl WireTensor {
     }
 
     /// Checks the dtype name, the base64 and the byte count against the shape.
-    pub fn decode(&self) -> Result<Tensor, String> {
+    pub fn decode(&self) -> Result<Tensor, WireError> {
         let dtype = DType::from_name(&self.dtype)
-            .ok_or_else(|| format!("unknown dtype {:?}", self.dtype))?;
+            .ok_or_else(|| WireError::UnknownDtype(self.dtype.clone()))?;
         let bytes = BASE64
             .decode(&self.data)
-            .map_err(|e| format!("data is not base64: {e}"))?;
-        from_le_bytes(dtype, self.shape.clone(), &bytes).map_err(|e| e.to_string())
+            .map_err(|e| WireError::Base64(e.to_string()))?;
+        Ok(from_le_bytes(dtype, self.shape.clone(), &bytes)?)
     }
 }
 
@@ -118,7 +163,12 @@ pub fn run_request(id: &str, invocation: &Invocation) -> String {
 pub fn attrs_json(invocation: &Invocation) -> Value {
     let mut value = serde_json::to_value(&invocation.attrs).expect("attributes always serialize");
     if let (Attrs::Scale(attrs), Some(object)) = (&invocation.attrs, value.as_object_mut()) {
-        for (name, list) in attrs.coefficients() {
+        let lists = [
+            ("scale", &attrs.scale),
+            ("shift", &attrs.shift),
+            ("power", &attrs.power),
+        ];
+        for (name, list) in lists {
             if !list.is_empty() {
                 object.insert(name.into(), json!(coefficients_to_wire(list)));
             }
@@ -138,12 +188,10 @@ fn coefficients_to_wire(list: &Coefficients) -> WireTensor {
 }
 
 /// The inverse of [`coefficients_to_wire`], with [`WireTensor::decode`]'s checks.
-fn coefficients_from_wire(wire: Value) -> Result<Coefficients, String> {
-    let tensor = serde_json::from_value::<WireTensor>(wire)
-        .map_err(|e| e.to_string())?
-        .decode()?;
+fn coefficients_from_wire(wire: Value) -> Result<Coefficients, WireError> {
+    let tensor = serde_json::from_value::<WireTensor>(wire)?.decode()?;
     if tensor.dtype != DType::Float32 || tensor.rank() != 1 {
-        return Err("expected a float32 tensor of shape [n]".into());
+        return Err(WireError::NotCoefficients);
     }
     Ok(Coefficients(
         (0..tensor.len()).map(|i| tensor.bits(i) as u32).collect(),
@@ -151,28 +199,29 @@ fn coefficients_from_wire(wire: Value) -> Result<Coefficients, String> {
 }
 
 /// The inverse of [`attrs_json`]: attributes of `op` from the wire.
-pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, String> {
+pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
     let mut coefficients = Vec::new();
     if let (Op::Scale, Some(object)) = (op, value.as_object_mut()) {
         for name in ["scale", "shift", "power"] {
             if let Some(wire) = object.remove(name) {
-                let list = coefficients_from_wire(wire).map_err(|e| format!("{name}: {e}"))?;
+                let list = coefficients_from_wire(wire).map_err(|e| e.within(name))?;
                 coefficients.push((name, list));
             }
         }
     }
-    let typed = |e: serde_json::Error| e.to_string();
     let mut attrs = match op {
-        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value).map_err(typed)?),
-        Op::Slice => Attrs::Slice(serde_json::from_value(value).map_err(typed)?),
-        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value).map_err(typed)?),
-        Op::Scale => Attrs::Scale(serde_json::from_value(value).map_err(typed)?),
-        Op::Reformat => Attrs::Reformat(serde_json::from_value(value).map_err(typed)?),
+        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
+        Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
+        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
+        Op::Scale => Attrs::Scale(serde_json::from_value(value)?),
+        Op::Reformat => Attrs::Reformat(serde_json::from_value(value)?),
     };
     if let Attrs::Scale(scale) = &mut attrs {
         for (name, list) in coefficients {
-            if let Some(slot) = scale.coefficient_mut(name) {
-                *slot = list;
+            match name {
+                "scale" => scale.scale = list,
+                "shift" => scale.shift = list,
+                _ => scale.power = list,
             }
         }
     }
@@ -193,12 +242,18 @@ mod tests {
             data: "AA==".into(),
             ..wire.clone()
         };
-        assert_eq!(short.decode().unwrap_err(), "int4 [3] needs 2 bytes, got 1");
+        assert_eq!(
+            short.decode().unwrap_err().to_string(),
+            "int4 [3] needs 2 bytes, got 1"
+        );
         let unknown = WireTensor {
             dtype: "float64".into(),
             ..wire
         };
-        assert!(unknown.decode().unwrap_err().contains("unknown dtype"));
+        assert_eq!(
+            unknown.decode(),
+            Err(WireError::UnknownDtype("float64".into()))
+        );
     }
 
     #[test]
@@ -267,8 +322,26 @@ mod tests {
         let bad =
             json!({"mode": "uniform", "scale": {"dtype": "float16", "shape": [1], "data": "AAA="}});
         assert_eq!(
-            decode_attrs(Op::Scale, bad).unwrap_err(),
+            decode_attrs(Op::Scale, bad).unwrap_err().to_string(),
             "scale: expected a float32 tensor of shape [n]"
         );
+    }
+
+    /// A request that does not decode says what is missing or wrong, and where.
+    #[test]
+    fn bad_requests_are_located() {
+        use crate::serve::decode_run;
+        assert_eq!(
+            decode_run(&json!({"type": "run", "op": "slice"})).unwrap_err(),
+            WireError::Missing("an id")
+        );
+        let request = json!({"type": "run", "id": "x", "op": "shuffle", "inputs": [
+            {"dtype": "int8", "shape": [2], "data": "AQ=="}, null]});
+        let error = decode_run(&request).unwrap_err();
+        assert!(
+            matches!(&error, WireError::In { part, .. } if part == "input 0"),
+            "{error:?}"
+        );
+        assert_eq!(error.to_string(), "input 0: int8 [2] needs 2 bytes, got 1");
     }
 }

@@ -487,6 +487,7 @@ struct ReportFile {
 
 /// Why a JSON report cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     #[error("cannot read the report {}: {message}", path.display())]
     Read { path: PathBuf, message: String },

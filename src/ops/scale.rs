@@ -152,25 +152,6 @@ pub struct Attrs {
 }
 
 impl Attrs {
-    /// The coefficient lists by attribute name: `scale`, `shift`, `power`.
-    pub fn coefficients(&self) -> [(&'static str, &Coefficients); 3] {
-        [
-            ("scale", &self.scale),
-            ("shift", &self.shift),
-            ("power", &self.power),
-        ]
-    }
-
-    /// The coefficient list named `name` (`scale`, `shift` or `power`).
-    pub fn coefficient_mut(&mut self, name: &str) -> Option<&mut Coefficients> {
-        match name {
-            "scale" => Some(&mut self.scale),
-            "shift" => Some(&mut self.shift),
-            "power" => Some(&mut self.power),
-            _ => None,
-        }
-    }
-
     /// Whether some power coefficient is not 1 (so `pow` is evaluated; NaN counts as not 1).
     pub fn has_power(&self) -> bool {
         self.power.0.iter().any(|&bits| f32::from_bits(bits) != 1.0)
