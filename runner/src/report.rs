@@ -128,7 +128,8 @@ struct JsonReport<'a> {
     trials: &'a [Record],
 }
 
-fn count(records: &[Record], status: Status) -> usize {
+/// How many of `records` have `status`.
+pub fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
