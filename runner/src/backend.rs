@@ -1,7 +1,8 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
 use opspec::spec::{Case, Expectation};
-use opspec::{ops, DType, Engine, ErrorKind, Tensor};
+use opspec::{DType, ErrorKind, Tensor};
+use opspec_kernels::EngineChoice as Engine;
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +19,7 @@ pub enum Outcome {
 
 /// Why a backend gave no outcome for a case.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// It misbehaved on this case (crashed, hung, answered garbage): the case fails.
     #[error("{0}")]
@@ -126,7 +128,7 @@ impl Backend for Reference {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        Ok(match ops::evaluate_with(&case.invocation, self.engine) {
+        Ok(match self.engine.evaluate(&case.invocation) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),

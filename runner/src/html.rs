@@ -47,7 +47,9 @@ fn meaning(status: Status) -> &'static str {
             "differs where the vendor leaves the result open; accepted"
         }
         Status::Excluded => "not sent: the engine's hello excludes its op, dtype or target",
-        Status::NotRun => "not sent: the engine was given up on; fails the run",
+        Status::NotRun => {
+            "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run"
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod expectations;
 pub mod fuzz;
 pub mod generated;
 pub mod html;
+pub mod in_process;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -22,7 +23,7 @@ pub mod verdict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -31,6 +32,7 @@ use opspec::spec::{load_dirs, Case, Loaded};
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
+pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
 use process::ProcessBackend;
 use report::{Record, Status};
 use verdict::{describe_case, judge_excluding, Verdict};
@@ -59,7 +61,11 @@ struct Run {
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
     /// The reference's engine, for goldens as for the built-in backend.
-    engine: opspec::Engine,
+    engine: opspec_kernels::EngineChoice,
+    /// `--fail-fast`: after the first failure, no trial is sent.
+    fail_fast: bool,
+    /// The name of the first trial that failed, once one has.
+    first_failure: OnceLock<String>,
 }
 
 impl Run {
@@ -70,7 +76,20 @@ impl Run {
             records: Mutex::default(),
             replay: config.replay_flags(),
             engine: config.engine,
+            fail_fast: config.fail_fast,
+            first_failure: OnceLock::new(),
         }
+    }
+
+    /// With `--fail-fast`, once a trial has failed: a trial that starts now is not sent. It is
+    /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
+    /// failure already fails the run).
+    fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
+        let first = self.first_failure.get().filter(|_| self.fail_fast)?;
+        let message = format!("not run: --fail-fast stopped the run at the failure of {first}");
+        let name = case.trial_name();
+        self.record(self.case_record(name, case, Status::NotRun, message.clone(), started));
+        Some(Ok(Completion::ignored_with(message)))
     }
 
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
@@ -81,6 +100,9 @@ impl Run {
     fn execute(&self, case: &Case) -> Result<Completion, Failed> {
         let name = case.trial_name();
         let started = Instant::now();
+        if let Some(result) = self.stopped(case, started) {
+            return result;
+        }
         let verdict = match self.backend.supports(case) {
             Err(reason) => Verdict::Excluded(reason),
             Ok(()) => self.send(case),
@@ -170,6 +192,23 @@ impl Run {
                 line: entry.line,
             });
         self.record(Record {
+            excluded_by,
+            known,
+            ..self.case_record(name, case, status, message, started)
+        });
+        result
+    }
+
+    /// The record of a trial of `case` that started at `started`.
+    fn case_record(
+        &self,
+        name: String,
+        case: &Case,
+        status: Status,
+        message: String,
+        started: Instant,
+    ) -> Record {
+        Record {
             replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
@@ -179,13 +218,12 @@ impl Run {
                 .map(|d| d.name().to_owned())
                 .collect(),
             status,
-            excluded_by,
+            excluded_by: None,
             message,
             seconds: started.elapsed().as_secs_f64(),
             clauses: case.clauses.clone(),
-            known,
-        });
-        result
+            known: None,
+        }
     }
 
     /// A trial that reports a problem found before running anything (a spec error, a stale
@@ -211,6 +249,9 @@ impl Run {
     }
 
     fn record(&self, record: Record) {
+        if matches!(record.status, Status::Failed | Status::NotRun) {
+            let _ = self.first_failure.set(record.name.clone());
+        }
         self.records
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -224,7 +265,7 @@ fn trials(
     run: &Arc<Run>,
     loaded: Loaded,
     check_unmatched: bool,
-    generated: Option<&generated::Generated>,
+    generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
@@ -260,11 +301,10 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            Arc::new(ProcessBackend::start(
-                command,
-                config.timeout,
-                config.backend_log.clone(),
-            )?)
+            Arc::new(
+                ProcessBackend::start(command, config.timeout, config.backend_log.clone())
+                    .map_err(|e| e.to_string())?,
+            )
         }
     };
     Ok(match &config.dump_requests {
@@ -285,23 +325,31 @@ fn set_budget(config: &Config) {
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
 /// prints libtest's report and the op × dtype table, and writes the requested report files.
 pub fn main_with(args: Arguments, config: Config) -> ExitCode {
-    match run(args, config) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
+    match run(args, config, None) {
+        Ok(summary) => summary.exit_code(),
+        Err(error) => {
+            eprintln!("error: {error}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
+/// Runs the suite against `backend`, or the backend `config` names (the reference by default).
+fn run(
+    args: Arguments,
+    config: Config,
+    backend: Option<Arc<dyn Backend>>,
+) -> Result<RunSummary, RunError> {
     let expectations = match &config.expectations {
-        Some(path) => Expectations::load(path)?,
+        Some(path) => {
+            Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
+        }
         None => Expectations::default(),
     };
     set_budget(&config);
     let loaded = load(&args, &config.specs);
-    let generated = generated::Generated::load(&args, &config)?;
+    let generated =
+        generated::GeneratedTrials::load(&args, &config).map_err(RunError::Generated)?;
     if args.list {
         // Listing starts no backend.
         let run = Arc::new(Run::new(
@@ -310,9 +358,13 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             &config,
         ));
         let trials = trials(&run, loaded, false, generated.as_ref());
-        return Ok(libtest_mimic::run(&args, trials).exit_code());
+        let listed = libtest_mimic::run(&args, trials);
+        return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
-    let backend = backend(&config)?;
+    let backend = match backend {
+        Some(backend) => backend,
+        None => self::backend(&config).map_err(RunError::Backend)?,
+    };
     let supported = loaded
         .cases
         .iter()
@@ -324,20 +376,22 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
-        return Err(match &args.filter {
+        return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
             None => "no case to run (are the spec folders empty?)".into(),
-        });
+        }));
     }
     if case_count > 0 && supported == 0 {
-        return Err(format!(
+        return Err(RunError::NothingToRun(format!(
             "backend {} supports none of the {case_count} cases (check the ops and dtypes in its hello)",
             backend.name()
-        ));
+        )));
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(generated) = &generated {
-        generated.finish()?;
+        generated
+            .finish()
+            .map_err(|e| RunError::Generated(e.to_string()))?;
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
@@ -359,19 +413,19 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     } else {
         report::run_problems(&records)
     };
+    let cannot_write = |path: &PathBuf, e: std::io::Error| {
+        RunError::Report(format!("cannot write {}: {e}", path.display()))
+    };
     if let Some(path) = &config.report_json {
         std::fs::write(path, report::json(&backend.name(), &records, &problems))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
         std::fs::write(path, report::junit(&backend.name(), &records, &problems))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| cannot_write(path, e))?;
     }
     for problem in &problems {
         eprintln!("error: the run is no pass: {problem}");
     }
-    Ok(match (conclusion.has_failed(), problems.is_empty()) {
-        (false, false) => ExitCode::FAILURE,
-        _ => conclusion.exit_code(),
-    })
+    Ok(RunSummary::new(&records, problems, conclusion.has_failed()))
 }

@@ -36,8 +36,9 @@ pub enum Status {
     /// An implementation-defined case on which the backend differs from the reference's
     /// reading (reported as ignored, with the difference).
     ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often). Fails the run;
-    /// a JUnit error, and counted as failed in the table.
+    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
+    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
+    /// failed in the table.
     NotRun,
 }
 
@@ -127,7 +128,8 @@ struct JsonReport<'a> {
     trials: &'a [Record],
 }
 
-fn count(records: &[Record], status: Status) -> usize {
+/// How many of `records` have `status`.
+pub fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
@@ -485,6 +487,7 @@ struct ReportFile {
 
 /// Why a JSON report cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     #[error("cannot read the report {}: {message}", path.display())]
     Read { path: PathBuf, message: String },

@@ -129,12 +129,12 @@ impl Lifted {
                 match to_bits(&node, dtype) {
                     Ok(bits) => Some(bits),
                     Err(message) => {
-                        error = Some((i, message));
+                        error = Some((i, message.to_string()));
                         None
                     }
                 }
             });
-        let buffer = Buffer::from_bits(dtype.word(), values);
+        let buffer = Buffer::from_bits(dtype.width(), values);
         Some(match error {
             Some((i, message)) => {
                 let position: String = Tensor::unravel(&shape, i)

@@ -4,13 +4,10 @@
 //! four word widths, int4 and bool among the bytes).
 
 use super::*;
-use crate::dtype::DType;
-use crate::engine::Engine;
-use crate::layout::{
-    gather as gather_fast, gather_tensor, gather_view as gather_view_fast, reshape_strides,
-    scatter as scatter_fast, transpose_reshape_transpose, StridedView,
-};
-use crate::tensor::Tensor;
+use crate::shuffle::{reshape_strides, transpose_reshape_transpose};
+use opspec::dtype::DType;
+use opspec::layout::StridedView;
+use opspec::tensor::Tensor;
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -158,7 +155,7 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
         0 => {
             let shape = rng.shape(6000);
             let perm = rng.permutation(shape.len());
-            (AxisGather::transpose(&shape, &perm), shape.iter().product())
+            (transpose_plan(&shape, &perm), shape.iter().product())
         }
         1 => {
             let shape = rng.shape(6000);
@@ -166,7 +163,7 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
         }
         2 => {
             let (view, len) = strided_view(rng);
-            (view.plan(), len)
+            (view_plan(&view), len)
         }
         3 => {
             let shape = rng.shape(6000);
@@ -282,7 +279,7 @@ fn generated_gathers() {
         let source = rng.tensor(dtype, vec![len]);
         let fill = rng.tensor(dtype, vec![]).bits(0);
         let expected = gather_reference(&source.buffer, &plan, fill);
-        let got = gather_fast(&source.buffer, &plan, fill, Engine::Fast);
+        let got = gather(&source.buffer, &plan, fill);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {}: {why}", brief(&plan));
         }
@@ -294,8 +291,8 @@ fn generated_views() {
     for (case, dtype) in (0..1000).zip(dtypes()) {
         let (view, len) = strided_view(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
-        let expected = gather_reference(&source.buffer, &view.plan(), 0);
-        let got = gather_view_fast(&source.buffer, &view, Engine::Fast);
+        let expected = gather_reference(&source.buffer, &view_plan(&view), 0);
+        let got = gather_view(&source.buffer, &view);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {view:?}: {why}");
         }
@@ -320,7 +317,7 @@ fn generated_scatters() {
                 }
                 let base = rng.below(4);
                 let len = base + padded.iter().product::<usize>() + rng.below(3);
-                (AxisGather::strided(&shape, &of_axis, base), len)
+                (strided_plan(&shape, &of_axis, base), len)
             }
         };
         // Now and then drop some elements (None = not written).
@@ -340,7 +337,7 @@ fn generated_scatters() {
             rng.tensor(dtype, vec![]).bits(0)
         };
         let expected = scatter_reference(&source.buffer, &plan, len, fill);
-        let got = scatter_fast(&source.buffer, &plan, len, fill, Engine::Fast);
+        let got = scatter(&source.buffer, &plan, len, fill);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, len {len}, {}: {why}", brief(&plan));
         }
@@ -356,8 +353,8 @@ fn scatter_of_the_unpack_map_inverts_gather() {
             continue;
         };
         let logical = rng.tensor(DType::Float16, shape);
-        let image = scatter_fast(&logical.buffer, &plan, len, 0, Engine::Fast);
-        let back = gather_fast(&image, &plan, 0, Engine::Fast);
+        let image = scatter(&logical.buffer, &plan, len, 0);
+        let back = gather(&image, &plan, 0);
         if let Some(why) = difference(&back, &logical.buffer) {
             panic!("{}: {why}", brief(&plan));
         }
@@ -378,9 +375,9 @@ fn large_plans() {
     ] {
         let input = rng.tensor(dtype, shape.to_vec());
         let mut plans = vec![
-            AxisGather::transpose(&shape, &[0, 2, 3, 1]),
-            AxisGather::transpose(&shape, &[0, 1, 3, 2]),
-            AxisGather::transpose(&shape, &[3, 2, 1, 0]),
+            transpose_plan(&shape, &[0, 2, 3, 1]),
+            transpose_plan(&shape, &[0, 1, 3, 2]),
+            transpose_plan(&shape, &[3, 2, 1, 0]),
         ];
         for _ in 0..8 {
             plans.push(slice_plan(&mut rng, &shape));
@@ -401,7 +398,7 @@ fn large_plans() {
         });
         for plan in plans {
             let expected = gather_reference(&input.buffer, &plan, 1);
-            let got = gather_fast(&input.buffer, &plan, 1, Engine::Fast);
+            let got = gather(&input.buffer, &plan, 1);
             if let Some(why) = difference(&got, &expected) {
                 panic!("{dtype}, {}: {why}", brief(&plan));
             }
@@ -433,8 +430,8 @@ fn out_of_bounds_plans_panic_as_the_reference_does() {
 
 fn out_of_bounds() {
     let source = Buffer::W32(vec![1, 2, 3]);
-    let plan = AxisGather::strided(&[4], &[1], 0);
-    let fast = std::panic::catch_unwind(|| gather_fast(&source, &plan, 0, Engine::Fast));
+    let plan = strided_plan(&[4], &[1], 0);
+    let fast = std::panic::catch_unwind(|| gather(&source, &plan, 0));
     let plain = std::panic::catch_unwind(|| gather_reference(&source, &plan, 0));
     assert!(fast.is_err() && plain.is_err());
 }
@@ -497,25 +494,15 @@ fn composed_shuffles_match_two_passes() {
             [DType::Int4, DType::Int32, DType::BFloat16][case % 3],
             shape.clone(),
         );
-        let t1 = gather_tensor(
-            &input,
-            &AxisGather::transpose(&shape, &first),
-            0,
-            Engine::Fast,
-        );
+        let t1 = gather_tensor(&input, &transpose_plan(&shape, &first));
         let t2 = Tensor {
             shape: reshaped.clone(),
             ..t1
         };
-        let two_passes = gather_tensor(
-            &t2,
-            &AxisGather::transpose(&reshaped, &second),
-            0,
-            Engine::Fast,
-        );
+        let two_passes = gather_tensor(&t2, &transpose_plan(&reshaped, &second));
         if let Some(view) = transpose_reshape_transpose(&shape, &first, &reshaped, &second) {
             composed += 1;
-            let got = gather_view_fast(&input.buffer, &view, Engine::Fast);
+            let got = gather_view(&input.buffer, &view);
             assert_eq!(view.shape, two_passes.shape);
             if let Some(why) = difference(&got, &two_passes.buffer) {
                 panic!("{shape:?} {first:?} {reshaped:?} {second:?}: {why}");
@@ -523,4 +510,13 @@ fn composed_shuffles_match_two_passes() {
         }
     }
     assert!(composed > 1000, "only {composed} of 2000 composed");
+}
+
+/// A plan applied to a tensor by the plain loop, keeping its dtype.
+fn gather_tensor(source: &Tensor, plan: &AxisGather) -> Tensor {
+    Tensor {
+        dtype: source.dtype,
+        shape: plan.shape(),
+        buffer: gather_reference(&source.buffer, plan, 0),
+    }
 }
