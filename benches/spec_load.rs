@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo build --release -p opspec-runner --bin runner   # for the peak memory
-//! cargo bench --bench spec_load
+//! cargo bench -p opspec --bench spec_load
 //! ```
 //!
 //! Each spec is one shuffle case whose input and expected output are the same float32 values
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use opspec::golden::to_npy;
+use opspec::npy::to_npy;
 use opspec::{DType, Tensor};
 
 const MB: usize = 1_000_000;
@@ -183,7 +183,7 @@ fn main() {
         .unwrap_or_else(|| "?".into());
     let mut section = format!(
         "{SECTION}\n\n\
-         `cargo bench --bench spec_load` (`benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
+         `cargo bench -p opspec --bench spec_load` (`benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
          bench and keeps this section). One shuffle case whose input and expected output hold the same \
          float32 values: inline as shortest decimals (about 11 bytes a value), or as two `.npy` files. \
          *Load* is `opspec::spec::load_dirs` over the spec's folder, median of {REPS}: wall time, and the \

@@ -11,7 +11,9 @@ encoding, the main loop); error messages are not mutated (the suite checks kinds
 fragment only where a case asks for one).
 
 A mutant is killed when the suite, run through `runner --backend` against a temporary copy of
-the mutated backend, fails; only the trials of the ops whose handlers reach the mutated code run.
+the mutated backend, fails; only the trials of the ops whose handlers reach the mutated code run,
+with `--fail-fast` (a killed mutant needs only its first failing trial), from this repository's
+specs/, sweeps/ and golden/ whichever checkout the runner binary was built from.
 Mutant ids are stable: `<function>.<operator>.<hash>`, the hash taken over the function, the
 operator, the original and mutated source text and the ordinal of that same change within the
 function, so an edit elsewhere in the backend leaves them unchanged.
@@ -22,14 +24,16 @@ runner/backends/numpy/equivalent-mutants.toml.
 
     python3 scripts/mutate_numpy.py list                 # every mutant: id, ops, line, change
     python3 scripts/mutate_numpy.py show ID              # the mutated line(s) of one mutant
-    python3 scripts/mutate_numpy.py run [--sample N] [--ids ID...] [--jobs 2]
+    python3 scripts/mutate_numpy.py run [--sample N] [--ids ID...] [--function F] [--resume] [--jobs 1]
     python3 scripts/mutate_numpy.py report               # docs/mutation.md from the last run
     python3 scripts/mutate_numpy.py ci                   # the fixed CI sample; fails on a survivor
 
 `run` adds each verdict to target/mutation/numpy.json as it comes (`run --resume` carries on an
 interrupted campaign; verdicts of another version of the backend are dropped), and `report`
-writes docs/mutation.md from it. The runner binary is target/release/runner (built if missing),
-or --runner PATH.
+writes docs/mutation.md from it. A mutant whose run ends without a verdict (the runner itself
+failed) is recorded as `error` with the runner's output, reported, and run again by `--resume`.
+The runner binary is target/release/runner (brought up to date with cargo first), or
+--runner PATH.
 """
 
 import argparse
@@ -71,8 +75,12 @@ NO_MUTATE_CALLS = {"OpError", "get_input", "list_from", "int_list", "shape_tenso
 NO_SWAP_CALLS = {"min", "max", "np.add", "np.multiply", "OpError"}
 # Guards of the wire format, protocol plumbing: the spec loader always provides input 0 (clause
 # common.input.required has no case for that reason), requires a known mode, and types every
-# attribute, so only a malformed request reaches these (as `invalid_input`).
+# attribute (reformat's `from` and `to` are required names of known formats, `dla` is orin or
+# xavier), so only a malformed request reaches these (as `invalid_input`).
 PLUMBING_TESTS = {
+    "f is None",
+    "f not in FORMATS",
+    'dla not in ("orin", "xavier")',
     "x is None",
     "mode is None",
     'mode not in ("uniform", "channel", "elementwise")',
@@ -426,10 +434,9 @@ def load_equivalent():
 def find_runner(path):
     if path:
         return os.path.abspath(path)
-    runner = os.path.join(ROOT, "target", "release", "runner")
-    if not os.path.exists(runner):
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "opspec-runner", "--bin", "runner"], cwd=ROOT, check=True)
-    return runner
+    # Always through cargo: a binary left from another version of the runner may lack a flag.
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "opspec-runner", "--bin", "runner"], cwd=ROOT, check=True)
+    return os.path.join(ROOT, "target", "release", "runner")
 
 
 def run_suite(runner, backend_path, ops, workdir, timeout):
@@ -437,7 +444,12 @@ def run_suite(runner, backend_path, ops, workdir, timeout):
     # The backend runs under a memory cap, so a mutant that drops a size check fails its case
     # instead of exhausting the machine.
     cmd = f"ulimit -v 2500000; OPENBLAS_NUM_THREADS=1 exec python3 {backend_path}"
-    args = [runner, "--backend", cmd, "--timeout", "20", "--backend-log", os.path.join(workdir, "backend.log"), "-q", "--test-threads", "1"]
+    # The folders are named: a runner reads by default those of the checkout it was built from.
+    args = [
+        runner, "--backend", cmd, "--timeout", "20", "--backend-log", os.path.join(workdir, "backend.log"),
+        "--specs", os.path.join(ROOT, "specs"), "--sweeps", os.path.join(ROOT, "sweeps"),
+        "--golden", os.path.join(ROOT, "golden"), "--fail-fast", "-q", "--test-threads", "1",
+    ]
     if len(ops) == 1:
         args.append(f"{ops[0]}::")
     else:
@@ -455,8 +467,8 @@ def run_suite(runner, backend_path, ops, workdir, timeout):
     if m and int(m.group(2)) > 0:
         failed = re.findall(r"^    (\S+)$", out, re.M)
         first = failed[0] if failed else ""
-        return "killed", f"{m.group(2)} of {int(m.group(1)) + int(m.group(2))} trials failed" + (f", first {first}" if first else "")
-    return "error", out[-2000:]
+        return "killed", f"{m.group(1)} trials passed, then {first or 'a trial'} failed"
+    return "error", f"exit status {p.returncode}: " + out[-2000:]
 
 
 def run_one(runner, mutant, src, timeout):
@@ -507,7 +519,7 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True, save=False):
             m = futures[fut]
             status, detail, secs = fut.result()
             if status == "error":
-                raise SystemExit(f"mutant {m.id}: the runner did not complete:\n{detail}")
+                print(f"mutant {m.id}: the runner gave no verdict:\n{detail}", file=sys.stderr, flush=True)
             results[m.id] = {"status": status, "detail": detail, "seconds": round(secs, 2)}
             if save:
                 saved[m.id] = results[m.id]
@@ -523,6 +535,8 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True, save=False):
 
 def write_report(all_mutants, results, equivalent):
     by_id = {m.id: m for m in all_mutants}
+    errors = [m for m in all_mutants if results.get(m.id, {}).get("status") == "error"]
+    results = {i: r for i, r in results.items() if r["status"] != "error"}
     not_run = [m for m in all_mutants if m.id not in results]
     mutants = [m for m in all_mutants if m.id in results]
     if not mutants:
@@ -548,15 +562,18 @@ def write_report(all_mutants, results, equivalent):
         "(an operator, a constant off by one, a flipped boolean, a forced condition, a dropped operand,",
         "argument, table entry or statement; `scripts/mutate_numpy.py` lists the operators). It is",
         "killed when the suite, run through the backend protocol against the mutant, fails; only the",
-        "trials of the ops whose handlers reach the mutated code run. An equivalent mutant is one no",
-        "case can kill; its reason is kept in `runner/backends/numpy/equivalent-mutants.toml`.",
+        "trials of the ops whose handlers reach the mutated code run, and the run stops at the first",
+        "failing trial (`runner --fail-fast`). An equivalent mutant is one no case can kill; its",
+        "reason is kept in `runner/backends/numpy/equivalent-mutants.toml`.",
         "The reasons are of three kinds:",
         "",
     ] + [f"- {kind}: {text}." for kind, text in KINDS.items()] + [
         "",
         "| | mutants |",
         "|---|---|",
-        f"| total | {total}" + (f" run, of {len(all_mutants)} ({len(not_run)} not run yet: the figures cover only the run ones)" if not_run else "") + " |",
+        f"| total | {total}" + (f" run, of {len(all_mutants)} ({len(not_run)} not run yet"
+                                + (f", {len(errors)} of them without a verdict" if errors else "")
+                                + ": the figures cover only the run ones)" if not_run else "") + " |",
         f"| killed | {len(killed)} |",
         f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / total:.1f} % of the total) |",
     ] + [
@@ -636,7 +653,7 @@ def main(argv=None):
     for name in ("run", "ci"):
         p = sub.add_parser(name)
         p.add_argument("--runner", help="runner binary (default target/release/runner, built if missing)")
-        p.add_argument("--jobs", type=int, default=2)
+        p.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
         p.add_argument("--timeout", type=int, default=300, help="seconds for one mutant's run")
         if name == "run":
             p.add_argument("--sample", type=int, help="only the first N mutants of the CI order")
@@ -679,16 +696,20 @@ def main(argv=None):
         if args.sample:
             chosen = ci_sample(chosen, args.sample)
         if args.resume:
-            done = load_results(src)
+            done = {i for i, r in load_results(src).items() if r["status"] != "error"}
             chosen = [m for m in chosen if m.id not in done]
         results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout, save=True)
         survived = [m for m in chosen if results[m.id]["status"] == "survived"]
+        errors = [m for m in chosen if results[m.id]["status"] == "error"]
         live = [m for m in survived if m.id not in equivalent]
-        print(f"{len(chosen)} mutants in {elapsed:.0f} s: {len(chosen) - len(survived)} killed, "
-              f"{len(survived) - len(live)} equivalent, {len(live)} survived", file=sys.stderr)
+        print(f"{len(chosen)} mutants in {elapsed:.0f} s: {len(chosen) - len(survived) - len(errors)} killed, "
+              f"{len(survived) - len(live)} equivalent, {len(live)} survived, {len(errors)} without a verdict",
+              file=sys.stderr)
         for m in live:
             print(f"survived: {m.id} ({', '.join(m.ops)}) {m.describe()}")
-        return 0
+        for m in errors:
+            print(f"no verdict: {m.id} ({', '.join(m.ops)}) {m.describe()}")
+        return 1 if errors else 0
     # ci
     stale = sorted(set(equivalent) - {m.id for m in mutants})
     if stale:
@@ -698,12 +719,16 @@ def main(argv=None):
     chosen = ci_sample(mutants, args.sample)
     results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout, progress=False)
     survived = [m for m in chosen if results[m.id]["status"] == "survived"]
+    errors = [m for m in chosen if results[m.id]["status"] == "error"]
     live = [m for m in survived if m.id not in equivalent]
     print(f"mutation sample: {len(chosen)} mutants of the numpy backend in {elapsed:.0f} s: "
-          f"{len(chosen) - len(survived)} killed, {len(survived) - len(live)} equivalent, {len(live)} survived")
+          f"{len(chosen) - len(survived) - len(errors)} killed, {len(survived) - len(live)} equivalent, "
+          f"{len(live)} survived, {len(errors)} without a verdict")
     for m in live:
         print(f"  survived: {m.id} ({', '.join(m.ops)}) {m.describe()}")
-    return 1 if live else 0
+    for m in errors:
+        print(f"  no verdict: {m.id} ({', '.join(m.ops)}): {results[m.id]['detail'][-500:]}")
+    return 1 if live or errors else 0
 
 
 if __name__ == "__main__":

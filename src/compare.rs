@@ -123,56 +123,200 @@ pub fn comparison_for(attrs: &Attrs, dtype: DType, tolerance: Option<Tolerance>)
     }
 }
 
-/// Compares under `comparison`; `Err` carries the rendered report.
-pub fn compare(expected: &Tensor, actual: &Tensor, comparison: Comparison) -> Result<(), String> {
+/// Why an output does not match its expectation: the structured result of [`compare`]. Its
+/// `Display` is the report a person reads.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mismatch {
+    /// A different dtype or shape: no element is compared.
+    #[error("expected {expected} {expected_shape:?}, got {actual} {actual_shape:?}")]
+    Header {
+        expected: DType,
+        expected_shape: Vec<usize>,
+        actual: DType,
+        actual_shape: Vec<usize>,
+    },
+    /// A tolerance that does not measure this dtype (`ulp` on integers, `abs` on floats).
+    #[error("tolerance {tolerance} does not apply to {dtype} outputs (ulp is for floats, abs for integers)")]
+    ToleranceKind { tolerance: Tolerance, dtype: DType },
+    /// Elements differ (beyond the tolerance).
+    #[error("{0}")]
+    Elements(Box<Elements>),
+}
+
+/// The elements that differ, as far as a report needs them: an output may have 2^28 elements,
+/// so only the count and the first [`REPORTED_ELEMENTS`] are kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Elements {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub comparison: Comparison,
+    /// How many elements differ.
+    pub count: usize,
+    /// The first of them, in row-major order.
+    pub first: Vec<Difference>,
+    /// Within a tolerance: the first element at the largest finite distance.
+    pub worst: Option<Difference>,
+    /// Within a tolerance: how many differ in NaN or infinity (no tolerance covers them), and
+    /// the first of them.
+    pub unbounded: usize,
+    pub first_unbounded: Option<Vec<usize>>,
+}
+
+/// One element that differs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Difference {
+    /// The element's coordinates.
+    pub index: Vec<usize>,
+    /// The expected and the actual bit patterns (render them with [`DType::format_bits`]).
+    pub expected: u64,
+    pub actual: u64,
+    /// Within a tolerance: the distance in the tolerance's unit (ULPs or absolute). `None` for
+    /// a bit-for-bit comparison, which measures no distance.
+    pub distance: Option<Distance>,
+}
+
+impl Elements {
+    /// The number of elements compared.
+    pub fn total(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The smallest tolerance that would have passed, if any would.
+    pub fn passing_tolerance(&self) -> Option<Tolerance> {
+        let Comparison::Within(tolerance) = self.comparison else {
+            return None;
+        };
+        match (&self.first_unbounded, &self.worst) {
+            (
+                None,
+                Some(Difference {
+                    distance: Some(Distance::Finite(n)),
+                    ..
+                }),
+            ) => Some(tolerance.with_bound(*n)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Elements {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (dtype, shape, total) = (self.dtype, &self.shape, self.total());
+        let tolerance = match self.comparison {
+            Comparison::Exact => {
+                writeln!(
+                    f,
+                    "{} of {total} elements differ ({dtype} {shape:?}); first {}:",
+                    self.count,
+                    self.first.len()
+                )?;
+                for d in &self.first {
+                    writeln!(
+                        f,
+                        "  at {:?}: expected {}, got {}",
+                        d.index,
+                        dtype.format_bits(d.expected),
+                        dtype.format_bits(d.actual),
+                    )?;
+                }
+                return Ok(());
+            }
+            Comparison::Within(tolerance) => tolerance,
+        };
+        let unit = match tolerance {
+            Tolerance::Ulp(_) => "ULP",
+            Tolerance::Abs(_) => "abs",
+        };
+        writeln!(
+            f,
+            "{} of {total} elements are outside tolerance {tolerance} ({dtype} {shape:?})",
+            self.count
+        )?;
+        if let Some(Difference {
+            index,
+            distance: Some(distance),
+            ..
+        }) = &self.worst
+        {
+            writeln!(f, "worst {unit} distance: {distance} at {index:?}")?;
+        }
+        if let Some(index) = &self.first_unbounded {
+            writeln!(
+                f,
+                "{} element(s) differ in NaN or infinity, first at {index:?}: no tolerance passes",
+                self.unbounded
+            )?;
+        } else if let Some(passing) = self.passing_tolerance() {
+            writeln!(f, "smallest tolerance that passes: {passing}")?;
+        }
+        writeln!(f, "first {}:", self.first.len())?;
+        for d in &self.first {
+            let distance = d.distance.unwrap_or(Distance::Unbounded);
+            writeln!(
+                f,
+                "  at {:?}: expected {}, got {} ({unit} distance {distance})",
+                d.index,
+                dtype.format_bits(d.expected),
+                dtype.format_bits(d.actual),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares under `comparison`.
+pub fn compare(expected: &Tensor, actual: &Tensor, comparison: Comparison) -> Result<(), Mismatch> {
     match comparison {
         Comparison::Exact => compare_exact(expected, actual),
         Comparison::Within(tolerance) => compare_within(expected, actual, tolerance),
     }
 }
 
-fn header_mismatch(expected: &Tensor, actual: &Tensor) -> Result<(), String> {
+fn header_mismatch(expected: &Tensor, actual: &Tensor) -> Result<(), Mismatch> {
     if expected.dtype != actual.dtype || expected.shape != actual.shape {
-        return Err(format!(
-            "expected {} {:?}, got {} {:?}",
-            expected.dtype, expected.shape, actual.dtype, actual.shape
-        ));
+        return Err(Mismatch::Header {
+            expected: expected.dtype,
+            expected_shape: expected.shape.clone(),
+            actual: actual.dtype,
+            actual_shape: actual.shape.clone(),
+        });
     }
     Ok(())
 }
 
-/// Compares bit for bit; `Err` carries the rendered report.
-pub fn compare_exact(expected: &Tensor, actual: &Tensor) -> Result<(), String> {
+/// Compares bit for bit.
+pub fn compare_exact(expected: &Tensor, actual: &Tensor) -> Result<(), Mismatch> {
     header_mismatch(expected, actual)?;
     // Counted, and only the reported ones kept: an output may have 2^28 elements.
-    let mut differing = 0;
+    let mut count = 0;
     let mut first = Vec::with_capacity(REPORTED_ELEMENTS);
     for i in (0..expected.len()).filter(|&i| expected.bits(i) != actual.bits(i)) {
-        differing += 1;
+        count += 1;
         if first.len() < REPORTED_ELEMENTS {
-            first.push(i);
+            first.push(Difference {
+                index: Tensor::unravel(&expected.shape, i),
+                expected: expected.bits(i),
+                actual: actual.bits(i),
+                distance: None,
+            });
         }
     }
-    if differing == 0 {
+    if count == 0 {
         return Ok(());
     }
-    let mut report = format!(
-        "{} of {} elements differ ({} {:?}); first {}:\n",
-        differing,
-        expected.len(),
-        expected.dtype,
-        expected.shape,
-        first.len()
-    );
-    for &i in &first {
-        report.push_str(&format!(
-            "  at {:?}: expected {}, got {}\n",
-            Tensor::unravel(&expected.shape, i),
-            expected.dtype.format_bits(expected.bits(i)),
-            actual.dtype.format_bits(actual.bits(i)),
-        ));
-    }
-    Err(report)
+    Err(Mismatch::Elements(Box::new(Elements {
+        dtype: expected.dtype,
+        shape: expected.shape.clone(),
+        comparison: Comparison::Exact,
+        count,
+        first,
+        worst: None,
+        unbounded: 0,
+        first_unbounded: None,
+    })))
 }
 
 /// How far apart two elements are.
@@ -234,82 +378,57 @@ pub fn compare_within(
     expected: &Tensor,
     actual: &Tensor,
     tolerance: Tolerance,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     header_mismatch(expected, actual)?;
     let dtype = expected.dtype;
     if !tolerance.applies_to(dtype) {
-        return Err(format!(
-            "tolerance {tolerance} does not apply to {dtype} outputs (ulp is for floats, abs for integers)"
-        ));
+        return Err(Mismatch::ToleranceKind { tolerance, dtype });
     }
+    let difference = |i: usize, d: Distance| Difference {
+        index: Tensor::unravel(&expected.shape, i),
+        expected: expected.bits(i),
+        actual: actual.bits(i),
+        distance: Some(d),
+    };
     // One pass, keeping only what the report shows: an output may have 2^28 elements.
-    let mut outside = 0;
-    let mut first: Vec<(usize, Distance)> = Vec::with_capacity(REPORTED_ELEMENTS);
+    let mut count = 0;
+    let mut first = Vec::with_capacity(REPORTED_ELEMENTS);
     // The first element at the largest finite distance, and the first NaN or infinity mismatch.
-    let mut worst_finite: Option<(usize, u64)> = None;
+    let mut worst: Option<(usize, u64)> = None;
     let (mut unbounded, mut first_unbounded) = (0, None);
     for i in 0..expected.len() {
         let d = distance(dtype, expected.bits(i), actual.bits(i));
         if d <= Distance::Finite(tolerance.bound()) {
             continue;
         }
-        outside += 1;
+        count += 1;
         if first.len() < REPORTED_ELEMENTS {
-            first.push((i, d));
+            first.push(difference(i, d));
         }
         match d {
             Distance::Unbounded => {
                 unbounded += 1;
                 first_unbounded.get_or_insert(i);
             }
-            Distance::Finite(n) => match worst_finite {
-                Some((_, worst)) if worst >= n => {}
-                _ => worst_finite = Some((i, n)),
+            Distance::Finite(n) => match worst {
+                Some((_, largest)) if largest >= n => {}
+                _ => worst = Some((i, n)),
             },
         }
     }
-    if outside == 0 {
+    if count == 0 {
         return Ok(());
     }
-    let unit = match tolerance {
-        Tolerance::Ulp(_) => "ULP",
-        Tolerance::Abs(_) => "abs",
-    };
-    let at = |i: usize| format!("{:?}", Tensor::unravel(&expected.shape, i));
-    let mut report = format!(
-        "{} of {} elements are outside tolerance {tolerance} ({dtype} {:?})\n",
-        outside,
-        expected.len(),
-        expected.shape,
-    );
-    if let Some((i, n)) = worst_finite {
-        report.push_str(&format!(
-            "worst {unit} distance: {} at {}\n",
-            Distance::Finite(n),
-            at(i)
-        ));
-    }
-    if let Some(i) = first_unbounded {
-        report.push_str(&format!(
-            "{unbounded} element(s) differ in NaN or infinity, first at {}: no tolerance passes\n",
-            at(i)
-        ));
-    } else if let Some((_, n)) = worst_finite {
-        report.push_str(&format!(
-            "smallest tolerance that passes: {}\n",
-            tolerance.with_bound(n)
-        ));
-    }
-    report.push_str(&format!("first {}:\n", first.len()));
-    for &(i, d) in &first {
-        report.push_str(&format!(
-            "  at {}: expected {}, got {} ({unit} distance {d})\n",
-            at(i),
-            dtype.format_bits(expected.bits(i)),
-            dtype.format_bits(actual.bits(i)),
-        ));
-    }
-    Err(report)
+    Err(Mismatch::Elements(Box::new(Elements {
+        dtype,
+        shape: expected.shape.clone(),
+        comparison: Comparison::Within(tolerance),
+        count,
+        first,
+        worst: worst.map(|(i, n)| difference(i, Distance::Finite(n))),
+        unbounded,
+        first_unbounded: first_unbounded.map(|i| Tensor::unravel(&expected.shape, i)),
+    })))
 }
 
 #[cfg(test)]
@@ -322,7 +441,7 @@ mod tests {
     fn nan_payload_and_signed_zero_matter() {
         let a = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e00, 0x0000]);
         let b = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e01, 0x8000]);
-        let report = compare_exact(&a, &b).unwrap_err();
+        let report = compare_exact(&a, &b).unwrap_err().to_string();
         assert!(report.starts_with("2 of 2 elements differ"), "{report}");
         assert!(
             report.contains("at [0]: expected nan(0x7e00), got nan(0x7e01)"),
@@ -340,11 +459,13 @@ mod tests {
         let a = Tensor::from_bits(DType::Int8, vec![2], vec![1, 2]);
         let b = Tensor::from_bits(DType::Int8, vec![1, 2], vec![1, 2]);
         assert_eq!(
-            compare_exact(&a, &b).unwrap_err(),
+            compare_exact(&a, &b).unwrap_err().to_string(),
             "expected int8 [2], got int8 [1, 2]"
         );
         assert_eq!(
-            compare_within(&a, &b, Tolerance::Abs(1)).unwrap_err(),
+            compare_within(&a, &b, Tolerance::Abs(1))
+                .unwrap_err()
+                .to_string(),
             "expected int8 [2], got int8 [1, 2]"
         );
     }
@@ -397,7 +518,9 @@ mod tests {
         let expected = f32_tensor(&[1.0, 2.0, 3.0, -0.0]);
         let actual = f32_tensor(&[up(1.0, 1), 2.0, up(3.0, 3), 0.0]);
         assert!(compare_within(&expected, &actual, Tolerance::Ulp(3)).is_ok());
-        let report = compare_within(&expected, &actual, Tolerance::Ulp(1)).unwrap_err();
+        let report = compare_within(&expected, &actual, Tolerance::Ulp(1))
+            .unwrap_err()
+            .to_string();
         assert!(
             report.starts_with("1 of 4 elements are outside tolerance {ulp: 1}"),
             "{report}"
@@ -407,7 +530,9 @@ mod tests {
             report.contains("smallest tolerance that passes: {ulp: 3}"),
             "{report}"
         );
-        let report = compare_within(&expected, &actual, Tolerance::Ulp(0)).unwrap_err();
+        let report = compare_within(&expected, &actual, Tolerance::Ulp(0))
+            .unwrap_err()
+            .to_string();
         assert!(report.contains("2 of 4"), "{report}");
         assert!(
             report.contains("at [0]: expected 1.0, got 1.0000001 (ULP distance 1)"),
@@ -415,13 +540,61 @@ mod tests {
         );
 
         let with_nan = f32_tensor(&[f32::NAN, 2.0, up(3.0, 2), f32::INFINITY]);
-        let report = compare_within(&expected, &with_nan, Tolerance::Ulp(4)).unwrap_err();
+        let report = compare_within(&expected, &with_nan, Tolerance::Ulp(4))
+            .unwrap_err()
+            .to_string();
         assert!(
             report.contains("2 element(s) differ in NaN or infinity, first at [0]"),
             "{report}"
         );
         assert!(!report.contains("smallest tolerance"), "{report}");
         assert!(compare_within(&with_nan, &with_nan, Tolerance::Ulp(0)).is_ok());
+    }
+
+    /// The mismatch is data: where, what was expected, what came, how far apart.
+    #[test]
+    fn mismatches_are_structured() {
+        let up = |v: f32, n: u32| f32::from_bits(v.to_bits() + n);
+        let expected = f32_tensor(&[1.0, 2.0, 3.0, f32::NAN]);
+        let actual = f32_tensor(&[1.0, up(2.0, 5), up(3.0, 2), 1.0]);
+        let Err(Mismatch::Elements(elements)) =
+            compare_within(&expected, &actual, Tolerance::Ulp(1))
+        else {
+            panic!("elements differ");
+        };
+        assert_eq!(elements.count, 3);
+        assert_eq!(
+            elements.first[0],
+            Difference {
+                index: vec![1],
+                expected: 2f32.to_bits() as u64,
+                actual: up(2.0, 5).to_bits() as u64,
+                distance: Some(Distance::Finite(5)),
+            }
+        );
+        assert_eq!(elements.first[2].distance, Some(Distance::Unbounded));
+        assert_eq!(
+            elements.worst.as_ref().map(|w| w.index.clone()),
+            Some(vec![1])
+        );
+        assert_eq!(elements.unbounded, 1);
+        assert_eq!(elements.first_unbounded, Some(vec![3]));
+        assert_eq!(elements.passing_tolerance(), None);
+
+        let Err(Mismatch::Elements(exact)) = compare_exact(&expected, &actual) else {
+            panic!("elements differ");
+        };
+        assert_eq!(exact.first.len(), 3);
+        assert_eq!(exact.first[0].distance, None);
+        assert_eq!(
+            compare_exact(&expected, &f32_tensor(&[1.0])),
+            Err(Mismatch::Header {
+                expected: DType::Float32,
+                expected_shape: vec![4],
+                actual: DType::Float32,
+                actual_shape: vec![1],
+            })
+        );
     }
 
     #[test]
@@ -436,7 +609,9 @@ mod tests {
         let expected = i8s(&[2, -128, 0]);
         let actual = i8s(&[3, -127, 0]);
         assert!(compare_within(&expected, &actual, Tolerance::Abs(1)).is_ok());
-        let report = compare_within(&expected, &actual, Tolerance::Abs(0)).unwrap_err();
+        let report = compare_within(&expected, &actual, Tolerance::Abs(0))
+            .unwrap_err()
+            .to_string();
         assert!(report.contains("worst abs distance: 1 at [0]"), "{report}");
         assert!(
             report.contains("smallest tolerance that passes: {abs: 1}"),
@@ -444,6 +619,7 @@ mod tests {
         );
         assert!(compare_within(&expected, &actual, Tolerance::Ulp(1))
             .unwrap_err()
+            .to_string()
             .contains("does not apply"));
     }
 

@@ -26,9 +26,9 @@ pub enum DType {
     Float32,
 }
 
-/// The width of the word an element is held in.
+/// The width of the word an element is held in (a [`crate::tensor::Buffer`] variant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Word {
+pub enum Width {
     W8,
     W16,
     W32,
@@ -79,12 +79,13 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
-    pub fn word(self) -> Word {
+    /// The width of the word an element is held in.
+    pub fn width(self) -> Width {
         match self {
-            DType::Bool | DType::Int4 | DType::Int8 | DType::UInt8 | DType::Fp8 => Word::W8,
-            DType::Float16 | DType::BFloat16 => Word::W16,
-            DType::Int32 | DType::Float32 => Word::W32,
-            DType::Int64 => Word::W64,
+            DType::Bool | DType::Int4 | DType::Int8 | DType::UInt8 | DType::Fp8 => Width::W8,
+            DType::Float16 | DType::BFloat16 => Width::W16,
+            DType::Int32 | DType::Float32 => Width::W32,
+            DType::Int64 => Width::W64,
         }
     }
 
@@ -114,11 +115,11 @@ impl DType {
 
     /// Encodes an in-range integer as the element's bit pattern.
     pub fn int_to_bits(self, value: i128) -> u64 {
-        match self.word() {
-            Word::W8 => (value as i8) as u8 as u64,
-            Word::W16 => (value as i16) as u16 as u64,
-            Word::W32 => (value as i32) as u32 as u64,
-            Word::W64 => value as i64 as u64,
+        match self.width() {
+            Width::W8 => (value as i8) as u8 as u64,
+            Width::W16 => (value as i16) as u16 as u64,
+            Width::W32 => (value as i32) as u32 as u64,
+            Width::W64 => value as i64 as u64,
         }
     }
 

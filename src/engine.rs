@@ -1,89 +1,72 @@
-//! Which implementation of the layout loops and of Scale's element loop an evaluation uses.
+//! Which implementation of the layout loops, of Scale's element loop and of Shuffle's stages an
+//! evaluation uses.
 //!
-//! Both engines give the same bits: [`Engine::Plain`] is the reference (one element at a time,
-//! in row-major order: `layout::gather_reference`, `layout::scatter_reference`,
-//! `ops::scale::run_reference`, Shuffle's three stages one after the other), and
-//! [`Engine::Fast`] the kernels of [`crate::kernels`], Scale's typed loops and Shuffle's
-//! one-pass composition, tested against the plain path. The choice is an argument
-//! ([`crate::ops::evaluate_with`]), never read from the environment by this crate: the runner
-//! maps its `--engine` flag / `OPSPEC_ENGINE` variable onto it.
+//! This crate holds the reference, [`Plain`]: one element at a time, in row-major order
+//! (`layout::gather_reference`, `layout::scatter_reference`, `ops::scale::reference`, Shuffle's
+//! three stages one after the other). An [`Engine`] may replace any of these by a faster way to
+//! the same bits; the fast kernels (crate `opspec-kernels`) are one, tested against [`Plain`].
+//! The engine is an argument ([`crate::ops::evaluate_with`]), never read from the environment
+//! by this crate: the runner maps its `--engine` flag / `OPSPEC_ENGINE` variable onto one.
 
-use std::fmt;
-use std::str::FromStr;
+use crate::layout::{gather_reference, scatter_reference, AxisGather, StridedView};
+use crate::ops::{scale, shuffle};
+use crate::tensor::{Buffer, Tensor};
 
-/// The implementation an evaluation runs on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Engine {
-    /// The plain reference loops alone.
-    Plain,
-    /// The fast kernels (the default).
-    #[default]
-    Fast,
-}
-
-impl Engine {
-    pub const ALL: [Engine; 2] = [Engine::Plain, Engine::Fast];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Plain => "plain",
-            Engine::Fast => "fast",
-        }
+/// The loops an evaluation runs on. Every method has the reference's meaning; the defaults are
+/// the reference's loops, or `None` for "no faster way: run the reference's steps on this
+/// engine". An implementation must give the same bits as [`Plain`] for every input.
+pub trait Engine: Send + Sync {
+    /// [`crate::layout::gather`]: `out[y] = source[base + Σ table_i[y_i]]`, or `fill_bits`.
+    fn gather(&self, source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
+        gather_reference(source, plan, fill_bits)
     }
 
-    pub fn is_plain(self) -> bool {
-        self == Engine::Plain
+    /// [`crate::layout::scatter`]: the inverse movement into `len` elements of `fill_bits`.
+    fn scatter(&self, source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
+        scatter_reference(source, plan, len, fill_bits)
     }
-}
 
-impl fmt::Display for Engine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+    /// [`crate::layout::gather_view`] without building the view's tables, or `None`.
+    fn gather_view(&self, _source: &Buffer, _view: &StridedView) -> Option<Buffer> {
+        None
+    }
+
+    /// Shuffle's three stages of a validated plan in fewer passes, or `None`.
+    fn shuffle(&self, _input: &Tensor, _plan: &shuffle::Plan) -> Option<Tensor> {
+        None
+    }
+
+    /// Scale of a validated plan by other loops than [`scale::reference`], or `None`.
+    fn scale(&self, _attrs: &scale::Attrs, _plan: &scale::Plan, _input: &Tensor) -> Option<Tensor> {
+        None
     }
 }
 
-/// An engine name other than `plain` or `fast`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown engine `{0}`: expected `plain` or `fast`")]
-pub struct UnknownEngine(pub String);
+/// The reference: the plain loops alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Plain;
 
-impl FromStr for Engine {
-    type Err = UnknownEngine;
-
-    fn from_str(text: &str) -> Result<Engine, UnknownEngine> {
-        Engine::ALL
-            .into_iter()
-            .find(|engine| engine.name() == text.trim())
-            .ok_or_else(|| UnknownEngine(text.to_string()))
-    }
-}
+impl Engine for Plain {}
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
+    /// The engine is chosen by the caller: no source file of this workspace's libraries (this
+    /// crate and those of `crates/`) reads a variable (`var`, `var_os` or `vars` of
+    /// `std::env`); the runner's binaries and the benches may.
     #[test]
-    fn names_round_trip_and_unknown_names_are_errors() {
-        for engine in Engine::ALL {
-            assert_eq!(engine.name().parse(), Ok(engine));
+    fn the_libraries_read_no_environment_variable() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut folders = vec![root.join("src")];
+        for entry in std::fs::read_dir(root.join("crates")).expect("crates/ is readable") {
+            folders.push(entry.expect("a folder entry").path().join("src"));
         }
-        assert_eq!(Engine::default(), Engine::Fast);
-        assert_eq!(
-            "kernels".parse::<Engine>(),
-            Err(UnknownEngine("kernels".into()))
-        );
-    }
-
-    /// The engine is chosen by the caller: no source file of this crate reads a variable
-    /// (`var`, `var_os` or `vars` of `std::env`).
-    #[test]
-    fn the_library_reads_no_environment_variable() {
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        assert!(folders.len() >= 3, "{folders:?}");
         let mut readers = Vec::new();
-        let mut folders = vec![src];
         while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(&folder).expect("src/ is readable") {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue; // a crate without src/ (none today)
+            };
+            for entry in entries {
                 let path = entry.expect("a folder entry").path();
                 if path.is_dir() {
                     folders.push(path);
@@ -100,7 +83,7 @@ mod tests {
         }
         assert!(
             readers.is_empty(),
-            "the library reads environment variables:\n{}",
+            "the libraries read environment variables:\n{}",
             readers.join("\n")
         );
     }

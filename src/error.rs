@@ -5,85 +5,71 @@
 
 use std::fmt;
 
-/// The stable kind of an operator error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
-    UnsupportedDtype,
-    TooLarge,
-    InvalidInput,
-    InvalidPermutation,
-    InvalidReshape,
-    VolumeMismatch,
-    IndeterminateWildcard,
-    RankMismatch,
-    InvalidAxes,
-    InvalidSize,
-    InvalidStride,
-    InvalidOffset,
-    OutOfBounds,
-    EmptyDimension,
-    FillNotAllowed,
-    InvalidFill,
-    InvalidRank,
-    InvalidChannelAxis,
-    InvalidWeights,
-    InvalidChannels,
-    InvalidBuffer,
+/// Declares [`ErrorKind`] from one list of `Variant => "wire_name"` pairs, so that the variants,
+/// [`ErrorKind::ALL`] and the names cannot drift apart. The schema (`schema/*.schema.json`) and
+/// the catalogue check take the names from `ALL`; a test checks the table of docs/protocol.md.
+macro_rules! error_kinds {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
+        /// The stable kind of an operator error.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the order docs/protocol.md lists them.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant,)*];
+
+            /// The kind's wire name, as spec files, catalogues and backends write it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    UnsupportedDtype => "unsupported_dtype",
+    TooLarge => "too_large",
+    InvalidInput => "invalid_input",
+    InvalidPermutation => "invalid_permutation",
+    InvalidReshape => "invalid_reshape",
+    VolumeMismatch => "volume_mismatch",
+    IndeterminateWildcard => "indeterminate_wildcard",
+    RankMismatch => "rank_mismatch",
+    InvalidAxes => "invalid_axes",
+    InvalidSize => "invalid_size",
+    InvalidStride => "invalid_stride",
+    InvalidOffset => "invalid_offset",
+    OutOfBounds => "out_of_bounds",
+    EmptyDimension => "empty_dimension",
+    FillNotAllowed => "fill_not_allowed",
+    InvalidFill => "invalid_fill",
+    InvalidRank => "invalid_rank",
+    InvalidChannelAxis => "invalid_channel_axis",
+    InvalidWeights => "invalid_weights",
+    InvalidChannels => "invalid_channels",
+    InvalidBuffer => "invalid_buffer",
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 21] = [
-        ErrorKind::UnsupportedDtype,
-        ErrorKind::TooLarge,
-        ErrorKind::InvalidInput,
-        ErrorKind::InvalidPermutation,
-        ErrorKind::InvalidReshape,
-        ErrorKind::VolumeMismatch,
-        ErrorKind::IndeterminateWildcard,
-        ErrorKind::RankMismatch,
-        ErrorKind::InvalidAxes,
-        ErrorKind::InvalidSize,
-        ErrorKind::InvalidStride,
-        ErrorKind::InvalidOffset,
-        ErrorKind::OutOfBounds,
-        ErrorKind::EmptyDimension,
-        ErrorKind::FillNotAllowed,
-        ErrorKind::InvalidFill,
-        ErrorKind::InvalidRank,
-        ErrorKind::InvalidChannelAxis,
-        ErrorKind::InvalidWeights,
-        ErrorKind::InvalidChannels,
-        ErrorKind::InvalidBuffer,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::UnsupportedDtype => "unsupported_dtype",
-            ErrorKind::TooLarge => "too_large",
-            ErrorKind::InvalidInput => "invalid_input",
-            ErrorKind::InvalidPermutation => "invalid_permutation",
-            ErrorKind::InvalidReshape => "invalid_reshape",
-            ErrorKind::VolumeMismatch => "volume_mismatch",
-            ErrorKind::IndeterminateWildcard => "indeterminate_wildcard",
-            ErrorKind::RankMismatch => "rank_mismatch",
-            ErrorKind::InvalidAxes => "invalid_axes",
-            ErrorKind::InvalidSize => "invalid_size",
-            ErrorKind::InvalidStride => "invalid_stride",
-            ErrorKind::InvalidOffset => "invalid_offset",
-            ErrorKind::OutOfBounds => "out_of_bounds",
-            ErrorKind::EmptyDimension => "empty_dimension",
-            ErrorKind::FillNotAllowed => "fill_not_allowed",
-            ErrorKind::InvalidFill => "invalid_fill",
-            ErrorKind::InvalidRank => "invalid_rank",
-            ErrorKind::InvalidChannelAxis => "invalid_channel_axis",
-            ErrorKind::InvalidWeights => "invalid_weights",
-            ErrorKind::InvalidChannels => "invalid_channels",
-            ErrorKind::InvalidBuffer => "invalid_buffer",
-        }
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name() == name)
     }
 
-    pub fn from_name(name: &str) -> Option<ErrorKind> {
-        ErrorKind::ALL.into_iter().find(|kind| kind.name() == name)
+    /// Every name, comma-separated (for messages that list the known kinds).
+    pub fn names() -> String {
+        ErrorKind::ALL
+            .iter()
+            .map(|kind| kind.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -137,11 +123,33 @@ mod tests {
     #[test]
     fn kind_names_are_unique_and_round_trip() {
         let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
-        for kind in ErrorKind::ALL {
+        for &kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
         }
         names.sort();
         names.dedup();
         assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    /// docs/protocol.md's "Error kinds" table lists every kind once, in `ALL`'s order.
+    #[test]
+    fn the_protocol_documents_every_kind() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let section = text
+            .split("\n## Error kinds")
+            .nth(1)
+            .expect("an Error kinds section");
+        let section = section.split("\n#").next().unwrap();
+        let documented: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `"))
+            .filter_map(|rest| rest.split('`').next())
+            .collect();
+        let names: Vec<&str> = ErrorKind::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(
+            documented, names,
+            "docs/protocol.md \"Error kinds\" and ErrorKind::ALL differ"
+        );
     }
 }

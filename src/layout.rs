@@ -18,11 +18,10 @@
 //! and output plus a bounded amount (docs/protocol.md, "Memory").
 //!
 //! The plain loops below ([`gather_reference`], [`scatter_reference`]) are the reference: one
-//! element at a time, in row-major order. [`gather`] and [`scatter`] give the same bits by the
-//! fast paths of [`crate::kernels`] (contiguous runs, tiled transposes), which are tested
-//! against these loops on generated plans of every dtype. [`Engine::Plain`], an argument of
-//! every entry point here, makes them use the plain loops, to run the suite (or a fuzzing
-//! session) on the reference path alone (`crate::engine`).
+//! element at a time, in row-major order. [`gather`] and [`scatter`] run the [`Engine`] given
+//! as an argument: [`crate::engine::Plain`] runs these loops, a faster engine (the kernels of
+//! crate `opspec-kernels`: contiguous runs, tiled transposes) gives the same bits, tested
+//! against these loops on generated plans of every dtype.
 
 use std::fmt;
 use std::ops::Range;
@@ -113,16 +112,15 @@ impl StridedView {
 }
 
 /// Builds the view's output buffer: the same result as [`gather_reference`] of
-/// [`StridedView::plan`], by the fast paths of [`crate::kernels`] (which need no table).
-pub fn gather_view(source: &Buffer, view: &StridedView, engine: Engine) -> Buffer {
-    if engine.is_plain() {
-        return gather_map(source, &view.map(), 0, engine);
-    }
-    crate::kernels::gather_view(source, view)
+/// [`StridedView::plan`], on `engine` (a fast one needs no table).
+pub fn gather_view(source: &Buffer, view: &StridedView, engine: &dyn Engine) -> Buffer {
+    engine
+        .gather_view(source, view)
+        .unwrap_or_else(|| gather_map(source, &view.map(), 0, engine))
 }
 
 /// Applies a view to a tensor, keeping its dtype.
-pub fn gather_view_tensor(source: &Tensor, view: &StridedView, engine: Engine) -> Tensor {
+pub fn gather_view_tensor(source: &Tensor, view: &StridedView, engine: &dyn Engine) -> Tensor {
     Tensor {
         dtype: source.dtype,
         shape: view.shape.clone(),
@@ -264,7 +262,7 @@ impl IndexMap {
 
 /// [`gather`] of an [`IndexMap`], its tables built only for an output that holds elements, at
 /// most [`TABLE_ENTRIES`] entries at a time.
-pub fn gather_map(source: &Buffer, map: &IndexMap, fill_bits: u64, engine: Engine) -> Buffer {
+pub fn gather_map(source: &Buffer, map: &IndexMap, fill_bits: u64, engine: &dyn Engine) -> Buffer {
     let volume: usize = map.shape().iter().product();
     if volume == 0 {
         return map_buffer!(source, _input => Vec::new());
@@ -287,7 +285,7 @@ pub fn scatter_map(
     map: &IndexMap,
     len: usize,
     fill_bits: u64,
-    engine: Engine,
+    engine: &dyn Engine,
 ) -> Buffer {
     let volume: usize = map.shape().iter().product();
     if volume == 0 {
@@ -326,13 +324,10 @@ fn append(output: &mut Buffer, block: &Buffer) {
 }
 
 /// Builds the output buffer: `out[y] = source[base + Σ table_i[y_i]]`, or `fill_bits` where a
-/// table says `None`. Same result as [`gather_reference`], by the fast paths of
-/// [`crate::kernels`].
-pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64, engine: Engine) -> Buffer {
-    if engine.is_plain() {
-        return gather_reference(source, plan, fill_bits);
-    }
-    crate::kernels::gather(source, plan, fill_bits)
+/// table says `None`. Same result as [`gather_reference`], on
+/// `engine`.
+pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64, engine: &dyn Engine) -> Buffer {
+    engine.gather(source, plan, fill_bits)
 }
 
 /// The reference [`gather`]: builds the output buffer element by element, in row-major order.
@@ -361,7 +356,7 @@ pub fn gather_reference(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> B
 /// of `source` (row-major in the plan's shape) is written at `base + Σ table_i[y_i]`; elements
 /// where a table says `None` are dropped. The plan's offsets must be distinct (a memory image
 /// has one slot per element), and `source` must hold exactly the plan's volume. Same result as
-/// [`scatter_reference`], by the fast paths of [`crate::kernels`].
+/// [`scatter_reference`], on `engine`.
 ///
 /// A format's pack is the scatter of its unpack map: every logical element to its slot, padding
 /// left at the fill value, in one pass.
@@ -370,12 +365,9 @@ pub fn scatter(
     plan: &AxisGather,
     len: usize,
     fill_bits: u64,
-    engine: Engine,
+    engine: &dyn Engine,
 ) -> Buffer {
-    if engine.is_plain() {
-        return scatter_reference(source, plan, len, fill_bits);
-    }
-    crate::kernels::scatter(source, plan, len, fill_bits)
+    engine.scatter(source, plan, len, fill_bits)
 }
 
 /// The reference [`scatter`], element by element in the source's row-major order.
@@ -411,77 +403,9 @@ fn scatter_block<T: Copy>(output: &mut [T], input: &[T], plan: &AxisGather) {
     }
 }
 
-/// The strides of a strided view of `shape` reshaped to `new_shape` without moving any
-/// element, or `None` when the reshape needs a copy (NumPy's `_attempt_nocopy_reshape`): each
-/// group of old axes that multiplies to a group of new axes must be contiguous in the view.
-/// The two shapes must have the same volume.
-pub fn reshape_strides(
-    shape: &[usize],
-    strides: &[usize],
-    new_shape: &[usize],
-) -> Option<Vec<usize>> {
-    let mut new_strides = vec![0; new_shape.len()];
-    if shape.iter().product::<usize>() == 0 {
-        return (new_shape.iter().product::<usize>() == 0).then_some(new_strides);
-    }
-    // Length-1 axes can go anywhere: drop the old ones, and give new ones any stride.
-    let (old, old_strides): (Vec<usize>, Vec<usize>) = shape
-        .iter()
-        .zip(strides)
-        .filter(|(&dim, _)| dim != 1)
-        .map(|(&dim, &stride)| (dim, stride))
-        .unzip();
-    let (mut oi, mut ni) = (0, 0);
-    while oi < old.len() && ni < new_shape.len() {
-        let (mut oj, mut nj) = (oi + 1, ni + 1);
-        let (mut op, mut np) = (old[oi], new_shape[ni]);
-        while op != np {
-            if np < op {
-                np *= *new_shape.get(nj)?;
-                nj += 1;
-            } else {
-                op *= *old.get(oj)?;
-                oj += 1;
-            }
-        }
-        if (oi..oj - 1).any(|k| old_strides[k] != old[k + 1] * old_strides[k + 1]) {
-            return None;
-        }
-        new_strides[nj - 1] = old_strides[oj - 1];
-        for k in (ni + 1..nj).rev() {
-            new_strides[k - 1] = new_strides[k] * new_shape[k];
-        }
-        (oi, ni) = (oj, nj);
-    }
-    Some(new_strides)
-}
-
-/// Shuffle's `transpose(first) → reshape → transpose(second)` of a row-major tensor of `shape`
-/// as a single plan, when the reshape of the transposed view needs no copy (see
-/// [`reshape_strides`]); `None` otherwise (then the first transpose must be materialised).
-/// The permutations must be valid and `reshaped` must have the input's volume.
-pub fn transpose_reshape_transpose(
-    shape: &[usize],
-    first: &[usize],
-    reshaped: &[usize],
-    second: &[usize],
-) -> Option<StridedView> {
-    let strides = row_major_strides(shape);
-    let view_shape: Vec<usize> = first.iter().map(|&axis| shape[axis]).collect();
-    let view_strides: Vec<usize> = first.iter().map(|&axis| strides[axis]).collect();
-    let reshaped_strides = reshape_strides(&view_shape, &view_strides, reshaped)?;
-    let out_shape: Vec<usize> = second.iter().map(|&axis| reshaped[axis]).collect();
-    let out_strides: Vec<usize> = second.iter().map(|&axis| reshaped_strides[axis]).collect();
-    Some(StridedView {
-        shape: out_shape,
-        strides: out_strides,
-        base: 0,
-    })
-}
-
 /// Steps a row-major odometer: the coordinates after `index` in a tensor of `shape` (back to
 /// all zeros after the last).
-pub(crate) fn advance(index: &mut [usize], shape: &[usize]) {
+pub fn advance(index: &mut [usize], shape: &[usize]) {
     for axis in (0..shape.len()).rev() {
         index[axis] += 1;
         if index[axis] < shape[axis] {
@@ -492,7 +416,12 @@ pub(crate) fn advance(index: &mut [usize], shape: &[usize]) {
 }
 
 /// Applies a plan to a tensor, keeping its dtype.
-pub fn gather_tensor(source: &Tensor, plan: &AxisGather, fill_bits: u64, engine: Engine) -> Tensor {
+pub fn gather_tensor(
+    source: &Tensor,
+    plan: &AxisGather,
+    fill_bits: u64,
+    engine: &dyn Engine,
+) -> Tensor {
     Tensor {
         dtype: source.dtype,
         shape: plan.shape(),
@@ -506,7 +435,8 @@ mod tests {
 
     #[test]
     fn transpose_of_a_matrix() {
-        for engine in Engine::ALL {
+        {
+            let engine = &crate::engine::Plain;
             let source = Buffer::W32((0..6).collect());
             let plan = AxisGather::transpose(&[2, 3], &[1, 0]);
             assert_eq!(plan.shape(), vec![3, 2]);
@@ -519,7 +449,8 @@ mod tests {
 
     #[test]
     fn fill_where_a_table_says_outside() {
-        for engine in Engine::ALL {
+        {
+            let engine = &crate::engine::Plain;
             let source = Buffer::W8(vec![1, 2]);
             let plan = AxisGather {
                 base: 0,
@@ -531,7 +462,8 @@ mod tests {
 
     #[test]
     fn maps_too_large_to_build_whole_are_applied_in_blocks() {
-        for engine in Engine::ALL {
+        {
+            let engine = &crate::engine::Plain;
             // [3, L, 2]: axis 0 reads rows 0, fill, 10; axis 1 wraps backwards over 5 columns,
             // L past the table limit; axis 2 is strided. Blocks cut axis 1.
             let len = TABLE_ENTRIES + 1001;
@@ -586,7 +518,8 @@ mod tests {
 
     #[test]
     fn maps_with_no_element_build_nothing() {
-        for engine in Engine::ALL {
+        {
+            let engine = &crate::engine::Plain;
             // 2^40 entries of table would not fit in memory: the map is never built.
             let map = IndexMap {
                 base: 0,
@@ -615,7 +548,8 @@ mod tests {
 
     #[test]
     fn scalar_and_empty_outputs() {
-        for engine in Engine::ALL {
+        {
+            let engine = &crate::engine::Plain;
             let source = Buffer::W16(vec![7]);
             let scalar = AxisGather {
                 base: 0,

@@ -3,24 +3,27 @@
 //!
 //! Data flows one way: spec YAML → [`spec::Case`] → a backend ([`ops::evaluate`] for the
 //! reference) → [`compare`] → a report in the runner.
+//!
+//! This crate is the reference alone: its loops are the plain ones ([`engine::Plain`]). The
+//! fast kernels (`opspec-kernels`) plug in through [`engine::Engine`]; generated cases and
+//! goldens are `opspec-generate`; the harness and the backend protocol are `opspec-runner`.
 
-#![deny(unsafe_code)] // allowed in two places: `kernels::pages` (madvise, outputs set part by part) and `kernels::stream` (streamed stores), both measured in BENCHMARKS.md
+#![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod dtype;
 pub mod engine;
 pub mod error;
 pub mod float;
-pub mod generate;
-pub mod golden;
-pub mod kernels;
 pub mod layout;
+pub mod npy;
 pub mod ops;
+pub mod rng;
 pub mod spec;
 pub mod tensor;
 
 pub use dtype::DType;
-pub use engine::Engine;
+pub use engine::{Engine, Plain};
 pub use error::{ErrorKind, OpError};
 pub use ops::{Invocation, Op};
 pub use tensor::Tensor;

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::dtype::{DType, Word};
+use crate::dtype::{DType, Width};
 use crate::error::{ErrorKind, OpError};
 
 /// Default largest element count of any tensor, input or output; [`set_max_elements`]
@@ -102,24 +102,24 @@ macro_rules! map_buffer {
 }
 
 impl Buffer {
-    /// A buffer of `len` elements of `word` width, each holding `bits`.
-    pub fn filled(word: Word, len: usize, bits: u64) -> Buffer {
-        match word {
-            Word::W8 => Buffer::W8(vec![bits as u8; len]),
-            Word::W16 => Buffer::W16(vec![bits as u16; len]),
-            Word::W32 => Buffer::W32(vec![bits as u32; len]),
-            Word::W64 => Buffer::W64(vec![bits; len]),
+    /// A buffer of `len` elements of `width`, each holding `bits`.
+    pub fn filled(width: Width, len: usize, bits: u64) -> Buffer {
+        match width {
+            Width::W8 => Buffer::W8(vec![bits as u8; len]),
+            Width::W16 => Buffer::W16(vec![bits as u16; len]),
+            Width::W32 => Buffer::W32(vec![bits as u32; len]),
+            Width::W64 => Buffer::W64(vec![bits; len]),
         }
     }
 
-    /// Collects bit patterns into a buffer of `word` width (bits above the width are dropped).
-    pub fn from_bits(word: Word, bits: impl IntoIterator<Item = u64>) -> Buffer {
+    /// Collects bit patterns into a buffer of `width` (bits above the width are dropped).
+    pub fn from_bits(width: Width, bits: impl IntoIterator<Item = u64>) -> Buffer {
         let bits = bits.into_iter();
-        match word {
-            Word::W8 => Buffer::W8(bits.map(|b| b as u8).collect()),
-            Word::W16 => Buffer::W16(bits.map(|b| b as u16).collect()),
-            Word::W32 => Buffer::W32(bits.map(|b| b as u32).collect()),
-            Word::W64 => Buffer::W64(bits.collect()),
+        match width {
+            Width::W8 => Buffer::W8(bits.map(|b| b as u8).collect()),
+            Width::W16 => Buffer::W16(bits.map(|b| b as u16).collect()),
+            Width::W32 => Buffer::W32(bits.map(|b| b as u32).collect()),
+            Width::W64 => Buffer::W64(bits.collect()),
         }
     }
 
@@ -157,7 +157,7 @@ impl Tensor {
         Tensor {
             dtype,
             shape,
-            buffer: Buffer::from_bits(dtype.word(), bits),
+            buffer: Buffer::from_bits(dtype.width(), bits),
         }
     }
 
@@ -227,12 +227,12 @@ pub fn to_le_bytes(tensor: &Tensor) -> Vec<u8> {
 
 /// The number of bytes [`to_le_bytes`] gives for `elements` elements of `dtype`.
 pub fn byte_len(dtype: DType, elements: usize) -> usize {
-    match (dtype, dtype.word()) {
+    match (dtype, dtype.width()) {
         (DType::Int4, _) => elements.div_ceil(2),
-        (_, Word::W8) => elements,
-        (_, Word::W16) => 2 * elements,
-        (_, Word::W32) => 4 * elements,
-        (_, Word::W64) => 8 * elements,
+        (_, Width::W8) => elements,
+        (_, Width::W16) => 2 * elements,
+        (_, Width::W32) => 4 * elements,
+        (_, Width::W64) => 8 * elements,
     }
 }
 
@@ -247,7 +247,7 @@ pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Te
             bytes.len()
         ));
     }
-    let buffer = match (dtype, dtype.word()) {
+    let buffer = match (dtype, dtype.width()) {
         (DType::Int4, _) => Buffer::W8(
             (0..elements)
                 .map(|i| {
@@ -262,20 +262,20 @@ pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Te
             }
             Buffer::W8(bytes.to_vec())
         }
-        (_, Word::W8) => Buffer::W8(bytes.to_vec()),
-        (_, Word::W16) => Buffer::W16(
+        (_, Width::W8) => Buffer::W8(bytes.to_vec()),
+        (_, Width::W16) => Buffer::W16(
             bytes
                 .chunks_exact(2)
                 .map(|c| u16::from_le_bytes([c[0], c[1]]))
                 .collect(),
         ),
-        (_, Word::W32) => Buffer::W32(
+        (_, Width::W32) => Buffer::W32(
             bytes
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
                 .collect(),
         ),
-        (_, Word::W64) => Buffer::W64(
+        (_, Width::W64) => Buffer::W64(
             bytes
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))

@@ -220,8 +220,9 @@ fn child(name: &str) -> ExitCode {
         let (expected, actual) = (floats(0x3f80_0000), floats(0x3f80_1000));
         std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
         let before = status_kib("VmRSS");
-        let report = compare(&expected, &actual, comparison).expect_err("every element differs");
+        let mismatch = compare(&expected, &actual, comparison).expect_err("every element differs");
         let peak = status_kib("VmHWM");
+        let report = mismatch.to_string();
         assert!(report.contains(&format!("{n} of {n} elements")), "{report}");
         println!("memory: {} 0", (peak.saturating_sub(before)) << 10);
         return ExitCode::SUCCESS;
@@ -239,11 +240,13 @@ fn child(name: &str) -> ExitCode {
     let shape = (case.shape)(n);
     let len: usize = shape.iter().product();
     // Built in place: a `Vec<u64>` of bits would raise the peak before the call.
-    let buffer = match case.dtype.word() {
-        opspec::dtype::Word::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
-        opspec::dtype::Word::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
-        opspec::dtype::Word::W32 => Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect()),
-        opspec::dtype::Word::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
+    let buffer = match case.dtype.width() {
+        opspec::dtype::Width::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
+        opspec::dtype::Width::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
+        opspec::dtype::Width::W32 => {
+            Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect())
+        }
+        opspec::dtype::Width::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
     };
     let mut inputs = vec![None; case.op.inputs().len()];
     inputs[0] = Some(Tensor {

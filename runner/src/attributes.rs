@@ -22,34 +22,18 @@ pub struct Declarable {
 }
 
 /// The wire name of an enum value (its serde spelling, as in spec files and requests).
-fn wire<T: Serialize>(value: T) -> String {
+pub(crate) fn wire<T: Serialize>(value: T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(name)) => name,
         other => unreachable!("attribute values serialize as strings, not {other:?}"),
     }
 }
 
-const SLICE_MODES: [slice::Mode; 5] = [
-    slice::Mode::StrictBounds,
-    slice::Mode::Wrap,
-    slice::Mode::Clamp,
-    slice::Mode::Fill,
-    slice::Mode::Reflect,
-];
-
-const SCALE_MODES: [scale::Mode; 3] = [
-    scale::Mode::Uniform,
-    scale::Mode::Channel,
-    scale::Mode::Elementwise,
-];
-
-const DLAS: [reformat::Dla; 2] = [reformat::Dla::Orin, reformat::Dla::Xavier];
-
 pub const DECLARABLE: [Declarable; 4] = [
     Declarable {
         op: Op::Slice,
         name: "mode",
-        values: || SLICE_MODES.map(wire).to_vec(),
+        values: || slice::Mode::ALL.map(wire).to_vec(),
         used: |attrs| match attrs {
             Attrs::Slice(a) => vec![wire(a.mode.unwrap_or_default())],
             _ => Vec::new(),
@@ -58,7 +42,7 @@ pub const DECLARABLE: [Declarable; 4] = [
     Declarable {
         op: Op::Scale,
         name: "mode",
-        values: || SCALE_MODES.map(wire).to_vec(),
+        values: || scale::Mode::ALL.map(wire).to_vec(),
         used: |attrs| match attrs {
             Attrs::Scale(a) => vec![wire(a.mode)],
             _ => Vec::new(),
@@ -76,7 +60,7 @@ pub const DECLARABLE: [Declarable; 4] = [
     Declarable {
         op: Op::Reformat,
         name: "dla",
-        values: || DLAS.map(wire).to_vec(),
+        values: || reformat::Dla::ALL.map(wire).to_vec(),
         used: |attrs| match attrs {
             Attrs::Reformat(a) => vec![wire(a.dla.unwrap_or_default())],
             _ => Vec::new(),

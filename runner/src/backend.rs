@@ -1,7 +1,8 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
 use opspec::spec::{Case, Expectation};
-use opspec::{ops, DType, Engine, ErrorKind, Tensor};
+use opspec::{DType, ErrorKind, Tensor};
+use opspec_kernels::EngineChoice as Engine;
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,7 +127,7 @@ impl Backend for Reference {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        Ok(match ops::evaluate_with(&case.invocation, self.engine) {
+        Ok(match self.engine.evaluate(&case.invocation) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),

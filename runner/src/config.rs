@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
-use opspec::Engine;
+use opspec_kernels::EngineChoice as Engine;
 
 /// The repository this runner was built from.
 pub fn repository_root() -> PathBuf {
@@ -169,6 +169,10 @@ pub struct Options {
     /// alone; both give the same bits [env: OPSPEC_ENGINE]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
     pub engine: Option<Engine>,
+    /// Stop at the first failing trial: the trials not started yet are not sent and are
+    /// reported not run, and the run fails [env: OPSPEC_FAIL_FAST=1]
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -202,6 +206,8 @@ pub struct Config {
     pub max_elements: u64,
     /// The engine the reference evaluates on.
     pub engine: Engine,
+    /// Stop sending trials after the first failure.
+    pub fail_fast: bool,
 }
 
 impl Config {
@@ -368,6 +374,7 @@ impl Options {
             golden: self.golden.or_else(|| path("OPSPEC_GOLDEN")).map(absolute),
             bless: self.bless || env_flag(var("OPSPEC_BLESS")),
             allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
+            fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,
@@ -465,10 +472,11 @@ mod tests {
         let switches = |name: &str| match name {
             "OPSPEC_BLESS" => Some(OsString::from("0")),
             "OPSPEC_ALLOW_SKIPS" => Some(OsString::from("1")),
+            "OPSPEC_FAIL_FAST" => Some(OsString::from("true")),
             _ => None,
         };
         let config = Options::default().resolve_with(base, switches).unwrap();
-        assert!(!config.bless && config.allow_skips);
+        assert!(!config.bless && config.allow_skips && config.fail_fast);
         let options = Options {
             bless: true,
             ..Options::default()

@@ -41,6 +41,7 @@ use opspec::spec::clauses::{Catalogue, Clause, Marks};
 use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
 
+use crate::attributes::wire;
 use crate::Config;
 
 /// Combinations a document lists that no case reaches, each with the reason it stays a gap.
@@ -327,7 +328,7 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
     if dirs.is_empty() {
         return Vec::new();
     }
-    let sweeps = opspec::generate::sweep::load_dirs(dirs, None);
+    let sweeps = opspec_generate::sweep::load_dirs(dirs, None);
     let mut findings: BTreeSet<String> = sweeps
         .errors
         .iter()
@@ -415,7 +416,7 @@ fn duplicates(groups: &BTreeMap<(Op, PathBuf, String), CaseGroup>) -> Vec<String
         for trial in &group.trials {
             // A hash of the op, the attributes and the inputs with their dtypes, whether the
             // data was written inline or in an .npy file.
-            let key = opspec::generate::case_hash(&trial.invocation);
+            let key = opspec_generate::case_hash(&trial.invocation);
             by_invocation
                 .entry(key)
                 .or_default()
@@ -539,38 +540,18 @@ fn shuffle_table(trials: &[&Case]) -> Table {
     }
 }
 
-/// The slice dtypes of the latest operator page (docs/semantics.md §2.6, §6).
-pub const SLICE_DTYPES: [DType; 9] = [
-    DType::Bool,
-    DType::Int4,
-    DType::Int8,
-    DType::Int32,
-    DType::Int64,
-    DType::Fp8,
-    DType::Float16,
-    DType::BFloat16,
-    DType::Float32,
-];
-
 fn slice_table(trials: &[&Case]) -> Table {
-    use slice::Mode;
-    let modes = [
-        (Mode::StrictBounds, "strict_bounds"),
-        (Mode::Wrap, "wrap"),
-        (Mode::Clamp, "clamp"),
-        (Mode::Fill, "fill"),
-        (Mode::Reflect, "reflect"),
-    ];
     let mode_of = |case: &Case| match &case.invocation.attrs {
         Attrs::Slice(attrs) => Some(attrs.mode.unwrap_or_default()),
         _ => None,
     };
     let mut cells = Vec::new();
-    for (mode, name) in modes {
-        for dtype in SLICE_DTYPES {
-            // §2.6: "CLAMP, FILL and REFLECT modes do not support int64 or bfloat16".
-            let excluded = matches!(mode, Mode::Clamp | Mode::Fill | Mode::Reflect)
-                && matches!(dtype, DType::Int64 | DType::BFloat16);
+    for mode in slice::Mode::ALL {
+        let name = wire(mode);
+        for dtype in slice::DTYPES {
+            // The op's own rule: §2.6, "CLAMP, FILL and REFLECT modes do not support int64 or
+            // bfloat16".
+            let excluded = !mode.accepts(dtype);
             let hit = trials.iter().any(|case| {
                 mode_of(case) == Some(mode)
                     && input_dtype(case) == Some(dtype)
@@ -591,13 +572,9 @@ fn slice_table(trials: &[&Case]) -> Table {
 }
 
 fn scale_table(trials: &[&Case]) -> Table {
-    use scale::Mode;
     let mut cells = Vec::new();
-    for (mode, name) in [
-        (Mode::Uniform, "uniform"),
-        (Mode::Channel, "channel"),
-        (Mode::Elementwise, "elementwise"),
-    ] {
+    for mode in scale::Mode::ALL {
+        let name = wire(mode);
         for dtype in scale::DTYPES {
             let hit = trials.iter().any(|case| {
                 matches!(&case.invocation.attrs, Attrs::Scale(a) if a.mode == mode)
@@ -714,9 +691,28 @@ fn as_strided_table(trials: &[&Case]) -> Table {
 mod tests {
     use super::*;
 
+    /// The mode × dtype table expects what the op does: a rejection exactly where Slice
+    /// rejects the dtype, and no cell for a dtype Slice does not list.
     #[test]
-    fn slice_dtypes_are_the_documented_list() {
-        assert_eq!(SLICE_DTYPES.len(), 9);
-        assert!(!SLICE_DTYPES.contains(&DType::UInt8));
+    fn slice_table_follows_the_op() {
+        let cells = slice_table(&[]).cells;
+        for mode in slice::Mode::ALL {
+            for dtype in DType::ALL {
+                let input = opspec::Tensor::from_bits(dtype, vec![1], vec![0]);
+                let attrs = slice::Attrs {
+                    start: Some(vec![0]),
+                    size: Some(vec![1]),
+                    mode: Some(mode),
+                    ..slice::Attrs::default()
+                };
+                let rejected = slice::plan(&attrs, &input, slice::Inputs::default())
+                    .is_err_and(|e| e.kind == ErrorKind::UnsupportedDtype);
+                let expected = if rejected { "rejected" } else { "outputs" };
+                let label = format!("{} × {dtype} ({expected})", wire(mode));
+                let listed = cells.iter().any(|(cell, _)| *cell == label);
+                assert_eq!(listed, slice::DTYPES.contains(&dtype), "{label}");
+            }
+        }
+        assert_eq!(cells.len(), 5 * 9);
     }
 }

@@ -1,6 +1,6 @@
 //! Differential fuzzing: random valid and invalid cases of every op
-//! ([`opspec::generate::random`]) run on a backend and on the reference; a disagreement is
-//! shrunk ([`opspec::generate::shrink`]) and written as a ready-to-add spec YAML case.
+//! ([`opspec_generate::random`]) run on a backend and on the reference; a disagreement is
+//! shrunk ([`opspec_generate::shrink`]) and written as a ready-to-add spec YAML case.
 //!
 //! A disagreement is one of [`Disagreement`]: different outputs, a rejection where the
 //! reference computes (or the reverse), a different error kind, or a backend that breaks the
@@ -11,14 +11,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use opspec::generate::new_case;
-use opspec::generate::random::random_case;
-use opspec::generate::rng::Rng;
-use opspec::generate::shrink::shrink;
-use opspec::generate::yaml::{to_yaml, Floats};
-use opspec::golden::expectation_of;
-use opspec::ops::{Attrs, Engine, Invocation, Op};
+use opspec::ops::{Attrs, Invocation, Op};
+use opspec::rng::Rng;
 use opspec::spec::{load_file, Case, Expectation};
+use opspec_generate::golden::expectation_of;
+use opspec_generate::new_case;
+use opspec_generate::random::random_case;
+use opspec_generate::shrink::shrink;
+use opspec_generate::yaml::{to_yaml, Floats};
+use opspec_kernels::EngineChoice as Engine;
 
 use crate::backend::{Backend, Outcome};
 use crate::verdict::{judge_excluding, Verdict};
@@ -149,7 +150,7 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) 
     case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
         || matches!(&invocation.attrs, Attrs::Scale(a)
             if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
-    case.expect = expectation_of(&opspec::ops::evaluate_with(&invocation, engine));
+    case.expect = expectation_of(&engine.evaluate(&invocation));
     case.invocation = invocation;
     case
 }

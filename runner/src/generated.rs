@@ -4,14 +4,14 @@
 //! | trial | passes when |
 //! |---|---|
 //! | `<op>::sweep::<file>::<case>[::<dtype>]` | the golden is intact (hash, provenance), the reference still gives it, and the backend matches it |
-//! | `<op>::metamorphic::<file>::<case>[::<dtype>]` | the backend, running the case and then its inverse (`opspec::generate::metamorphic`), gives the input back bit for bit |
+//! | `<op>::metamorphic::<file>::<case>[::<dtype>]` | the backend, running the case and then its inverse (`opspec_generate::metamorphic`), gives the input back bit for bit |
 //! | `golden::unused::<op>/<file>/<golden>` | never: a golden no case uses (when blessing: removed, or kept if its sweep was not loaded) |
 //!
 //! A failing generated layout case also says where each wrong element came from, decoding the
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
-//! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec::golden`); it
+//! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec_generate::golden`); it
 //! is refused when `CI` is set, so CI never writes a golden.
 
 use std::collections::BTreeSet;
@@ -21,13 +21,13 @@ use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use opspec::compare::compare_exact;
-use opspec::generate::metamorphic;
-use opspec::generate::sweep::{load_dirs, Sweeps};
-use opspec::generate::values::Provenance;
-use opspec::generate::Generated as GeneratedCase;
-use opspec::golden::{GoldenStore, Unused};
 use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
+use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
+use opspec_generate::metamorphic;
+use opspec_generate::sweep::{load_dirs, Sweeps};
+use opspec_generate::values::Provenance;
+use opspec_generate::GeneratedCase;
 
 use crate::backend::{BackendError, Outcome};
 use crate::config::{env_flag, repository_root, Config};
@@ -85,23 +85,26 @@ impl GeneratedConfig {
 }
 
 /// The generated cases of a run and their golden store.
-pub struct Generated {
+pub struct GeneratedTrials {
     sweeps: Sweeps,
     store: Arc<GoldenStore>,
     unused: Vec<Unused>,
 }
 
-impl Generated {
+impl GeneratedTrials {
     /// Loads the sweeps the arguments can select (one file for an exact trial name, as cargo
     /// nextest runs them); `None` when generated trials are off.
-    pub fn load(args: &Arguments, config: &Config) -> Result<Option<Generated>, String> {
+    pub fn load(args: &Arguments, config: &Config) -> Result<Option<GeneratedTrials>, String> {
         let Some(config) = GeneratedConfig::from_config(config)? else {
             return Ok(None);
         };
-        Ok(Some(Generated::with_config(&config, exact_sweep(args))))
+        Ok(Some(GeneratedTrials::with_config(
+            &config,
+            exact_sweep(args),
+        )))
     }
 
-    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> Generated {
+    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
         let sweeps = load_dirs(&config.sweeps, only);
         let store = Arc::new(GoldenStore::new(
             config.golden.clone(),
@@ -115,7 +118,7 @@ impl Generated {
         } else {
             Vec::new()
         };
-        Generated {
+        GeneratedTrials {
             sweeps,
             store,
             unused,
@@ -216,7 +219,7 @@ impl Generated {
     }
 
     /// Writes what blessing changed, and says so.
-    pub fn finish(&self) -> Result<(), String> {
+    pub fn finish(&self) -> Result<(), GoldenError> {
         if !self.store.is_blessing() {
             return Ok(());
         }
@@ -259,6 +262,9 @@ impl Run {
         store: &GoldenStore,
     ) -> Result<Completion, Failed> {
         let started = Instant::now();
+        if let Some(result) = self.stopped(&generated.case, started) {
+            return result;
+        }
         let verdict = self.judge_generated(generated, store);
         self.conclude(
             generated.case.trial_name(),
@@ -270,7 +276,7 @@ impl Run {
 
     /// The golden first (intact, fresh), then the backend against it.
     fn judge_generated(&self, generated: &GeneratedCase, store: &GoldenStore) -> Verdict {
-        let reference = opspec::ops::evaluate_with(&generated.case.invocation, self.engine);
+        let reference = self.engine.evaluate(&generated.case.invocation);
         let golden = match store.check(
             &generated.golden,
             generated.seed,
@@ -318,6 +324,9 @@ impl Run {
         provenance: Option<&Provenance>,
     ) -> Result<Completion, Failed> {
         let started = Instant::now();
+        if let Some(result) = self.stopped(first, started) {
+            return result;
+        }
         let verdict = self.round_trip(first, provenance);
         self.conclude(first.trial_name(), first, verdict, started)
     }
@@ -370,10 +379,11 @@ impl Run {
         let input = first.invocation.inputs[0].as_ref().expect("input");
         match compare_exact(input, &back) {
             Ok(()) => Verdict::Pass,
-            Err(report) => {
+            Err(mismatch) => {
                 let message = format!(
-                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{report}",
-                    crate::protocol::attrs_json(&second.invocation)
+                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
+                    crate::protocol::attrs_json(&second.invocation),
+                    crate::verdict::render_mismatch(&mismatch, input, &back)
                 );
                 let decoded = provenance
                     .and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));

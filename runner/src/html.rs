@@ -51,7 +51,9 @@ fn meaning(status: Status) -> &'static str {
         Status::Excluded => {
             "not sent: the engine's hello excludes its op, a dtype, an attribute value or its target"
         }
-        Status::NotRun => "not sent: the engine was given up on; fails the run",
+        Status::NotRun => {
+            "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run"
+        }
     }
 }
 

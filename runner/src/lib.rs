@@ -22,7 +22,7 @@ pub mod verdict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -59,7 +59,11 @@ struct Run {
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
     /// The reference's engine, for goldens as for the built-in backend.
-    engine: opspec::Engine,
+    engine: opspec_kernels::EngineChoice,
+    /// `--fail-fast`: after the first failure, no trial is sent.
+    fail_fast: bool,
+    /// The name of the first trial that failed, once one has.
+    first_failure: OnceLock<String>,
 }
 
 impl Run {
@@ -70,7 +74,20 @@ impl Run {
             records: Mutex::default(),
             replay: config.replay_flags(),
             engine: config.engine,
+            fail_fast: config.fail_fast,
+            first_failure: OnceLock::new(),
         }
+    }
+
+    /// With `--fail-fast`, once a trial has failed: a trial that starts now is not sent. It is
+    /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
+    /// failure already fails the run).
+    fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
+        let first = self.first_failure.get().filter(|_| self.fail_fast)?;
+        let message = format!("not run: --fail-fast stopped the run at the failure of {first}");
+        let name = case.trial_name();
+        self.record(self.case_record(name, case, Status::NotRun, message.clone(), started));
+        Some(Ok(Completion::ignored_with(message)))
     }
 
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
@@ -81,6 +98,9 @@ impl Run {
     fn execute(&self, case: &Case) -> Result<Completion, Failed> {
         let name = case.trial_name();
         let started = Instant::now();
+        if let Some(result) = self.stopped(case, started) {
+            return result;
+        }
         let verdict = match self.backend.supports(case) {
             Err(reason) => Verdict::Excluded(reason),
             Ok(()) => self.send(case),
@@ -170,6 +190,23 @@ impl Run {
                 line: entry.line,
             });
         self.record(Record {
+            excluded_by,
+            known,
+            ..self.case_record(name, case, status, message, started)
+        });
+        result
+    }
+
+    /// The record of a trial of `case` that started at `started`.
+    fn case_record(
+        &self,
+        name: String,
+        case: &Case,
+        status: Status,
+        message: String,
+        started: Instant,
+    ) -> Record {
+        Record {
             replay: Some(replay::command(&name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
@@ -179,13 +216,12 @@ impl Run {
                 .map(|d| d.name().to_owned())
                 .collect(),
             status,
-            excluded_by,
+            excluded_by: None,
             message,
             seconds: started.elapsed().as_secs_f64(),
             clauses: case.clauses.clone(),
-            known,
-        });
-        result
+            known: None,
+        }
     }
 
     /// A trial that reports a problem found before running anything (a spec error, a stale
@@ -211,6 +247,9 @@ impl Run {
     }
 
     fn record(&self, record: Record) {
+        if matches!(record.status, Status::Failed | Status::NotRun) {
+            let _ = self.first_failure.set(record.name.clone());
+        }
         self.records
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -224,7 +263,7 @@ fn trials(
     run: &Arc<Run>,
     loaded: Loaded,
     check_unmatched: bool,
-    generated: Option<&generated::Generated>,
+    generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
     let mut trials: Vec<Trial> = loaded
         .errors
@@ -301,7 +340,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     };
     set_budget(&config);
     let loaded = load(&args, &config.specs);
-    let generated = generated::Generated::load(&args, &config)?;
+    let generated = generated::GeneratedTrials::load(&args, &config)?;
     if args.list {
         // Listing starts no backend.
         let run = Arc::new(Run::new(
@@ -337,7 +376,7 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(generated) = &generated {
-        generated.finish()?;
+        generated.finish().map_err(|e| e.to_string())?;
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));

@@ -122,10 +122,13 @@ fn main() -> ExitCode {
 
 /// `runner --serve`: the reference interpreter as a backend.
 fn serve_reference(targets: &[String], options: Options) -> ExitCode {
-    match options.resolve_here() {
-        Ok(config) => opspec::tensor::set_max_elements(config.max_elements),
+    let engine = match options.resolve_here() {
+        Ok(config) => {
+            opspec::tensor::set_max_elements(config.max_elements);
+            config.engine
+        }
         Err(e) => return fail(&e.to_string()),
-    }
+    };
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     match serve(
@@ -133,7 +136,7 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
         stdout,
         "opspec-reference",
         targets,
-        |_, invocation| opspec::ops::evaluate(invocation),
+        |_, invocation| engine.evaluate(invocation),
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

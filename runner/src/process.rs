@@ -946,7 +946,7 @@ mod tests {
     #[test]
     fn the_reply_line_limit_follows_the_expected_outputs() {
         let mut case =
-            opspec::generate::new_case(opspec::Op::Shuffle, "f", Path::new("f"), "c", None);
+            opspec_generate::new_case(opspec::Op::Shuffle, "f", Path::new("f"), "c", None);
         assert_eq!(reply_line_limit(&case), MIN_REPLY_LINE_LIMIT);
         // 2^27 int64 elements: 1 GiB of data, 1.33 GiB of base64, a limit of twice that.
         let elements = 1usize << 27;

@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::backend::{Backend, BackendError, Exclusion, Outcome};
 use crate::expectations::Expectations;
-use crate::generated::Generated;
+use crate::generated::GeneratedTrials;
 use crate::protocol::{run_request, WireTensor};
 use crate::report::Status;
 use crate::{Config, Run};
@@ -158,7 +158,7 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
     };
     crate::set_budget(&config);
     let loaded = crate::load(&args, &config.specs);
-    let generated = Generated::load(&args, &config)?;
+    let generated = GeneratedTrials::load(&args, &config)?;
     if let Some(error) = loaded.errors.iter().find(|e| e.trial_name() == trial) {
         println!("verdict: failed (spec error)\n{error}");
         return Ok(ExitCode::FAILURE);

@@ -36,8 +36,9 @@ pub enum Status {
     /// An implementation-defined case on which the backend differs from the reference's
     /// reading (reported as ignored, with the difference).
     ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often). Fails the run;
-    /// a JUnit error, and counted as failed in the table.
+    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
+    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
+    /// failed in the table.
     NotRun,
 }
 

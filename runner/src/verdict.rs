@@ -13,7 +13,7 @@
 //! second rule for that backend, `unsupported_dtype` passes in place of the expected kind
 //! (docs/protocol.md, "What the runner does with a hello").
 
-use opspec::compare::{compare, comparison_for, Comparison};
+use opspec::compare::{compare, comparison_for, Comparison, Mismatch};
 use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, Tensor};
 
@@ -32,7 +32,8 @@ pub enum Verdict {
     /// An `implementation_defined` case on which the backend differs from the reference's
     /// reading; the reason says how.
     ImplementationDefined(String),
-    /// Not sent to the backend, for this reason (it was given up on); fails the run.
+    /// Not sent to the backend, for this reason (it was given up on); fails the run. (A trial
+    /// that `--fail-fast` does not send gets no verdict: see `Run::stopped`.)
     NotRun(String),
 }
 
@@ -71,10 +72,10 @@ pub fn judge_excluding(
                 )
             } else {
                 let mismatch = expected.iter().zip(&actual).find_map(|(e, a)| {
-                    let header = e.dtype != a.dtype || e.shape != a.shape;
-                    compare(e, a, comparison(case, e))
-                        .err()
-                        .map(|report| (report, !header))
+                    compare(e, a, comparison(case, e)).err().map(|mismatch| {
+                        let in_values = !matches!(mismatch, Mismatch::Header { .. });
+                        (render_mismatch(&mismatch, e, a), in_values)
+                    })
                 });
                 match mismatch {
                     None => return Verdict::Pass,
@@ -105,7 +106,8 @@ pub fn judge_excluding(
                 _ => match message {
                     Some(fragment) if is_reference && !text.contains(fragment.as_str()) => (
                         format!(
-                            "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}"
+                            "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}\n{}",
+                            line_diff("message", fragment, "expected fragment", &text)
                         ),
                         false,
                     ),
@@ -121,6 +123,66 @@ pub fn judge_excluding(
         ));
     }
     Verdict::Fail(format!("{}\n{failure}", describe_case(case)))
+}
+
+/// Outputs of at most this many elements get their values shown whole, as a line diff.
+pub const SMALL_TENSOR: usize = 64;
+
+/// The report of a mismatch: [`Mismatch`]'s own text, then, for an output of at most
+/// [`SMALL_TENSOR`] elements whose elements differ, every value as a line diff (one element a
+/// line, `-` expected, `+` actual), where a misplaced block is easier to see than in a list of
+/// the first differences.
+pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) -> String {
+    let mut text = mismatch.to_string();
+    if matches!(mismatch, Mismatch::Elements(_)) && expected.len() <= SMALL_TENSOR {
+        let lines = |tensor: &Tensor| {
+            (0..tensor.len())
+                .map(|i| {
+                    let index = Tensor::unravel(&tensor.shape, i);
+                    format!("{index:?} {}\n", tensor.dtype.format_bits(tensor.bits(i)))
+                })
+                .collect::<String>()
+        };
+        text.push_str(&line_diff(
+            "values",
+            &lines(expected),
+            "expected",
+            &lines(actual),
+        ));
+    }
+    text
+}
+
+/// `expected` against `actual` as similar-asserts' line diff, headed
+/// `<title> (-<label>|+actual):`, in plain text: reports are written to files too, so the
+/// diff's terminal colours are left out.
+pub fn line_diff(title: &str, expected: &str, label: &str, actual: &str) -> String {
+    let diff = similar_asserts::SimpleDiff::from_str(expected, actual, label, "actual").to_string();
+    let plain = strip_ansi(&diff);
+    match plain.strip_prefix("Differences") {
+        Some(rest) => format!("{title}{rest}"),
+        None => plain,
+    }
+}
+
+/// `text` without ANSI escape sequences (`ESC [ ... letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// How the case's output `expected` is compared.
@@ -271,6 +333,70 @@ cases:
         assert_eq!(
             judge(&cases[0], reference_outcome(&cases[0]), true),
             Verdict::Pass
+        );
+    }
+
+    /// A small output's values are shown as a line diff (expected against actual), one
+    /// element a line; a large one's are not.
+    #[test]
+    fn small_outputs_get_a_value_diff() {
+        let cases = load_scale("diff", &seed_case("tolerance: {ulp: 0}"));
+        let case = &cases[0];
+        let Verdict::Fail(report) = judge(case, reference_outcome(case), true) else {
+            panic!("a 1-ULP difference must fail under {{ulp: 0}}");
+        };
+        assert!(report.contains("values (-expected|+actual):"), "{report}");
+        assert!(
+            report.contains("\n-[0, 0, 0, 0] 9.000001\n+[0, 0, 0, 0] 9.0\n"),
+            "{report}"
+        );
+        assert!(report.contains("\n [0, 0, 0, 1] 25.0\n"), "{report}");
+        assert!(
+            !report.contains('\u{1b}'),
+            "no terminal colours in a report: {report:?}"
+        );
+
+        let n = SMALL_TENSOR + 1;
+        let expected = Tensor::from_bits(DType::Int8, vec![n], vec![0; n]);
+        let actual = Tensor::from_bits(DType::Int8, vec![n], vec![1; n]);
+        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let text = render_mismatch(&mismatch, &expected, &actual);
+        assert!(
+            text.starts_with(&format!("{n} of {n} elements differ")),
+            "{text}"
+        );
+        assert!(!text.contains("values (-expected"), "{text}");
+    }
+
+    /// An error message that lacks the expected fragment is shown against it as a diff.
+    #[test]
+    fn message_mismatches_get_a_diff() {
+        let yaml = r#"
+cases:
+  - name: channel_axis_out_of_range
+    source: "test"
+    attrs: {mode: uniform, channel_axis: 4}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 2], data: [[[[1, 2]]]]}
+    error: {kind: invalid_channel_axis, message: "channel_axis 5 is outside"}
+"#;
+        let cases = load_scale("message", yaml);
+        let case = &cases[0];
+        let reference = crate::backend::Reference::default().run(case).unwrap();
+        let Verdict::Fail(report) = judge(case, reference, true) else {
+            panic!("the fragment names another axis");
+        };
+        assert!(
+            report.contains("message (-expected fragment|+actual):"),
+            "{report}"
+        );
+        assert!(
+            report.contains("\n-channel_axis 5 is outside\n"),
+            "{report}"
+        );
+        assert!(
+            report.contains("\n+channel_axis 4 is outside [0, 4)"),
+            "{report}"
         );
     }
 

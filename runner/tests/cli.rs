@@ -118,6 +118,7 @@ fn runner_help_shows_every_flag() {
         "--backend-log",
         "--max-elements",
         "--dump-requests",
+        "--fail-fast",
         "--serve",
         "--target",
         "coverage",

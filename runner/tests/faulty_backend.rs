@@ -793,7 +793,7 @@ fn the_backend_log_starts_empty_each_run_and_is_capped() {
 
 /// A big request (an identity shuffle of 256 Ki int8 elements, 350 KiB on the wire).
 fn big_case() -> Case {
-    let mut case = opspec::generate::new_case(
+    let mut case = opspec_generate::new_case(
         opspec::Op::Shuffle,
         "big",
         Path::new("big"),
@@ -941,5 +941,63 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
             message.contains(&format!("failed to start {limit} times in a row")),
             "{message}"
         );
+    }
+}
+
+#[test]
+fn fail_fast_sends_nothing_after_the_first_failure() {
+    let names = trial_names();
+    let selected: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("shuffle::seed_examples::cookbook_case_zero::"))
+        .collect();
+    assert!(selected.len() > 4, "{selected:?}");
+    let lie = selected[2];
+    let command = format!("{} --lie {lie}", faulty_backend());
+    for (flags, env) in [
+        (&["--fail-fast"][..], &[][..]),
+        (&[][..], &[("OPSPEC_FAIL_FAST", "1")][..]),
+    ] {
+        let scratch = scratch("fail-fast");
+        let dump = scratch.path().join("requests.jsonl");
+        let mut args = vec!["--test-threads", "1", "--dump-requests"];
+        args.push(dump.to_str().unwrap());
+        args.extend(flags);
+        args.push("shuffle::seed_examples::cookbook_case_zero::");
+        let ran = run_full("fail-fast-run", &command, &args, env);
+        // libtest's exit status for failed trials.
+        assert_eq!(ran.code, Some(101), "{}\n{}", ran.stdout, ran.stderr);
+        let json = ran.json.unwrap();
+        for (i, name) in selected.iter().enumerate() {
+            let (status, message) = trial_status(&json, name);
+            let expected = match i {
+                0 | 1 => "passed",
+                2 => "failed",
+                _ => "not_run",
+            };
+            assert_eq!(status, expected, "{name}: {message}");
+            if i > 2 {
+                assert_eq!(
+                    message,
+                    format!("not run: --fail-fast stopped the run at the failure of {lie}")
+                );
+            }
+        }
+        assert_eq!(json["not_run"], selected.len() - 3);
+        // libtest counts the trials not run as ignored, so the one failure is the only one.
+        assert!(
+            ran.stdout
+                .contains(&format!("1 failed; {} ignored", selected.len() - 3)),
+            "{}",
+            ran.stdout
+        );
+        // Nothing was sent after the failing trial.
+        let sent = std::fs::read_to_string(&dump).unwrap();
+        let ids: Vec<String> = sent
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+            .collect();
+        assert_eq!(ids.len(), 3, "{sent}");
+        assert!(ids[2].contains(lie.as_str()), "{ids:?}");
     }
 }

@@ -164,14 +164,15 @@ impl Invocation {
     }
 }
 
-/// Runs the reference implementation of an invocation on the default engine ([`Engine::Fast`]).
+/// Runs the reference implementation of an invocation on its plain loops
+/// ([`crate::engine::Plain`]).
 pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
-    evaluate_with(invocation, Engine::default())
+    evaluate_with(invocation, &crate::engine::Plain)
 }
 
-/// Runs the reference implementation of an invocation on `engine`: both engines give the same
+/// Runs the reference implementation of an invocation on `engine`: every engine gives the same
 /// bits ([`crate::engine`]).
-pub fn evaluate_with(invocation: &Invocation, engine: Engine) -> Result<Vec<Tensor>, OpError> {
+pub fn evaluate_with(invocation: &Invocation, engine: &dyn Engine) -> Result<Vec<Tensor>, OpError> {
     let input = invocation.input(0).ok_or_else(|| {
         OpError::new(
             ErrorKind::InvalidInput,

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_view_tensor, transpose_reshape_transpose, StridedView};
+use crate::layout::{gather_view_tensor, StridedView};
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -113,24 +113,17 @@ pub fn run(
     attrs: &Attrs,
     input: &Tensor,
     reshape_input: Option<&Tensor>,
-    engine: Engine,
+    engine: &dyn Engine,
 ) -> Result<Tensor, OpError> {
     let plan = plan(attrs, &input.shape, reshape_input)?;
-    if engine.is_plain() {
-        return Ok(run_stages(input, &plan, engine));
-    }
-    // Fast path: when the reshape of the transposed view needs no copy, the three stages are
-    // one index map and one pass (same bits as `run_stages`, checked in the tests below).
-    if let Some(single) =
-        transpose_reshape_transpose(&input.shape, &plan.first, &plan.reshaped, &plan.second)
-    {
-        return Ok(gather_view_tensor(input, &single, engine));
-    }
-    Ok(run_stages(input, &plan, engine))
+    // An engine may compose the stages into fewer passes ([`Engine::shuffle`]).
+    Ok(engine
+        .shuffle(input, &plan)
+        .unwrap_or_else(|| run_stages(input, &plan, engine)))
 }
 
 /// The three stages one after the other, as the layer documents them.
-fn run_stages(input: &Tensor, plan: &Plan, engine: Engine) -> Tensor {
+pub fn run_stages(input: &Tensor, plan: &Plan, engine: &dyn Engine) -> Tensor {
     // Strided views: no table sized by the dims is built (`crate::layout`, *Cost*).
     let transposed = gather_view_tensor(
         input,
@@ -287,12 +280,9 @@ fn resolve_reshape(
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the fast engine, checked against the plain one.
+    /// [`super::run`] on the reference engine.
     fn run(attrs: &Attrs, input: &Tensor, reshape: Option<&Tensor>) -> Result<Tensor, OpError> {
-        let fast = super::run(attrs, input, reshape, Engine::Fast);
-        let plain = super::run(attrs, input, reshape, Engine::Plain);
-        assert_eq!(fast, plain, "{attrs:?}");
-        fast
+        super::run(attrs, input, reshape, &crate::engine::Plain)
     }
 
     fn attrs(first: Option<Vec<i64>>, dims: Option<Vec<i64>>) -> Attrs {
@@ -358,40 +348,6 @@ mod tests {
             resolve_reshape(&[2, -1], &[0, 3], true).unwrap(),
             vec![2, 0]
         );
-    }
-
-    #[test]
-    fn one_pass_equals_the_three_stages() {
-        // Every rank-3 permutation pair around a few reshapes, composed or not.
-        let input = Tensor::from_bits(crate::DType::Int32, vec![2, 3, 4], (0..24).collect());
-        let perms3 = [
-            [0, 1, 2],
-            [0, 2, 1],
-            [1, 0, 2],
-            [1, 2, 0],
-            [2, 0, 1],
-            [2, 1, 0],
-        ];
-        for first in perms3 {
-            for dims in [vec![6, 4], vec![4, 6], vec![2, 12], vec![24, 1]] {
-                for second in [[0, 1], [1, 0]] {
-                    let attrs = Attrs {
-                        first_transpose: Some(first.to_vec()),
-                        reshape_dims: Some(dims.clone()),
-                        second_transpose: Some(second.to_vec()),
-                        zero_is_placeholder: None,
-                    };
-                    let plan = plan(&attrs, &input.shape, None).unwrap();
-                    let staged = run_stages(&input, &plan, Engine::Plain);
-                    // The fast engine composes the stages into one pass where it can; the
-                    // plain engine runs them one after the other.
-                    for engine in Engine::ALL {
-                        let out = super::run(&attrs, &input, None, engine).unwrap();
-                        assert_eq!(out, staged, "{engine} {attrs:?}");
-                    }
-                }
-            }
-        }
     }
 
     #[test]

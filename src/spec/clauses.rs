@@ -439,7 +439,7 @@ fn read_file(scope: &str, path: &Path) -> Result<Vec<Clause>, Vec<CatalogueError
                         "error",
                         format!(
                             "unknown error kind `{name}` (known: {})",
-                            ErrorKind::ALL.map(ErrorKind::name).join(", ")
+                            ErrorKind::names()
                         ),
                     );
                     None

@@ -134,7 +134,7 @@ impl Lifted {
                     }
                 }
             });
-        let buffer = Buffer::from_bits(dtype.word(), values);
+        let buffer = Buffer::from_bits(dtype.width(), values);
         Some(match error {
             Some((i, message)) => {
                 let position: String = Tensor::unravel(&shape, i)

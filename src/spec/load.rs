@@ -8,11 +8,12 @@ use serde::Deserialize;
 
 use super::lift::{self, Lifted};
 use super::value::{flatten, to_bits, DataNode};
+use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
 use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
 use crate::dtype::DType;
 use crate::error::ErrorKind;
-use crate::golden;
+use crate::npy;
 use crate::ops::{Attrs, Invocation, Op};
 use crate::tensor::{checked_volume, Tensor};
 
@@ -262,7 +263,8 @@ pub fn op_files(
 ) -> (Vec<OpFile>, Vec<SpecError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    let problem = |path: &Path, op: &str, file: &str, message: String| SpecError {
+    let problem = |kind, path: &Path, op: &str, file: &str, message: String| SpecError {
+        kind,
         path: path.to_path_buf(),
         op: op.to_owned(),
         file: format!("{file_prefix}{file}"),
@@ -275,7 +277,7 @@ pub fn op_files(
         let entries = match sorted_entries(dir) {
             Ok(entries) => entries,
             Err(message) => {
-                errors.push(problem(dir, &root_op, "<folder>", message));
+                errors.push(problem(Unreadable, dir, &root_op, "<folder>", message));
                 continue;
             }
         };
@@ -289,7 +291,7 @@ pub fn op_files(
                 Ok(metadata) => metadata,
                 Err(message) => {
                     if !only.is_some_and(|(op, _)| op != op_name) {
-                        errors.push(problem(&op_dir, &root_op, &op_name, message));
+                        errors.push(problem(Unreadable, &op_dir, &root_op, &op_name, message));
                     }
                     continue;
                 }
@@ -308,13 +310,13 @@ pub fn op_files(
                     "unknown op `{op_name}` ({kind} folders are named after ops: {})",
                     Op::ALL.map(Op::name).join(", ")
                 );
-                errors.push(problem(&op_dir, &op_name, "<folder>", message));
+                errors.push(problem(Layout, &op_dir, &op_name, "<folder>", message));
                 continue;
             };
             let paths = match sorted_entries(&op_dir) {
                 Ok(paths) => paths,
                 Err(message) => {
-                    errors.push(problem(&op_dir, &op_name, "<folder>", message));
+                    errors.push(problem(Unreadable, &op_dir, &op_name, "<folder>", message));
                     continue;
                 }
             };
@@ -328,13 +330,16 @@ pub fn op_files(
                 }
                 match check_file(&path, kind) {
                     Ok(()) => files.push(OpFile { op, path, file }),
-                    Err(message) => errors.push(problem(&path, &op_name, &name, message)),
+                    Err((kind, message)) => {
+                        errors.push(problem(kind, &path, &op_name, &name, message))
+                    }
                 }
             }
         }
         if !loose.is_empty() {
             let parent = dir.parent().unwrap_or(dir);
             errors.push(problem(
+                Layout,
                 dir,
                 &root_op,
                 "<folder>",
@@ -370,19 +375,20 @@ fn follow(path: &Path) -> Result<std::fs::Metadata, String> {
 }
 
 /// `Ok` when `path`, an entry of an op folder, is a file to load.
-fn check_file(path: &Path, kind: &str) -> Result<(), String> {
-    let metadata = follow(path)?;
+fn check_file(path: &Path, kind: &str) -> Result<(), (SpecErrorKind, String)> {
+    let metadata = follow(path).map_err(|message| (Unreadable, message))?;
+    let layout = |message| Err((Layout, message));
     if metadata.is_dir() {
-        return Err(format!(
+        return layout(format!(
             "is a folder, not a {kind} file: op folders hold <file>.yaml files and no folders"
         ));
     }
     match yaml_extension(path) {
         Some("yaml" | "yml") if metadata.is_file() => Ok(()),
-        Some(extension) if !matches!(extension, "yaml" | "yml") => Err(format!(
+        Some(extension) if !matches!(extension, "yaml" | "yml") => layout(format!(
             "the extension `.{extension}` is not read: {kind} files end in `.yaml` or `.yml`, in lower case; rename it"
         )),
-        _ => Err(format!(
+        _ => layout(format!(
             "not a {kind} file: op folders hold only <file>.yaml files; rename or move it"
         )),
     }
@@ -407,6 +413,7 @@ fn reject_duplicate_trials(loaded: &mut Loaded) {
     for &(first, second) in duplicates.iter().rev() {
         let case = loaded.cases.remove(second);
         loaded.errors.push(SpecError {
+            kind: Duplicate,
             path: case.path.clone(),
             op: case.op.name().into(),
             file: case.file.clone(),
@@ -424,7 +431,8 @@ fn reject_duplicate_trials(loaded: &mut Loaded) {
 /// Loads one spec file of `op`.
 pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
     let file = stem(path);
-    let error = |case: Option<&str>, field: Option<String>, message: String| SpecError {
+    let error = |kind, case: Option<&str>, field: Option<String>, message: String| SpecError {
+        kind,
         path: path.to_path_buf(),
         op: op.name().into(),
         file: file.clone(),
@@ -434,7 +442,12 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
     };
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) => return (vec![], vec![error(None, None, format!("cannot read: {e}"))]),
+        Err(e) => {
+            return (
+                vec![],
+                vec![error(Unreadable, None, None, format!("cannot read: {e}"))],
+            )
+        }
     };
     // Large data lists are read without the YAML parser (src/spec/lift.rs); when that would
     // read the file differently, the parser reads all of it.
@@ -455,7 +468,7 @@ fn load_text(
     file: &str,
     text: &str,
     lifted: Option<&Lifted>,
-    error: &impl Fn(Option<&str>, Option<String>, String) -> SpecError,
+    error: &impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
 ) -> Option<(Vec<Case>, Vec<SpecError>)> {
     let parsed = lifted.map_or(text, |l| l.text.as_str());
     let def: FileDef =
@@ -491,6 +504,7 @@ fn load_text(
     for case in def.cases {
         if !names.insert(case.name.clone()) {
             errors.push(error(
+                Duplicate,
                 Some(&case.name),
                 Some("name".into()),
                 "duplicate case name in this file".into(),
@@ -504,7 +518,12 @@ fn load_text(
                 if lifted.is_some() && message.contains(lift::MARK) {
                     return None;
                 }
-                errors.push(error(Some(&name), Some(field), message))
+                errors.push(error(
+                    SpecErrorKind::Case,
+                    Some(&name),
+                    Some(field),
+                    message,
+                ))
             }
         }
     }
@@ -523,12 +542,13 @@ struct Data<'a> {
 fn file_error(
     text: &str,
     e: serde_path_to_error::Error<serde_yaml::Error>,
-    error: impl Fn(Option<&str>, Option<String>, String) -> SpecError,
+    error: impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
 ) -> SpecError {
     const DROPPED: &str = "every case in this file was dropped";
     // Text that is not YAML fails even when read into nothing; only then is it a syntax error.
     if let Err(syntax) = serde_yaml::from_str::<serde::de::IgnoredAny>(text) {
         return error(
+            Syntax,
             None,
             None,
             format!("YAML syntax error: {syntax}; {DROPPED}"),
@@ -537,7 +557,7 @@ fn file_error(
     let field = e.path().to_string();
     let case = case_name_at(text, &field);
     let message = format!("{}; {DROPPED}", e.into_inner());
-    error(case.as_deref(), Some(field), message)
+    error(Structure, case.as_deref(), Some(field), message)
 }
 
 /// A problem in one case: the field and the message.
@@ -586,7 +606,7 @@ fn build_cases(
                     format!(
                         "unknown error kind `{}` (known: {})",
                         e.kind,
-                        ErrorKind::ALL.map(ErrorKind::name).join(", ")
+                        ErrorKind::names()
                     ),
                 )
             })?;
@@ -833,13 +853,13 @@ fn build_tensor(
 const NPY: &str = ".npy";
 
 /// The data of a tensor from an `.npy` file, whose header must give the tensor's dtype
-/// ([`golden::npy_descrs`]) and shape. Messages name the file.
+/// ([`npy::npy_descrs`]) and shape. Messages name the file.
 fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, String> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let header = golden::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-    if !golden::npy_descrs(dtype).contains(&header.descr.as_str()) {
-        let accepted: Vec<String> = golden::npy_descrs(dtype)
+    let header = npy::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    if !npy::npy_descrs(dtype).contains(&header.descr.as_str()) {
+        let accepted: Vec<String> = npy::npy_descrs(dtype)
             .iter()
             .map(|d| format!("{d:?}"))
             .collect();
@@ -856,7 +876,7 @@ fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, Stri
             header.shape
         ));
     }
-    golden::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
+    npy::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
 }
 
 fn unknown_dtype(name: &str) -> String {
@@ -974,6 +994,7 @@ cases:
     #[test]
     fn errors_name_file_case_and_field() {
         let e = single_error(&GOOD.replace("first_transpose", "strat"));
+        assert_eq!(e.kind, SpecErrorKind::Case);
         assert_eq!(e.case.as_deref(), Some("transpose"));
         assert_eq!(e.field.as_deref(), Some("attrs.strat"));
         assert!(
@@ -983,6 +1004,7 @@ cases:
         );
 
         let e = single_error(&GOOD.replace("data: [[1, 2]]", "data: [[1, 300]]"));
+        assert_eq!(e.kind, SpecErrorKind::Case);
         assert_eq!(e.field.as_deref(), Some("inputs.input.data[0][1]"));
         assert!(e.message.contains("int8"), "{e}");
 
@@ -991,6 +1013,7 @@ cases:
 
         let e = single_error(&GOOD.replace("source: test", "source: test\n    colour: red"));
         assert_eq!(e.case.as_deref(), Some("transpose"));
+        assert_eq!(e.kind, SpecErrorKind::Structure);
         assert!(e.message.contains("unknown field `colour`"), "{e}");
 
         let twice = GOOD.replace("cases:\n", "") + &GOOD.replace("cases:\n", "");
@@ -1000,6 +1023,7 @@ cases:
         let (cases, errors) = load_file(Op::Shuffle, &path);
         assert_eq!(cases.len(), 2);
         assert!(errors[0].message.contains("duplicate case name"));
+        assert_eq!(errors[0].kind, SpecErrorKind::Duplicate);
     }
 
     const SCALE: &str = r#"
@@ -1089,6 +1113,7 @@ cases:
         assert_eq!(e.case, None, "{e}");
         assert_eq!(e.field, None, "{e}");
         assert!(e.message.starts_with("YAML syntax error"), "{e}");
+        assert_eq!(e.kind, SpecErrorKind::Syntax);
         assert!(e.message.contains("at line 6 column"), "{e}");
         assert!(
             e.message.contains("every case in this file was dropped"),
@@ -1131,10 +1156,10 @@ cases:
         // in[i][j] = 3i + j; the transpose's out[j][i] = in[i][j].
         let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
-        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        std::fs::write(data.join("input.npy"), npy::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
         let half = Tensor::from_bits(DType::Float16, vec![2, 3], vec![0; 6]);
-        std::fs::write(data.join("half.npy"), golden::to_npy(&half)).unwrap();
+        std::fs::write(data.join("half.npy"), npy::to_npy(&half)).unwrap();
 
         let (cases, errors) = load_file(Op::Shuffle, &path);
         assert!(errors.is_empty(), "{errors:?}");
@@ -1263,8 +1288,8 @@ cases:
         .unwrap();
         let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-        std::fs::write(data.join("input.npy"), golden::to_npy(&input)).unwrap();
-        std::fs::write(data.join("output.npy"), golden::to_npy(&output)).unwrap();
+        std::fs::write(data.join("input.npy"), npy::to_npy(&input)).unwrap();
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
         let loaded = load_dirs(std::slice::from_ref(&dir), None);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(loaded.cases.len(), 1);
@@ -1282,7 +1307,8 @@ cases:
     /// A file as the YAML parser alone reads it.
     fn load_unlifted(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         let text = std::fs::read_to_string(path).unwrap();
-        let error = |case: Option<&str>, field: Option<String>, message: String| SpecError {
+        let error = |kind, case: Option<&str>, field: Option<String>, message: String| SpecError {
+            kind,
             path: path.to_path_buf(),
             op: op.name().into(),
             file: stem(path),

@@ -93,9 +93,60 @@ pub fn trial_name(op: &str, file: &str, case: &str, dtype: Option<DType>) -> Str
     }
 }
 
-/// A problem in a spec file, located as precisely as it can be.
+/// What kind of problem a [`SpecError`] is. The names ([`SpecErrorKind::name`]) are stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SpecErrorKind {
+    /// A file or folder that cannot be read (permissions, a dangling link, ...).
+    Unreadable,
+    /// An entry that is not where, or not what, a spec folder holds: an unknown op folder, a
+    /// file that is not `.yaml`, a folder inside an op folder, files outside op folders.
+    Layout,
+    /// Text that is not YAML; the whole file is dropped.
+    Syntax,
+    /// YAML that does not have the format's structure (an unknown or missing field, a value of
+    /// the wrong type); the whole file is dropped.
+    Structure,
+    /// A case (or sweep entry) that breaks a rule of the format (an unknown attribute, a value
+    /// out of its dtype's range, data that does not fit the shape, ...); that case is dropped.
+    Case,
+    /// A name defined twice (a case in a file, a trial or a sweep across folders).
+    Duplicate,
+}
+
+impl SpecErrorKind {
+    pub const ALL: [SpecErrorKind; 6] = [
+        SpecErrorKind::Unreadable,
+        SpecErrorKind::Layout,
+        SpecErrorKind::Syntax,
+        SpecErrorKind::Structure,
+        SpecErrorKind::Case,
+        SpecErrorKind::Duplicate,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SpecErrorKind::Unreadable => "unreadable",
+            SpecErrorKind::Layout => "layout",
+            SpecErrorKind::Syntax => "syntax",
+            SpecErrorKind::Structure => "structure",
+            SpecErrorKind::Case => "case",
+            SpecErrorKind::Duplicate => "duplicate",
+        }
+    }
+}
+
+impl fmt::Display for SpecErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A problem in a spec (or sweep) file, located as precisely as it can be. `Display` names the
+/// file, the case and the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecError {
+    pub kind: SpecErrorKind,
     pub path: PathBuf,
     /// The op folder (may be an unknown op's name).
     pub op: String,

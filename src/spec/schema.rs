@@ -237,19 +237,11 @@ pub(crate) fn dtype_list_schema(generator: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// Scale's `output_dtype`: any dtype name (an error case asks for an unsupported one).
-pub(crate) fn scale_dtype_schema(_: &mut SchemaGenerator) -> Schema {
-    names_schema(
-        "The output's dtype: Scale supports int8, float16, bfloat16 and float32; absent = the input's dtype.",
-        DType::ALL.map(DType::name).to_vec(),
-    )
-}
-
 /// An error kind name (`ErrorDef::kind`, a catalogue clause's `error`).
 pub(crate) fn error_kind_schema(_: &mut SchemaGenerator) -> Schema {
     names_schema(
         "A stable error kind (docs/protocol.md \"Error kinds\").",
-        ErrorKind::ALL.map(ErrorKind::name).to_vec(),
+        ErrorKind::ALL.iter().map(|kind| kind.name()).collect(),
     )
 }
 

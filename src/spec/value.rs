@@ -9,9 +9,11 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, Error as _, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use crate::dtype::DType;
+use crate::ops::scale::Coefficients;
 
 /// A scalar or a nested list, as YAML gave it.
 #[derive(Clone, Debug, PartialEq)]
@@ -217,6 +219,65 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
         ));
     }
     Ok(bits)
+}
+
+// Scale's coefficient lists (`ops::scale::Coefficients`) as spec files write them: the op holds
+// bit patterns, and how they are read from and written to a file is the spec format's rule.
+
+/// One coefficient, read from YAML by the float32 value rules.
+struct Coefficient(u32);
+
+impl<'de> Deserialize<'de> for Coefficient {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficient, D::Error> {
+        let node = DataNode::deserialize(deserializer)?;
+        to_bits(&node, DType::Float32)
+            .map(|bits| Coefficient(bits as u32))
+            .map_err(D::Error::custom)
+    }
+}
+
+/// In a spec file: a list of float32 values by the tensor value rules.
+impl schemars::JsonSchema for Coefficients {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Coefficients".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "float32 values: numbers rounded once to float32, .nan, .inf, -.inf, -0.0, or quoted bit patterns such as \"0x7fc00001\"; empty or absent = the default",
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"type": "number"},
+                    {"type": "string", "pattern": "^0[xX][0-9a-fA-F]{1,8}$"}
+                ]
+            }
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Coefficients {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficients, D::Error> {
+        let items = Vec::<Coefficient>::deserialize(deserializer)?;
+        Ok(Coefficients(items.into_iter().map(|c| c.0).collect()))
+    }
+}
+
+/// Finite values as numbers (exact: every float32 is a binary64), NaN and ±∞ as quoted bit
+/// patterns, which read back to the same bits.
+impl Serialize for Coefficients {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for &bits in &self.0 {
+            let value = f32::from_bits(bits);
+            if value.is_finite() {
+                seq.serialize_element(&value)?;
+            } else {
+                seq.serialize_element(&format!("0x{bits:08x}"))?;
+            }
+        }
+        seq.end()
+    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,9 @@
 //! 4 × 32-bit or 8 × 16-bit words is transposed in registers instead (an 8 × 8 block of 32-bit
 //! words as four 4 × 4 quadrants), by SSE2 unpacks (SSE2 is
 //! part of x86-64, so no feature detection is needed), through the safe wrappers of
-//! `safe_arch`. Measured on the 64 MiB benchmark inputs together with the prefetch of the next
-//! group of runs (best median of three alternating runs of 30 calls, old build against new):
-//! NCHW → NHWC of float32 14.4 → 10.4 ms, a swap of the last two axes 14.6 → 10.7 ms, pack
-//! HWC8 of float16 18.4 → 14.3 ms, unpack 18.7 → 14.9 ms. Every other width, and every other
+//! `safe_arch`. Measured faster on the 64 MiB benchmark inputs together with the prefetch of
+//! the next group of runs (BENCHMARKS.md, "Kernel design measurements", "Register
+//! transposes"). Every other width, and every other
 //! architecture, takes [`plain_transpose`]; the tests check each register transpose against it.
 
 use super::pages::ZeroBits;

@@ -17,10 +17,10 @@
 
 use std::collections::HashMap;
 
-use crate::dtype::DType;
-use crate::float::FloatFormat;
-use crate::generate::rng::Rng;
-use crate::tensor::Tensor;
+use opspec::dtype::DType;
+use opspec::float::FloatFormat;
+use opspec::rng::Rng;
+use opspec::tensor::Tensor;
 
 /// The provenance codes of `n` elements of one dtype, and their inverse.
 #[derive(Clone, Debug)]

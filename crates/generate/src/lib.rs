@@ -1,4 +1,10 @@
-//! Generated cases: the space between the hand-written ones, at a scale no one writes by hand.
+//! opspec-generate: generated cases, the space between the hand-written ones, at a scale no one
+//! writes by hand, and the goldens that hold their expected outputs.
+//!
+//! A crate of its own rather than part of `opspec`, so that the reference interpreter stays
+//! what a reader checks against the documents (ops, spec model, comparison), and rather than
+//! part of the runner, so that generation and goldens have no tie to the backend protocol: the
+//! runner uses them for generated trials and `opspec-fuzz`, the spec tests for sweep loading.
 //!
 //! - [`sweep`]: YAML sweeps (`sweeps/<op>/*.yaml`) that declare a family of cases; their
 //!   expected results are goldens ([`crate::golden`]) computed by the reference and
@@ -8,11 +14,12 @@
 //!   pack then unpack, pad by FILL then STRICT_BOUNDS slice).
 //! - [`random`], [`shrink`], [`yaml`]: random valid and invalid cases for differential
 //!   fuzzing (`opspec-fuzz`), their shrinking, and their writing as spec YAML.
-//! - [`rng`]: the fixed random number generator every seed goes through.
+//! - [`golden`]: the goldens' store (manifests, `.npy` files, blessing).
+//! - [`opspec::rng`]: the fixed random number generator every seed goes through.
 
+pub mod golden;
 pub mod metamorphic;
 pub mod random;
-pub mod rng;
 pub mod shrink;
 pub mod sweep;
 pub mod values;
@@ -23,11 +30,11 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::dtype::DType;
 use crate::golden::GoldenId;
-use crate::ops::{Attrs, Invocation, Op};
-use crate::spec::{Case, Expectation};
-use crate::tensor::to_le_bytes;
+use opspec::dtype::DType;
+use opspec::ops::{Attrs, Invocation, Op};
+use opspec::spec::{Case, Expectation};
+use opspec::tensor::to_le_bytes;
 
 /// The version of the generators. Bump it when the same sweep file would give different
 /// inputs (provenance codes, special values, random streams, expansion order): every golden
@@ -36,7 +43,7 @@ pub const GENERATOR_VERSION: u32 = 1;
 
 /// One generated case and what its trial needs.
 #[derive(Clone, Debug)]
-pub struct Generated {
+pub struct GeneratedCase {
     /// Named `<op>::sweep::<file>::<case>[::<dtype>]`; its `expect` is a placeholder until the
     /// golden is read.
     pub case: Case,
@@ -79,22 +86,22 @@ fn default_attrs(op: Op) -> Attrs {
     match op {
         Op::Shuffle => Attrs::Shuffle(Default::default()),
         Op::Slice => Attrs::Slice(Default::default()),
-        Op::AsStrided => Attrs::AsStrided(crate::ops::as_strided::Attrs {
+        Op::AsStrided => Attrs::AsStrided(opspec::ops::as_strided::Attrs {
             size: vec![],
             stride: vec![],
             offset: vec![],
         }),
-        Op::Scale => Attrs::Scale(crate::ops::scale::Attrs {
-            mode: crate::ops::scale::Mode::Uniform,
+        Op::Scale => Attrs::Scale(opspec::ops::scale::Attrs {
+            mode: opspec::ops::scale::Mode::Uniform,
             scale: Default::default(),
             shift: Default::default(),
             power: Default::default(),
             channel_axis: None,
             output_dtype: None,
         }),
-        Op::Reformat => Attrs::Reformat(crate::ops::reformat::Attrs {
-            from: crate::ops::reformat::Format::Linear,
-            to: crate::ops::reformat::Format::Linear,
+        Op::Reformat => Attrs::Reformat(opspec::ops::reformat::Attrs {
+            from: opspec::ops::reformat::Format::Linear,
+            to: opspec::ops::reformat::Format::Linear,
             shape: None,
             dla: None,
         }),

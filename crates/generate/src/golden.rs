@@ -10,17 +10,17 @@
 //! ```
 //!
 //! A manifest entry records the generator version and the sweep's seed that produced the
-//! case, a hash of the case itself (op, attributes, inputs: [`crate::generate::case_hash`]),
+//! case, a hash of the case itself (op, attributes, inputs: [`crate::case_hash`]),
 //! and either the expected error kind or the output's dtype, shape and the SHA-256 of its
 //! `.npy` file (so `sha256sum` checks it too). Reading a golden checks, in turn: the entry
 //! exists, the file's hash, its npy header against the entry, the provenance (version, seed,
 //! case hash), and finally that the reference still gives the stored result. Any difference
-//! fails the case with a message saying which check failed and how to bless.
+//! fails the case with a [`GoldenError`] (its kind: missing, corrupt, stale, ...) saying which
+//! check failed and how to bless. A golden is checked once per run; every trial that asks for
+//! it again gets the same verdict.
 //!
-//! **npy dtypes.** numpy has no int4, fp8 or bfloat16: int4 is stored unpacked, one
-//! sign-extended value per byte (`|i1`); fp8 and bfloat16 as their raw bits (`|u1`, `<u2`);
-//! the manifest gives the real dtype. bool is `|b1`, float16 `<f2`, the others their numpy
-//! equivalents. Every file is npy format 1.0, C order, little-endian.
+//! **npy dtypes** are those of [`opspec::npy`]; the manifest gives the real dtype (bfloat16,
+//! fp8 and int4, which numpy lacks, are stored as raw bits or unpacked bytes).
 //!
 //! **Blessing** ([`GoldenStore::new`] with `bless`): a golden that is missing, stale or
 //! corrupt is rewritten from the reference instead of failing, and the manifests are rewritten
@@ -42,217 +42,21 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::dtype::DType;
-use crate::error::{ErrorKind, OpError};
-use crate::ops::Op;
-use crate::spec::Expectation;
-use crate::tensor::{checked_volume, from_le_bytes, to_le_bytes, Tensor};
+use opspec::dtype::DType;
+use opspec::error::{ErrorKind, OpError};
+use opspec::npy::{from_npy, to_npy};
+use opspec::ops::Op;
+use opspec::spec::Expectation;
+use opspec::tensor::Tensor;
 
 /// The `generator` field of every manifest.
 pub const GENERATOR: &str = "opspec-sweep";
-
-/// The npy `descr` a dtype is stored as.
-pub fn npy_descr(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "|b1",
-        DType::Int4 | DType::Int8 => "|i1",
-        DType::UInt8 | DType::Fp8 => "|u1",
-        DType::Int32 => "<i4",
-        DType::Int64 => "<i8",
-        DType::Float16 => "<f2",
-        DType::BFloat16 => "<u2",
-        DType::Float32 => "<f4",
-    }
-}
-
-/// A tensor as an npy 1.0 file.
-pub fn to_npy(tensor: &Tensor) -> Vec<u8> {
-    let shape = match tensor.shape.as_slice() {
-        [] => "()".to_owned(),
-        [n] => format!("({n},)"),
-        dims => format!(
-            "({})",
-            dims.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut header = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-        npy_descr(tensor.dtype)
-    );
-    // Magic (6) + version (2) + header length (2) + header, padded to 64 bytes, ending in \n.
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let mut bytes = Vec::with_capacity(10 + header.len() + tensor.len() * 4);
-    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    if tensor.dtype == DType::Int4 {
-        bytes.extend((0..tensor.len()).map(|i| tensor.bits(i) as u8));
-    } else {
-        bytes.extend(to_le_bytes(tensor));
-    }
-    bytes
-}
-
-/// The descrs read as `dtype`: the one [`npy_descr`] writes, and for the dtypes numpy lacks
-/// also what `np.save` writes for ml_dtypes' `bfloat16`, `float8_e4m3fn` and `int4` arrays
-/// (`<V2`, `<V1`, `<V1`: untyped bytes, so the reader's dtype says which it is).
-pub fn npy_descrs(dtype: DType) -> &'static [&'static str] {
-    match dtype {
-        DType::Bool => &["|b1"],
-        DType::Int4 => &["|i1", "<V1", "|V1"],
-        DType::Int8 => &["|i1"],
-        DType::UInt8 => &["|u1"],
-        DType::Fp8 => &["|u1", "<V1", "|V1"],
-        DType::Int32 => &["<i4"],
-        DType::Int64 => &["<i8"],
-        DType::Float16 => &["<f2"],
-        DType::BFloat16 => &["<u2", "<V2", "|V2"],
-        DType::Float32 => &["<f4"],
-    }
-}
-
-/// Why bytes are not an npy file of the dtype asked for.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum NpyError {
-    /// Not npy 1.0-3.0, or a header this reader cannot parse.
-    #[error("{0}")]
-    Header(String),
-    /// The header's descr is not one [`npy_descrs`] lists for the dtype.
-    #[error("npy descr is {descr:?}; {dtype} is stored as {}", npy_descrs(*.dtype).iter().map(|d| format!("{d:?}")).collect::<Vec<_>>().join(" or "))]
-    Descr { descr: String, dtype: DType },
-    /// The data does not hold the header's shape of the dtype.
-    #[error("{0}")]
-    Data(String),
-}
-
-/// An npy header: the element descr and the shape, C order (a Fortran-order file is refused).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NpyHeader {
-    pub descr: String,
-    pub shape: Vec<usize>,
-    /// Where the data starts in the file.
-    pub data_offset: usize,
-}
-
-/// Reads the header of an npy file (format 1.0-3.0).
-pub fn npy_header(bytes: &[u8]) -> Result<NpyHeader, NpyError> {
-    let bad = |message: &str| NpyError::Header(message.to_owned());
-    let rest = bytes
-        .strip_prefix(b"\x93NUMPY")
-        .ok_or_else(|| bad("not an npy file (no \\x93NUMPY magic)"))?;
-    let (major, rest) = rest
-        .split_at_checked(2)
-        .ok_or_else(|| bad("truncated npy header"))?;
-    let (header_len, rest) = match major[0] {
-        1 => {
-            let (len, rest) = rest
-                .split_at_checked(2)
-                .ok_or_else(|| bad("truncated npy header"))?;
-            (u16::from_le_bytes([len[0], len[1]]) as usize, rest)
-        }
-        2 | 3 => {
-            let (len, rest) = rest
-                .split_at_checked(4)
-                .ok_or_else(|| bad("truncated npy header"))?;
-            (
-                u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize,
-                rest,
-            )
-        }
-        v => return Err(bad(&format!("npy format version {v} is not supported"))),
-    };
-    let header = rest
-        .get(..header_len)
-        .ok_or_else(|| bad("truncated npy header"))?;
-    let header = std::str::from_utf8(header).map_err(|_| bad("npy header is not text"))?;
-    let field = |name: &str| -> Result<&str, NpyError> {
-        let key = format!("'{name}':");
-        let start = header
-            .find(&key)
-            .ok_or_else(|| bad(&format!("npy header has no {name}: {header:?}")))?
-            + key.len();
-        Ok(header[start..].trim_start())
-    };
-    let descr = field("descr")?
-        .strip_prefix('\'')
-        .and_then(|d| d.split('\'').next())
-        .ok_or_else(|| bad("npy header: bad descr"))?;
-    if !field("fortran_order")?.starts_with("False") {
-        return Err(bad("npy file is in Fortran order; only C order is read"));
-    }
-    let shape_text = field("shape")?
-        .strip_prefix('(')
-        .and_then(|s| s.split(')').next())
-        .ok_or_else(|| bad("npy header: bad shape"))?;
-    let shape = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<usize>()
-                .map_err(|_| bad(&format!("npy shape entry {s:?}")))
-        })
-        .collect::<Result<Vec<usize>, NpyError>>()?;
-    Ok(NpyHeader {
-        descr: descr.to_owned(),
-        shape,
-        data_offset: bytes.len() - rest.len() + header_len,
-    })
-}
-
-/// Reads an npy file (format 1.0-3.0, C order) as a tensor of `dtype`, checking the header's
-/// descr against [`npy_descrs`]. int4 is one value per byte: sign-extended (`|i1`, as
-/// [`to_npy`] writes it) or in the low nibble with the high one 0 (ml_dtypes' `<V1`).
-pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
-    let header = npy_header(bytes)?;
-    if !npy_descrs(dtype).contains(&header.descr.as_str()) {
-        return Err(NpyError::Descr {
-            descr: header.descr,
-            dtype,
-        });
-    }
-    let data = &bytes[header.data_offset..];
-    let shape = header.shape;
-    if dtype == DType::Int4 {
-        let n = checked_volume(&shape).map_err(|e| NpyError::Data(e.message))?;
-        if data.len() != n {
-            return Err(NpyError::Data(format!(
-                "int4 {shape:?} needs {n} bytes, got {}",
-                data.len()
-            )));
-        }
-        let nibbles = header.descr.contains('V');
-        let bits = data
-            .iter()
-            .map(|&b| {
-                let value = match nibbles {
-                    true if b < 0x10 => (b << 4) as i8 >> 4,
-                    true => i8::MIN, // a high nibble: not what ml_dtypes writes
-                    false => b as i8,
-                };
-                if (-8..=7).contains(&value) {
-                    Ok(DType::Int4.int_to_bits(value as i128))
-                } else {
-                    Err(NpyError::Data(format!(
-                        "int4 byte {b:#04x} is out of range"
-                    )))
-                }
-            })
-            .collect::<Result<Vec<u64>, NpyError>>()?;
-        return Ok(Tensor::from_bits(dtype, shape, bits));
-    }
-    from_le_bytes(dtype, shape, data).map_err(NpyError::Data)
-}
 
 /// Lower-case hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -280,11 +84,11 @@ pub struct Manifest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
-    /// [`crate::generate::GENERATOR_VERSION`] when written.
+    /// [`crate::GENERATOR_VERSION`] when written.
     pub version: u32,
     /// The sweep file's seed when written.
     pub seed: u64,
-    /// [`crate::generate::case_hash`] of the case when written.
+    /// [`crate::case_hash`] of the case when written.
     pub case: String,
     /// The expected error kind, for a case the reference rejects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -384,6 +188,54 @@ pub struct Golden {
     pub blessed: bool,
 }
 
+/// What kind of problem a [`GoldenError`] is. The names ([`GoldenErrorKind::name`]) are stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoldenErrorKind {
+    /// The sweep's manifest cannot be read, or is not a manifest.
+    Manifest,
+    /// The manifest has no entry for the case (a new case).
+    Missing,
+    /// The entry or its file is damaged: unreadable, failing its content hash, not npy, or
+    /// disagreeing with the entry.
+    Corrupt,
+    /// Intact, but no longer what the sweep and the reference give: another generator version
+    /// or seed, another case, another result.
+    Stale,
+    /// Blessing could not write a golden or a manifest.
+    Write,
+}
+
+impl GoldenErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            GoldenErrorKind::Manifest => "manifest",
+            GoldenErrorKind::Missing => "missing",
+            GoldenErrorKind::Corrupt => "corrupt",
+            GoldenErrorKind::Stale => "stale",
+            GoldenErrorKind::Write => "write",
+        }
+    }
+}
+
+/// A golden that cannot serve as a case's expectation, or a bless that could not be written.
+/// The message names the manifest or file, and says how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GoldenError {
+    pub kind: GoldenErrorKind,
+    pub message: String,
+}
+
+impl GoldenError {
+    fn new(kind: GoldenErrorKind, message: impl Into<String>) -> GoldenError {
+        GoldenError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
 /// A golden file or manifest entry that no generated case uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unused {
@@ -416,6 +268,12 @@ type SweepKey = (String, String);
 /// A manifest as read: absent (`None`), or why it cannot be read.
 type LoadedManifest = Arc<Result<Option<Manifest>, String>>;
 
+/// What a golden is checked against: the case's seed and hash.
+type CheckKey = (GoldenId, u64, String);
+
+/// One golden's verdict, set by the first check that asks for it.
+type Verdict = Arc<OnceLock<Result<Golden, GoldenError>>>;
+
 /// The golden folder of a run, shared by its trials.
 pub struct GoldenStore {
     root: PathBuf,
@@ -433,6 +291,11 @@ pub struct GoldenStore {
     staged: Mutex<BTreeMap<PathBuf, PathBuf>>,
     /// Manifests of sweeps not loaded, reported and kept.
     kept: Mutex<BTreeSet<SweepKey>>,
+    /// The verdict of [`GoldenStore::check`] per golden: each golden is read, hashed and
+    /// compared once per run, however many trials ask for it.
+    verdicts: Mutex<HashMap<CheckKey, Verdict>>,
+    /// How many goldens were actually checked.
+    checks: AtomicUsize,
 }
 
 /// What a blessing run changed.
@@ -460,7 +323,14 @@ impl GoldenStore {
             removals: Mutex::default(),
             staged: Mutex::default(),
             kept: Mutex::default(),
+            verdicts: Mutex::default(),
+            checks: AtomicUsize::new(0),
         }
+    }
+
+    /// How many goldens [`GoldenStore::check`] has read and checked so far (each once).
+    pub fn checks(&self) -> usize {
+        self.checks.load(Ordering::Relaxed)
     }
 
     pub fn root(&self) -> &Path {
@@ -505,22 +375,49 @@ impl GoldenStore {
     /// The expected result of a generated case: its golden, checked against its provenance
     /// and against `reference` (the reference's result now). `Err` says what is wrong and how
     /// to bless; when blessing, a golden that is wrong is rewritten from `reference` instead.
+    ///
+    /// A golden is checked once: a later call for the same golden, seed and case hash gets
+    /// the first call's verdict (the reference gives one result per case).
     pub fn check(
         &self,
         id: &GoldenId,
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Golden, String> {
+    ) -> Result<Golden, GoldenError> {
+        let cell = Arc::clone(
+            self.verdicts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry((id.clone(), seed, case_hash.to_owned()))
+                .or_default(),
+        );
+        cell.get_or_init(|| {
+            self.checks.fetch_add(1, Ordering::Relaxed);
+            self.check_once(id, seed, case_hash, reference)
+        })
+        .clone()
+    }
+
+    fn check_once(
+        &self,
+        id: &GoldenId,
+        seed: u64,
+        case_hash: &str,
+        reference: &Result<Vec<Tensor>, OpError>,
+    ) -> Result<Golden, GoldenError> {
         match self.read_checked(id, seed, case_hash, reference) {
             Ok(expect) => Ok(Golden {
                 expect,
                 blessed: false,
             }),
             Err(_) if self.bless => self.write(id, seed, case_hash, reference),
-            Err(problem) => Err(format!(
-                "{problem}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
-                self.label
+            Err(problem) => Err(GoldenError::new(
+                problem.kind,
+                format!(
+                    "{}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
+                    problem.message, self.label
+                ),
             )),
         }
     }
@@ -531,74 +428,89 @@ impl GoldenStore {
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Expectation, String> {
+    ) -> Result<Expectation, GoldenError> {
         let op = id.op.name();
         let manifest_name = self.shown(&format!("{op}/{}.json", id.stem));
         let manifest = self.manifest(op, &id.stem);
-        let manifest = manifest.as_ref().as_ref().map_err(Clone::clone)?;
+        let manifest = manifest
+            .as_ref()
+            .as_ref()
+            .map_err(|message| GoldenError::new(GoldenErrorKind::Manifest, message.clone()))?;
+        let corrupt = |message: String| GoldenError::new(GoldenErrorKind::Corrupt, message);
+        let stale = |message: String| Err(GoldenError::new(GoldenErrorKind::Stale, message));
         let entry = manifest
             .as_ref()
             .and_then(|m| m.cases.get(&id.key))
             .ok_or_else(|| {
-                format!(
-                    "no golden: {manifest_name} has no entry for `{}` (a new case)",
-                    id.key
+                GoldenError::new(
+                    GoldenErrorKind::Missing,
+                    format!(
+                        "no golden: {manifest_name} has no entry for `{}` (a new case)",
+                        id.key
+                    ),
                 )
             })?;
         let file_name = self.shown(&format!("{op}/{}/{}", id.stem, id.file_name()));
         let stored = match (&entry.error, &entry.dtype, &entry.shape, &entry.sha256) {
             (Some(kind), None, None, None) => Expectation::Error {
                 kind: ErrorKind::from_name(kind).ok_or_else(|| {
-                    format!("{manifest_name}: `{}` names an unknown error kind {kind:?}", id.key)
+                    corrupt(format!(
+                        "{manifest_name}: `{}` names an unknown error kind {kind:?}",
+                        id.key
+                    ))
                 })?,
                 message: None,
             },
             (None, Some(dtype), Some(shape), Some(sha256)) => {
                 let path = self.root.join(op).join(&id.stem).join(id.file_name());
                 let bytes = std::fs::read(&path)
-                    .map_err(|e| format!("golden {file_name} cannot be read: {e}"))?;
+                    .map_err(|e| corrupt(format!("golden {file_name} cannot be read: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
-                    return Err(format!(
+                    return Err(corrupt(format!(
                         "golden {file_name} fails its content hash: {manifest_name} records sha256 {sha256}, the file has {actual}. The file was changed outside blessing (edited, truncated or merged badly): restore it with `git checkout {}`, or re-bless."
-                    , self.label));
+                    , self.label)));
                 }
                 let dtype = DType::from_name(dtype).ok_or_else(|| {
-                    format!("{manifest_name}: `{}` names an unknown dtype {dtype:?}", id.key)
+                    corrupt(format!(
+                        "{manifest_name}: `{}` names an unknown dtype {dtype:?}",
+                        id.key
+                    ))
                 })?;
-                let tensor = from_npy(dtype, &bytes)
-                    .map_err(|e| format!("golden {file_name} is not a valid npy file: {e}"))?;
+                let tensor = from_npy(dtype, &bytes).map_err(|e| {
+                    corrupt(format!("golden {file_name} is not a valid npy file: {e}"))
+                })?;
                 if &tensor.shape != shape {
-                    return Err(format!(
+                    return Err(corrupt(format!(
                         "golden {file_name} has shape {:?}, {manifest_name} records {shape:?}",
                         tensor.shape
-                    ));
+                    )));
                 }
                 Expectation::Outputs(vec![tensor])
             }
             _ => {
-                return Err(format!(
+                return Err(corrupt(format!(
                     "{manifest_name}: the entry of `{}` gives neither an error nor dtype, shape and sha256",
                     id.key
-                ))
+                )))
             }
         };
-        let version = crate::generate::GENERATOR_VERSION;
+        let version = crate::GENERATOR_VERSION;
         if entry.version != version || entry.seed != seed {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: `{}` was generated by {GENERATOR} version {} with seed {}; the sweep is now generated by version {version} with seed {seed}",
                 id.key, entry.version, entry.seed
             ));
         }
         if entry.case != case_hash {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: the case `{}` (its attributes or inputs) changed since its golden was written (case hash {} then, {case_hash} now)",
                 id.key, entry.case
             ));
         }
         let current = expectation_of(reference);
         if stored != current {
-            return Err(format!(
+            return stale(format!(
                 "stale golden: the reference now gives {} for `{}`, the golden {} holds {}",
                 describe(&current),
                 id.key,
@@ -619,13 +531,13 @@ impl GoldenStore {
         seed: u64,
         case_hash: &str,
         reference: &Result<Vec<Tensor>, OpError>,
-    ) -> Result<Golden, String> {
+    ) -> Result<Golden, GoldenError> {
         let op = id.op.name();
         let dir = self.root.join(op).join(&id.stem);
         let path = dir.join(id.file_name());
         let expect = expectation_of(reference);
         let mut entry = Entry {
-            version: crate::generate::GENERATOR_VERSION,
+            version: crate::GENERATOR_VERSION,
             seed,
             case: case_hash.to_owned(),
             error: None,
@@ -651,7 +563,12 @@ impl GoldenStore {
                 let staged = temporary_path(&path);
                 std::fs::create_dir_all(&dir)
                     .and_then(|()| std::fs::write(&staged, &bytes))
-                    .map_err(|e| format!("cannot write golden {}: {e}", staged.display()))?;
+                    .map_err(|e| {
+                        GoldenError::new(
+                            GoldenErrorKind::Write,
+                            format!("cannot write golden {}: {e}", staged.display()),
+                        )
+                    })?;
                 self.staged
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -792,14 +709,15 @@ impl GoldenStore {
     /// Moves the staged goldens into place and writes the manifests that changed (each sweep's
     /// files first, its manifest last, every one replaced whole by a rename), then removes
     /// what was scheduled for removal and that the final manifests do not name.
-    pub fn finish(&self) -> Result<BlessSummary, String> {
+    pub fn finish(&self) -> Result<BlessSummary, GoldenError> {
+        let write = |message: String| GoldenError::new(GoldenErrorKind::Write, message);
         let mut summary = BlessSummary::default();
         let updates = std::mem::take(&mut *self.updates.lock().unwrap_or_else(|p| p.into_inner()));
         let mut staged =
             std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
         let mut finals: HashMap<SweepKey, Manifest> = HashMap::new();
         for ((op, stem), changes) in updates {
-            let op_value = Op::from_name(&op).ok_or_else(|| format!("unknown op {op}"))?;
+            let op_value = Op::from_name(&op).ok_or_else(|| write(format!("unknown op {op}")))?;
             let mut manifest = match self.manifest(&op, &stem).as_ref() {
                 Ok(Some(m)) => m.clone(),
                 _ => Manifest::new(op_value, &stem),
@@ -837,11 +755,12 @@ impl GoldenStore {
             let staged_manifest = temporary_path(&path);
             std::fs::create_dir_all(self.root.join(&op))
                 .and_then(|()| std::fs::write(&staged_manifest, manifest.to_json()))
-                .map_err(|e| format!("cannot write {}: {e}", staged_manifest.display()))?;
+                .map_err(|e| write(format!("cannot write {}: {e}", staged_manifest.display())))?;
             moves.push((staged_manifest, path.clone()));
             for (from, to) in moves {
-                std::fs::rename(&from, &to)
-                    .map_err(|e| format!("cannot move {} into place: {e}", from.display()))?;
+                std::fs::rename(&from, &to).map_err(|e| {
+                    write(format!("cannot move {} into place: {e}", from.display()))
+                })?;
             }
             summary.manifests.push(path);
             clear_temporaries(&dir);
@@ -995,25 +914,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn npy_header_is_numpy_1_0_aligned_to_64() {
-        let t = Tensor::from_bits(DType::Float32, vec![2, 3], (0..6).collect());
-        let bytes = to_npy(&t);
-        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
-        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-        assert_eq!((10 + header_len) % 64, 0);
-        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
-        assert!(header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
-        assert!(header.ends_with('\n'));
-        assert_eq!(bytes.len(), 10 + header_len + 24);
-        assert_eq!(from_npy(DType::Float32, &bytes), Ok(t));
-    }
-
-    #[test]
     fn every_dtype_round_trips() {
         for dtype in DType::ALL {
             for shape in [vec![], vec![3], vec![2, 0, 2], vec![1, 2, 3]] {
                 let n: usize = shape.iter().product();
-                let t = crate::generate::values::Provenance::tensor(dtype, shape.clone());
+                let t = crate::values::Provenance::tensor(dtype, shape.clone());
                 assert_eq!(t.len(), n);
                 let bytes = to_npy(&t);
                 assert_eq!(from_npy(dtype, &bytes), Ok(t), "{dtype} {shape:?}");
@@ -1057,56 +962,43 @@ mod tests {
         );
     }
 
-    /// `tensor` as an npy file whose header says `descr` (of the same length) instead.
-    fn with_descr(tensor: &Tensor, descr: &str) -> Vec<u8> {
-        let bytes = to_npy(tensor);
-        let written = format!("'{}'", npy_descr(tensor.dtype));
-        let at = bytes
-            .windows(written.len())
-            .position(|w| w == written.as_bytes())
-            .unwrap();
-        let mut bytes = bytes;
-        bytes[at + 1..at + 1 + descr.len()].copy_from_slice(descr.as_bytes());
-        bytes
-    }
-
+    /// Each golden is read and checked once per run, and a second trial asking for it gets
+    /// the same verdict; each problem has its kind.
     #[test]
-    fn ml_dtypes_files_read_as_the_dtypes_numpy_lacks() {
-        // The bytes `np.save` writes for ml_dtypes arrays (ml_dtypes 0.6): bfloat16 [1, 2, 3]
-        // as <V2 80 3f 00 40 40 40; float8_e4m3fn [1, -0, nan, 448] as <V1 38 80 7f 7e;
-        // int4 [-1, -8, 7, 0] as <V1 0f 08 07 00 (the nibble alone, not sign-extended).
-        let bf16 = Tensor::from_bits(DType::BFloat16, vec![3], vec![0x3f80, 0x4000, 0x4040]);
-        assert_eq!(
-            from_npy(DType::BFloat16, &with_descr(&bf16, "<V2")),
-            Ok(bf16)
-        );
-        let fp8 = Tensor::from_bits(DType::Fp8, vec![4], vec![0x38, 0x80, 0x7f, 0x7e]);
-        assert_eq!(from_npy(DType::Fp8, &with_descr(&fp8, "<V1")), Ok(fp8));
-        let nibbles = Tensor::from_bits(DType::UInt8, vec![4], vec![0x0f, 0x08, 0x07, 0x00]);
-        let int4 = Tensor::from_bits(
-            DType::Int4,
-            vec![4],
-            [-1, -8, 7, 0].map(|v| DType::Int4.int_to_bits(v)).to_vec(),
-        );
-        assert_eq!(
-            from_npy(DType::Int4, &with_descr(&nibbles, "<V1")),
-            Ok(int4)
-        );
-        // Sign-extended bytes are `|i1`'s form; in a `<V1` file a high nibble is refused, and
-        // in `|i1` a byte past 7 is.
-        let extended = Tensor::from_bits(DType::UInt8, vec![1], vec![0xff]);
-        assert!(from_npy(DType::Int4, &with_descr(&extended, "<V1")).is_err());
-        let eight = Tensor::from_bits(DType::Int8, vec![1], vec![0x08]);
-        assert!(from_npy(DType::Int4, &to_npy(&eight)).is_err());
-        // A V descr is untyped bytes: only the dtypes numpy lacks read it.
-        let e = from_npy(DType::Float16, &with_descr(&bf16_zero(), "<V2")).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            r#"npy descr is "<V2"; float16 is stored as "<f2""#
-        );
-    }
+    fn a_golden_is_checked_once_and_problems_have_kinds() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
 
-    fn bf16_zero() -> Tensor {
-        Tensor::from_bits(DType::BFloat16, vec![1], vec![0])
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        assert!(blessing.check(&id, 7, "abcd", &reference).unwrap().blessed);
+        blessing.finish().unwrap();
+
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let first = store.check(&id, 7, "abcd", &reference).unwrap();
+        assert!(!first.blessed);
+        assert_eq!(store.checks(), 1);
+        // Another case hash is another check: stale.
+        let stale = store.check(&id, 7, "ef01", &reference).unwrap_err();
+        assert_eq!(store.checks(), 2);
+        assert_eq!(stale.kind, GoldenErrorKind::Stale, "{stale}");
+        // The file is no longer read: the shared verdict stands even after it is damaged.
+        std::fs::write(root.join("slice/modes").join(id.file_name()), b"damaged").unwrap();
+        assert_eq!(store.check(&id, 7, "abcd", &reference), Ok(first));
+        assert_eq!(store.checks(), 2);
+
+        // A fresh store sees the damage.
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let corrupt = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(corrupt.kind, GoldenErrorKind::Corrupt, "{corrupt}");
+        assert!(
+            corrupt.to_string().contains("fails its content hash"),
+            "{corrupt}"
+        );
+        let other = GoldenId::new(Op::Slice, "modes", "new", None);
+        let missing = store.check(&other, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(missing.kind, GoldenErrorKind::Missing, "{missing}");
+        assert!(missing.to_string().contains("OPSPEC_BLESS=1"), "{missing}");
     }
 }

@@ -2,8 +2,8 @@
 //! threads write are set part by part.
 //!
 //! A fresh 64 MiB output costs 16 384 page faults on 4 KiB pages, which on a virtual machine
-//! is most of the time of an operator that only moves bytes (measured in `BENCHMARKS.md`:
-//! a plain `Vec::clone` of 64 MiB is ~4× slower than the same copy on huge pages). numpy asks
+//! is most of the time of an operator that only moves bytes (`BENCHMARKS.md`: the clone
+//! column, a plain `Vec::clone` on 4 KiB pages, against the copy on huge pages). numpy asks
 //! for huge pages on every array of 4 MiB or more (`madvise(MADV_HUGEPAGE)` in its allocator);
 //! this does the same, and nothing else. The advice never changes contents: it is a hint the
 //! kernel may ignore (where transparent huge pages are off, or off Linux, it is a no-op).
@@ -12,14 +12,13 @@
 //! each part is set by the thread that then writes it, rather than by `calloc` on the
 //! calling thread beforehand. That matters for outputs small enough for glibc to reuse freed
 //! memory (32 MiB or less), which `calloc` clears with a `memset` before the op starts; the
-//! op then reads those lines back from memory. Measured on the strided slice of
-//! `BENCHMARKS.md` (16 MiB output), best medians of alternating runs: 4.65 → 4.18 ms. Larger
-//! outputs are fresh pages that the kernel clears on first touch, on the writing thread
-//! already; setting them again measured slower (a 60 MiB crop, 10.2 → 11.8 ms), so they are
-//! still taken from `calloc` when their initial value is zero. A part that a copy writes
-//! whole, row after row in order, into a large output is not set at all: its rows are
-//! streamed into it as they come ([`Part::push_streamed`]; the strided slice again,
-//! 4.7 → 3.7 ms).
+//! op then reads those lines back from memory; setting them part by part measured faster on
+//! the strided slice of `BENCHMARKS.md` (16 MiB output). Larger outputs are fresh pages that
+//! the kernel clears on first touch, on the writing thread already; setting them again
+//! measured slower (a 60 MiB crop), so they are still taken from `calloc` when their initial
+//! value is zero. A part that a copy writes whole, row after row in order, into a large output
+//! is not set at all: its rows are streamed into it as they come ([`Part::push_streamed`]).
+//! The figures: BENCHMARKS.md, "Kernel design measurements", "Output pages".
 //!
 //! Its `unsafe` code is a call to `madvise` on the allocation's own pages, the view of a set
 //! part as initialised, and the length of an [`Output`] once each of its parts is set (the

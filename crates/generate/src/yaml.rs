@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::dtype::DType;
-use crate::spec::value::{to_bits, DataNode};
-use crate::spec::{Case, Expectation};
-use crate::tensor::Tensor;
+use opspec::dtype::DType;
+use opspec::spec::value::{to_bits, DataNode};
+use opspec::spec::{Case, Expectation};
+use opspec::tensor::Tensor;
 
 /// How floats are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,9 +212,9 @@ fn flow(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::new_case;
-    use crate::ops::{slice, Attrs, Invocation, Op};
-    use crate::spec::load_file;
+    use crate::new_case;
+    use opspec::ops::{slice, Attrs, Invocation, Op};
+    use opspec::spec::load_file;
 
     #[test]
     fn a_written_case_loads_back_to_the_same_case() {
@@ -240,7 +240,7 @@ mod tests {
             }),
             inputs,
         };
-        case.expect = Expectation::Outputs(crate::ops::evaluate(&case.invocation).unwrap());
+        case.expect = Expectation::Outputs(opspec::ops::evaluate(&case.invocation).unwrap());
         for floats in [Floats::Decimal, Floats::Bits] {
             std::fs::write(&path, to_yaml(&case, &["found by a test".into()], floats)).unwrap();
             let (cases, errors) = load_file(Op::Slice, &path);

@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! scripts/bench.sh                      regenerates BENCHMARKS.md (builds the runner first)
-//! cargo bench --bench layout            prints the table
-//! cargo bench --bench layout -- slice   only the lines whose name contains `slice`
+//! cargo bench -p opspec-kernels --bench layout            prints the table
+//! cargo bench -p opspec-kernels --bench layout -- slice   only the lines whose name contains `slice`
 //! ```
 //! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 11; the median is kept),
 //! `OPSPEC_BENCH_RUNS` (whole runs, default 1: each line's row is the run whose ratio to the
@@ -22,7 +22,7 @@
 //!   is the median of those pairs' ratios, so that the machine's slower and faster spells
 //!   weigh on both sides alike. A `Vec<u8>::clone` (4 KiB pages) is shown beside it, timed
 //!   after all the pairs (freeing a clone just before an op slowed the op by a quarter).
-//! - **numpy**: `benches/numpy_layout.py`, the same operation written the idiomatic numpy way
+//! - **numpy**: `crates/kernels/benches/numpy_layout.py`, the same operation written the idiomatic numpy way
 //!   (`ascontiguousarray` of a transposed view, `np.pad`, `as_strided(...).copy()`, ...), with its
 //!   own copy baseline. Both sides take the median of the same number of repetitions. The
 //!   script runs beside the harness (`--serve`) and times each line right after the harness
@@ -37,10 +37,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use opspec::dtype::{DType, Word};
-use opspec::kernels::pages;
-use opspec::ops::{as_strided, reformat, scale, shuffle, slice, Engine};
+use opspec::dtype::{DType, Width};
+use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
 use opspec::tensor::{Buffer, Tensor};
+use opspec_kernels::pages;
+use opspec_kernels::Fast;
 
 struct Counting;
 
@@ -139,11 +140,11 @@ fn noise(dtype: DType, shape: &[usize]) -> Tensor {
         state ^= state << 17;
         state
     };
-    let buffer = match dtype.word() {
-        Word::W8 => Buffer::W8(words(len, || next() as u8)),
-        Word::W16 => Buffer::W16(words(len, || next() as u16 & 0x7bff)),
-        Word::W32 => Buffer::W32(words(len, || next() as u32 & 0x7f7f_ffff)),
-        Word::W64 => Buffer::W64(words(len, || next() >> 4)),
+    let buffer = match dtype.width() {
+        Width::W8 => Buffer::W8(words(len, || next() as u8)),
+        Width::W16 => Buffer::W16(words(len, || next() as u16 & 0x7bff)),
+        Width::W32 => Buffer::W32(words(len, || next() as u32 & 0x7f7f_ffff)),
+        Width::W64 => Buffer::W64(words(len, || next() >> 4)),
     };
     Tensor {
         dtype,
@@ -186,7 +187,7 @@ fn shuffle_line(name: &'static str, attrs: shuffle::Attrs) -> Line {
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| shuffle::run(&attrs, x, None, Engine::Fast).expect("shuffle"),
+        move |x| shuffle::run(&attrs, x, None, &Fast).expect("shuffle"),
     )
 }
 
@@ -208,7 +209,7 @@ fn slice_line(
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| slice::run(&attrs, x, slice::Inputs::default(), Engine::Fast).expect("slice"),
+        move |x| slice::run(&attrs, x, slice::Inputs::default(), &Fast).expect("slice"),
     )
 }
 
@@ -238,15 +239,13 @@ fn reformat_lines(
             pack,
             true,
             move || noise(dtype, &shape),
-            move |x| reformat::run(&to, x, Engine::Fast).expect("pack"),
+            move |x| reformat::run(&to, x, &Fast).expect("pack"),
         ),
         line(
             unpack,
             true,
-            move || {
-                reformat::run(&packed_input, &noise(dtype, &shape), Engine::Fast).expect("pack")
-            },
-            move |x| reformat::run(&back, x, Engine::Fast).expect("unpack"),
+            move || reformat::run(&packed_input, &noise(dtype, &shape), &Fast).expect("pack"),
+            move |x| reformat::run(&back, x, &Fast).expect("unpack"),
         ),
     ]
 }
@@ -325,7 +324,7 @@ fn lines() -> Vec<Line> {
         "as_strided overlapping windows (64 every 32)",
         true,
         || noise(DType::Float16, &[FLAT_F16]),
-        move |x| as_strided::run(&strided, x, Engine::Fast).expect("as_strided"),
+        move |x| as_strided::run(&strided, x, &Fast).expect("as_strided"),
     ));
     use reformat::Format::*;
     lines.extend(reformat_lines(
@@ -372,7 +371,7 @@ fn lines() -> Vec<Line> {
         "scale CHANNEL (float32)",
         false,
         || floats(&NCHW),
-        move |x| scale::run(&scale_attrs, x, Engine::Fast).expect("scale"),
+        move |x| scale::run(&scale_attrs, x, &Fast).expect("scale"),
     ));
     lines
 }
@@ -429,7 +428,7 @@ fn measure(line: &Line, reps: usize) -> Measured {
         let output = (line.run)(&input);
         op.push(started.elapsed());
         drop(output);
-        // The copy allocates as the ops' outputs do (huge pages advised, see kernels::pages).
+        // The copy allocates as the ops' outputs do (huge pages advised, see opspec_kernels::pages).
         let started = Instant::now();
         let mut copied = pages::zeroed::<u8>(out_bytes);
         copied.copy_from_slice(&copy_source);
@@ -460,7 +459,7 @@ fn measure(line: &Line, reps: usize) -> Measured {
     }
 }
 
-/// numpy's side, `benches/numpy_layout.py --serve`, kept running beside the harness: each line
+/// numpy's side, `crates/kernels/benches/numpy_layout.py --serve`, kept running beside the harness: each line
 /// is sent to it right after the harness has timed its own, so that both sides of a ratio are
 /// measured in the same spell of this shared machine (the whole script run after every line
 /// measured numpy a minute or two later).
@@ -929,9 +928,10 @@ fn main() {
         let document = format!(
             "# Benchmarks\n\n\
              Regenerate with `scripts/bench.sh` (builds `target/release/runner`, then runs \
-             `OPSPEC_BENCH_RUNS=3 OPSPEC_BENCH_MARKDOWN=BENCHMARKS.md cargo bench --bench \
-             layout`; about three minutes). The harness is `benches/layout.rs`; numpy's side is \
-             `benches/numpy_layout.py`. The same binary's ratios move between whole runs on this \
+             `OPSPEC_BENCH_RUNS=3 OPSPEC_BENCH_MARKDOWN=BENCHMARKS.md cargo bench -p opspec-kernels \
+             --bench layout`; about three minutes). The harness is \
+             `crates/kernels/benches/layout.rs`; numpy's side is \
+             `crates/kernels/benches/numpy_layout.py`. The same binary's ratios move between whole runs on this \
              shared 2-core virtual machine, most on the lines bound by memory traffic (see *What \
              bounds the slowest lines* below), so it makes {runs} whole runs: each line's row is \
              one run's, the run whose × copy is the median of the {runs} (its op, copy and numpy \
@@ -954,7 +954,7 @@ fn main() {
              each side). Target: at most 1.5 for every layout op (✗ marks a miss; \
              Scale is arithmetic, not held to it). The last column is a `Vec<u8>::clone` of the \
              same bytes, on 4 KiB pages: most of its time is page faults (see \
-             `src/kernels/pages.rs`). The clones are timed after all the pairs: freeing one \
+             `crates/kernels/src/pages.rs`). The clones are timed after all the pairs: freeing one \
              just before an op slowed the op by a quarter.\n\
              - **× numpy**: the op's time over numpy's for the same operation, numpy's timed by \
              the script right after this side's (below 1 = faster than numpy; ✗ marks a loss). \
@@ -964,7 +964,7 @@ fn main() {
              two-pass op that holds input, intermediate and output shows 3.00 plus a few KiB of \
              tables, a miss.\n\
              - Shuffle's transpose–reshape–transpose runs as one composed pass \
-             (`layout::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
+             (`opspec_kernels::shuffle::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
              `layout::scatter` of the image's slots.\n\n\
              {report}\n\
              ## Whole suite\n\n{suite_text}\n\n\

@@ -6,16 +6,16 @@
 //! counts that match the mode, buffers of the format's length); the rest break one rule on
 //! purpose, so that rejections are compared too. Element counts stay small (a few hundred) so
 //! that a run covers many shapes quickly. The same seed always gives the same cases
-//! ([`super::rng::Rng`]).
+//! ([`opspec::rng::Rng`]).
 
-use super::rng::Rng;
 use super::values::{random_element, special_bits, Provenance};
-use crate::dtype::DType;
-use crate::ops::reformat::{self, Dla, Format, Image};
-use crate::ops::scale::{self, Coefficients};
-use crate::ops::slice::{self, Mode};
-use crate::ops::{as_strided, shuffle, Attrs, Invocation, Op};
-use crate::tensor::Tensor;
+use opspec::dtype::DType;
+use opspec::ops::reformat::{self, Dla, Format, Image};
+use opspec::ops::scale::{self, Coefficients};
+use opspec::ops::slice::{self, Mode};
+use opspec::ops::{as_strided, shuffle, Attrs, Invocation, Op};
+use opspec::rng::Rng;
+use opspec::tensor::Tensor;
 
 /// The largest element count of a generated input.
 pub const MAX_ELEMENTS: usize = 256;
@@ -701,7 +701,7 @@ fn reformat_case(rng: &mut Rng, invalid: bool) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::evaluate;
+    use opspec::ops::evaluate;
 
     #[test]
     fn most_cases_are_valid_and_every_op_is_reached() {

@@ -7,15 +7,14 @@
 //! - A tiled copy whose stored block has rows far apart (unpacking a vector format writes 32
 //!   or 64 planes at once). There each line of the fresh output is written long after its
 //!   page was first touched and zeroed, so it is read back from memory. Those rows are
-//!   streamed, and the op is about a fifth faster. Best medians of alternating runs, 64 MiB:
-//!   unpack HWC8 of float16 25.0 → 20.2 ms, unpack CHW32 of float32 23.9 → 19.6 ms.
+//!   streamed, and the op is faster.
 //! - Rows appended in order to an output whose memory glibc reuses, which nothing has set
-//!   yet ([`super::pages::Part::push_streamed`]): the strided slice of 16 MiB, 4.7 → 3.7 ms.
+//!   yet ([`super::pages::Part::push_streamed`]): the strided slice of 16 MiB.
 //!
 //! Rows written in order to fresh pages gain nothing and lose some, because the kernel has
 //! just zeroed their page in the cache: streaming every stored row measured slower on the
-//! AsStrided windows (20.4 → 25.9 ms), a crop (8.7 → 9.9 ms) and a swap of the last two axes
-//! (15.1 → 17.0 ms), whose stored blocks span 1 MiB.
+//! AsStrided windows, a crop and a swap of the last two axes, whose stored blocks span 1 MiB.
+//! The figures: BENCHMARKS.md, "Kernel design measurements", "Streamed stores".
 //!
 //! Only whole 64-byte lines of a row are streamed; its ragged ends are stored as usual, so a
 //! line is never half written by the two kinds of store. Streamed stores are weakly ordered:

@@ -1,5 +1,18 @@
-//! Fast paths for the index maps of [`crate::layout`]: the same results as its plain loops
-//! ([`crate::layout::gather_reference`], [`crate::layout::scatter_reference`]), reached by
+//! opspec-kernels: the fast engine of the opspec reference interpreter ([`Fast`]), and the
+//! choice between it and the plain reference loops ([`EngineChoice`]).
+//!
+//! A crate of its own because the reference never needs it: `opspec` runs its plain loops
+//! alone ([`opspec::engine::Plain`]) and takes any other [`opspec::Engine`] as an argument.
+//! [`Fast`] replaces those loops by the kernels below, Scale's element loop by typed loops
+//! ([`scale`]) and Shuffle's three stages by one pass where the reshape needs no copy
+//! ([`shuffle`]); outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
+//! on the plain loops, which can be faster there (BENCHMARKS.md, "Engine threshold").
+//! [`Kernels`] is the same without the threshold.
+//!
+//! # The layout kernels
+//!
+//! Fast paths for the index maps of [`opspec::layout`]: the same results as its plain loops
+//! ([`opspec::layout::gather_reference`], [`opspec::layout::scatter_reference`]), reached by
 //! other means, and tested against them on generated plans of every dtype (the tests also
 //! check that the generated plans take every path below).
 //!
@@ -41,14 +54,22 @@
 //! rows of a large stored block whose rows lie far apart past the caches (the register
 //! transposes and the prefetch hints go through `safe_arch`'s safe wrappers).
 
-use crate::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
-use crate::map_buffer;
-use crate::tensor::{row_major_strides, Buffer};
+// Allowed in two places: `pages` (madvise, outputs set part by part) and `stream` (streamed
+// stores), both measured in BENCHMARKS.md.
+#![deny(unsafe_code)]
 
+use opspec::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
+use opspec::map_buffer;
+use opspec::tensor::{row_major_strides, Buffer};
+
+mod engine;
 pub mod pages;
+pub mod scale;
+pub mod shuffle;
 pub mod stream;
 pub mod words;
 
+pub use engine::{EngineChoice, Fast, Kernels, UnknownEngine, SCALE_THRESHOLD, THRESHOLD};
 use stream::Stores;
 pub use words::Word;
 
@@ -493,16 +514,12 @@ const PIECE_ALIGN: usize = 64;
 /// [`cut_pieces`]), moved by one scoped thread per core. Each thread sets the stretch it takes
 /// to `initial` just before writing it ([`pages::Output`]). The layout kernels are bound by the
 /// latency of scattered reads and by first-touch page faults of the fresh output more than by
-/// memory bandwidth, so a second core takes a third to a half off (measured on the 64 MiB
-/// benchmark inputs with the second core idle: NCHW → NHWC 20.6 → 12.2 ms, unpack CHW32
-/// 19.2 → 11.4 ms, a swap of the last two axes 22.7 → 14.8 ms).
+/// memory bandwidth, so a second core helps much (measured: BENCHMARKS.md, "Kernel design measurements", "Threads").
 ///
 /// There are a few pieces per thread, taken from a shared queue, so that a core that is busy
 /// elsewhere only slows the op down by the share it could not take: with one fixed half per
-/// core, the op waited for the slower core (a crop measured 7 ms with both cores free and
-/// 16–23 ms with the other core taken by another process). Many small pieces (2 MiB each)
-/// measured up to 10 % slower than halves on the AsStrided windows line; four per thread
-/// measured as fast as halves. Every element is still written by the same code from the same
+/// core, the op waited for the slower core. Many small pieces (2 MiB each) measured slower
+/// than halves; four per thread measured as fast as halves (same section). Every element is still written by the same code from the same
 /// source offset, and the pieces' writes do not overlap, so the bits do not change.
 fn run_split<T: Word + Send + Sync>(
     len: usize,
@@ -757,20 +774,20 @@ fn run<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stor
     stream::fence();
 }
 
-/// [`run`]'s choice of path.
+/// [`run`]'s choice of walk.
 fn dispatch<T: Word>(dst: &mut [T], src: &[T], copy: &Transfer, fill: T, stores: Stores) {
-    match path(copy, std::mem::size_of::<T>()) {
-        Path::Single => {
+    match walk(copy, std::mem::size_of::<T>()) {
+        Walk::Single => {
             hit!(Single);
             dst[copy.dst_base as usize] = src[copy.src_base as usize];
         }
-        Path::Tiles { p, q, chunk } => tiles(dst, src, copy, p, q, chunk, fill, stores),
-        Path::Rows => rows(dst, src, copy, fill),
+        Walk::Tiles { p, q, chunk } => tiles(dst, src, copy, p, q, chunk, fill, stores),
+        Walk::Rows => rows(dst, src, copy, fill),
     }
 }
 
 /// The kinds of walk a copy is moved by.
-enum Path {
+enum Walk {
     /// One element.
     Single,
     /// [`tiles`] over axes `p` and `q`, in chunks of `chunk` elements.
@@ -780,9 +797,9 @@ enum Path {
 }
 
 /// The walk for `copy`, whose words are `size` bytes.
-fn path(copy: &Transfer, size: usize) -> Path {
+fn walk(copy: &Transfer, size: usize) -> Walk {
     let Some(inner) = copy.axes.last() else {
-        return Path::Single;
+        return Walk::Single;
     };
     let contiguous = inner.dst == Map::Affine(1) && inner.src == Map::Affine(1);
     if contiguous {
@@ -790,14 +807,14 @@ fn path(copy: &Transfer, size: usize) -> Path {
         // cache line, then moved as chunks of a tiled transpose when one fits.
         if inner.len * size < 64 {
             if let Some((p, q)) = tile_axes(&copy.axes[..copy.axes.len() - 1], inner.len) {
-                return Path::Tiles {
+                return Walk::Tiles {
                     p,
                     q,
                     chunk: inner.len,
                 };
             }
         }
-        return Path::Rows;
+        return Walk::Rows;
     }
     let rows_fit = inner.dst == Map::Affine(1)
         && match inner.src {
@@ -806,10 +823,10 @@ fn path(copy: &Transfer, size: usize) -> Path {
         };
     if !rows_fit {
         if let Some((p, q)) = tile_axes(&copy.axes, 1) {
-            return Path::Tiles { p, q, chunk: 1 };
+            return Walk::Tiles { p, q, chunk: 1 };
         }
     }
-    Path::Rows
+    Walk::Rows
 }
 
 /// For a tiled walk in chunks of `chunk` elements: `q`, the innermost axis whose step in the
@@ -1016,7 +1033,7 @@ const LOCAL_ROW_BYTES: usize = 16 << 10;
 /// order from its start (a gather's piece), with rows contiguous in its source or short
 /// enough to be built locally: then [`appended_rows`] can push its rows instead.
 fn appends(copy: &Transfer, len: usize, size: usize) -> bool {
-    if copy.dst_base != 0 || !matches!(path(copy, size), Path::Rows) {
+    if copy.dst_base != 0 || !matches!(walk(copy, size), Walk::Rows) {
         return false;
     }
     let mut step = 1;
@@ -1033,8 +1050,8 @@ fn appends(copy: &Transfer, len: usize, size: usize) -> bool {
 /// [`rows`] for a copy that [`appends`]: each row is streamed to `part` in turn
 /// ([`pages::Part::push_streamed`]), so that the part is neither set to its initial value
 /// first nor read from memory to be written. Rows with gaps are built in a local buffer, then
-/// pushed. Measured on the strided slice (16 MiB output, whose memory glibc reuses), best
-/// medians of alternating runs: 4.66 → 3.72, 4.91 → 3.78 and 5.23 → 4.05 ms in three rounds.
+/// pushed. Measured faster on the strided slice (16 MiB output, whose memory glibc reuses;
+/// BENCHMARKS.md, "Kernel design measurements", "Streamed stores").
 fn appended_rows<T: Word>(part: &mut pages::Part<'_, T>, src: &[T], copy: &Transfer, fill: T) {
     hit!(AppendedRows);
     let inner = copy.axes.last().expect("a copy moved by rows has an axis");
@@ -1149,9 +1166,10 @@ fn copy_short<T: Word>(out: &mut [T], from: &[T]) {
     }
 }
 
-/// Bytes of a tile's local buffer, and the most source runs it gathers. Measured here on
+/// Bytes of a tile's local buffer, and the most source runs it gathers. Measured on
 /// NCHW → NHWC: long runs (4 KiB from each of 64 sources, an L2-sized block) beat L1-sized
-/// 32 × 32 tiles by 1.5–2×; the hardware prefetcher follows a few dozen long streams well.
+/// 32 × 32 tiles (BENCHMARKS.md, "Kernel design measurements", "Tiles"); the hardware prefetcher follows a few dozen long
+/// streams well.
 const TILE_BYTES: usize = 256 << 10;
 const TILE_RUNS: usize = 64;
 
@@ -1159,9 +1177,8 @@ const TILE_RUNS: usize = 64;
 const IN_PLACE_ROWS: usize = 8;
 
 /// How far ahead a stored block asks for its destination rows' lines (see [`Block::store`]).
-/// Measured on a swap of the last two axes of float32 (rows of 256 bytes 2 KiB apart; best
-/// and median of 15 alternating runs of 30 calls): none 15.3 / 17.4 ms, 2 KiB on
-/// 13.7 / 15.3 ms; 1 KiB and 4 KiB on gained about as much.
+/// Chosen on a swap of the last two axes of float32 (rows of 256 bytes 2 KiB apart;
+/// BENCHMARKS.md, "Kernel design measurements", "Tiles"); 1 KiB and 4 KiB ahead gained about as much.
 const STORE_AHEAD_BYTES: usize = 2 << 10;
 
 /// In blocks over axes `p` (one chunk per step in the source) and `q` (one chunk per step in

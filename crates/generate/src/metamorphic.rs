@@ -9,10 +9,10 @@
 //! The second step is built from the first step's attributes and the input's shape only, so
 //! both steps run on the implementation under test and neither depends on the reference.
 
-use crate::ops::reformat::{self, Format};
-use crate::ops::slice::{self, Mode};
-use crate::ops::{shuffle, Attrs, Invocation, Op};
-use crate::tensor::Tensor;
+use opspec::ops::reformat::{self, Format};
+use opspec::ops::slice::{self, Mode};
+use opspec::ops::{shuffle, Attrs, Invocation, Op};
+use opspec::tensor::Tensor;
 
 /// Whether `op` has a round trip here.
 pub fn supported(op: Op) -> bool {
@@ -149,9 +149,9 @@ fn slice_back(attrs: &slice::Attrs, first: &Invocation) -> Option<Vec<(i64, i64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
-    use crate::generate::values::Provenance;
-    use crate::ops::evaluate;
+    use crate::values::Provenance;
+    use opspec::dtype::DType;
+    use opspec::ops::evaluate;
 
     fn round_trip(first: Invocation) {
         assert!(applies(&first), "{first:?}");

@@ -4,13 +4,11 @@
 //! four word widths, int4 and bool among the bytes).
 
 use super::*;
-use crate::dtype::DType;
-use crate::engine::Engine;
-use crate::layout::{
-    gather as gather_fast, gather_tensor, gather_view as gather_view_fast, reshape_strides,
-    scatter as scatter_fast, transpose_reshape_transpose, StridedView,
-};
-use crate::tensor::Tensor;
+use crate::shuffle::{reshape_strides, transpose_reshape_transpose};
+use opspec::dtype::DType;
+use opspec::engine::Plain;
+use opspec::layout::{gather_tensor, StridedView};
+use opspec::tensor::Tensor;
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -282,7 +280,7 @@ fn generated_gathers() {
         let source = rng.tensor(dtype, vec![len]);
         let fill = rng.tensor(dtype, vec![]).bits(0);
         let expected = gather_reference(&source.buffer, &plan, fill);
-        let got = gather_fast(&source.buffer, &plan, fill, Engine::Fast);
+        let got = gather(&source.buffer, &plan, fill);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {}: {why}", brief(&plan));
         }
@@ -295,7 +293,7 @@ fn generated_views() {
         let (view, len) = strided_view(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
         let expected = gather_reference(&source.buffer, &view.plan(), 0);
-        let got = gather_view_fast(&source.buffer, &view, Engine::Fast);
+        let got = gather_view(&source.buffer, &view);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {view:?}: {why}");
         }
@@ -340,7 +338,7 @@ fn generated_scatters() {
             rng.tensor(dtype, vec![]).bits(0)
         };
         let expected = scatter_reference(&source.buffer, &plan, len, fill);
-        let got = scatter_fast(&source.buffer, &plan, len, fill, Engine::Fast);
+        let got = scatter(&source.buffer, &plan, len, fill);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, len {len}, {}: {why}", brief(&plan));
         }
@@ -356,8 +354,8 @@ fn scatter_of_the_unpack_map_inverts_gather() {
             continue;
         };
         let logical = rng.tensor(DType::Float16, shape);
-        let image = scatter_fast(&logical.buffer, &plan, len, 0, Engine::Fast);
-        let back = gather_fast(&image, &plan, 0, Engine::Fast);
+        let image = scatter(&logical.buffer, &plan, len, 0);
+        let back = gather(&image, &plan, 0);
         if let Some(why) = difference(&back, &logical.buffer) {
             panic!("{}: {why}", brief(&plan));
         }
@@ -401,7 +399,7 @@ fn large_plans() {
         });
         for plan in plans {
             let expected = gather_reference(&input.buffer, &plan, 1);
-            let got = gather_fast(&input.buffer, &plan, 1, Engine::Fast);
+            let got = gather(&input.buffer, &plan, 1);
             if let Some(why) = difference(&got, &expected) {
                 panic!("{dtype}, {}: {why}", brief(&plan));
             }
@@ -434,7 +432,7 @@ fn out_of_bounds_plans_panic_as_the_reference_does() {
 fn out_of_bounds() {
     let source = Buffer::W32(vec![1, 2, 3]);
     let plan = AxisGather::strided(&[4], &[1], 0);
-    let fast = std::panic::catch_unwind(|| gather_fast(&source, &plan, 0, Engine::Fast));
+    let fast = std::panic::catch_unwind(|| gather(&source, &plan, 0));
     let plain = std::panic::catch_unwind(|| gather_reference(&source, &plan, 0));
     assert!(fast.is_err() && plain.is_err());
 }
@@ -497,25 +495,15 @@ fn composed_shuffles_match_two_passes() {
             [DType::Int4, DType::Int32, DType::BFloat16][case % 3],
             shape.clone(),
         );
-        let t1 = gather_tensor(
-            &input,
-            &AxisGather::transpose(&shape, &first),
-            0,
-            Engine::Fast,
-        );
+        let t1 = gather_tensor(&input, &AxisGather::transpose(&shape, &first), 0, &Plain);
         let t2 = Tensor {
             shape: reshaped.clone(),
             ..t1
         };
-        let two_passes = gather_tensor(
-            &t2,
-            &AxisGather::transpose(&reshaped, &second),
-            0,
-            Engine::Fast,
-        );
+        let two_passes = gather_tensor(&t2, &AxisGather::transpose(&reshaped, &second), 0, &Plain);
         if let Some(view) = transpose_reshape_transpose(&shape, &first, &reshaped, &second) {
             composed += 1;
-            let got = gather_view_fast(&input.buffer, &view, Engine::Fast);
+            let got = gather_view(&input.buffer, &view);
             assert_eq!(view.shape, two_passes.shape);
             if let Some(why) = difference(&got, &two_passes.buffer) {
                 panic!("{shape:?} {first:?} {reshaped:?} {second:?}: {why}");

@@ -10,12 +10,12 @@
 use std::ops::Range;
 
 use super::values::Provenance;
-use crate::dtype::DType;
-use crate::ops::reformat::{Format, Image};
-use crate::ops::scale::{self, Coefficients};
-use crate::ops::slice;
-use crate::ops::{Attrs, Invocation};
-use crate::tensor::{row_major_strides, Tensor};
+use opspec::dtype::DType;
+use opspec::ops::reformat::{Format, Image};
+use opspec::ops::scale::{self, Coefficients};
+use opspec::ops::slice;
+use opspec::ops::{Attrs, Invocation};
+use opspec::tensor::{row_major_strides, Tensor};
 
 /// How complex a case is: (input elements, ranks and list lengths, attribute magnitude,
 /// input elements that are not provenance codes, optional fields given). Lexicographic.
@@ -315,7 +315,7 @@ fn shuffle_candidates(case: &Invocation) -> Vec<Invocation> {
     // Reshape dims resolved (0 and -1 replaced by what they stand for).
     if let (Some(dims), Ok(plan)) = (
         &a.reshape_dims,
-        crate::ops::shuffle::plan(a, &input.shape, case.inputs.get(1).and_then(Option::as_ref)),
+        opspec::ops::shuffle::plan(a, &input.shape, case.inputs.get(1).and_then(Option::as_ref)),
     ) {
         if dims.iter().any(|&d| d <= 0) && !plan.reshaped.contains(&0) {
             let mut attrs = a.clone();
@@ -662,8 +662,8 @@ fn reformat_candidates(case: &Invocation) -> Vec<Invocation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::evaluate;
-    use crate::ops::slice::Mode;
+    use opspec::ops::evaluate;
+    use opspec::ops::slice::Mode;
 
     #[test]
     fn take_and_drop_axis() {

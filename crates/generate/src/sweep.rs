@@ -34,7 +34,7 @@
 //!
 //! Each combination and dtype is one case, named `<op>::sweep::<file>::<case>[::<dtype>]`; its
 //! expected result is its golden ([`crate::golden`]). All YAML parsing of sweeps is in
-//! [`load_file`].
+//! [`expand_file`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -43,21 +43,21 @@ use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
 
 use super::values::{random_bits, special_bits, Provenance};
-use super::{case_hash, metamorphic, new_case, Generated};
-use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::generate::rng::Rng;
+use super::{case_hash, metamorphic, new_case, GeneratedCase};
 use crate::golden::GoldenId;
-use crate::ops::reformat::{Dla, Format, Image};
-use crate::ops::{Invocation, Op};
-use crate::spec::value::{flatten, to_bits, DataNode};
-use crate::spec::{op_files, parse_attrs, OpFile, SpecError};
-use crate::tensor::{checked_volume, Tensor};
+use opspec::compare::Tolerance;
+use opspec::dtype::DType;
+use opspec::ops::reformat::{Dla, Format, Image};
+use opspec::ops::{Invocation, Op};
+use opspec::rng::Rng;
+use opspec::spec::value::{flatten, to_bits, DataNode};
+use opspec::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
+use opspec::tensor::{checked_volume, Tensor};
 
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
 pub struct Sweeps {
-    pub cases: Vec<Generated>,
+    pub cases: Vec<GeneratedCase>,
     pub errors: Vec<SpecError>,
 }
 
@@ -142,6 +142,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
     for OpFile { op, path, file } in files {
         if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
             sweeps.errors.push(SpecError {
+                kind: SpecErrorKind::Duplicate,
                 path: path.clone(),
                 op: op.name().into(),
                 file: format!("sweep::{file}"),
@@ -154,7 +155,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
             });
             continue;
         }
-        let (cases, errors) = load_file(op, &path);
+        let (cases, errors) = expand_file(op, &path);
         sweeps.cases.extend(cases);
         sweeps.errors.extend(errors);
     }
@@ -165,9 +166,10 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
 type Problem = (Option<String>, Option<String>, String);
 
 /// Expands one sweep file of `op`.
-pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
+pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) {
     let file = stem(path);
-    let error = |(case, field, message): Problem| SpecError {
+    let error = |kind, (case, field, message): Problem| SpecError {
+        kind,
         path: path.to_path_buf(),
         op: op.name().into(),
         file: format!("sweep::{file}"),
@@ -180,7 +182,10 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
         Err(e) => {
             return (
                 vec![],
-                vec![error((None, None, format!("cannot read: {e}")))],
+                vec![error(
+                    SpecErrorKind::Unreadable,
+                    (None, None, format!("cannot read: {e}")),
+                )],
             )
         }
     };
@@ -189,9 +194,14 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
             Ok(def) => def,
             Err(e) => {
                 let field = e.path().to_string();
+                // Text that is not YAML fails even when read into nothing.
+                let kind = match serde_yaml::from_str::<serde::de::IgnoredAny>(&text) {
+                    Err(_) => SpecErrorKind::Syntax,
+                    Ok(_) => SpecErrorKind::Structure,
+                };
                 return (
                     vec![],
-                    vec![error((None, Some(field), e.into_inner().to_string()))],
+                    vec![error(kind, (None, Some(field), e.into_inner().to_string()))],
                 );
             }
         };
@@ -205,7 +215,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
                     if names.insert(generated.golden.key.clone()) {
                         cases.push(generated);
                     } else {
-                        errors.push(error((
+                        errors.push(error(SpecErrorKind::Duplicate, (
                             Some(generated.case.name.clone()),
                             Some("name".into()),
                             format!(
@@ -216,7 +226,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Generated>, Vec<SpecError>) {
                     }
                 }
             }
-            Err(problem) => errors.push(error(problem)),
+            Err(problem) => errors.push(error(SpecErrorKind::Case, problem)),
         }
     }
     (cases, errors)
@@ -229,7 +239,7 @@ fn expand_entry(
     seed: u64,
     entry: &Value,
     index: usize,
-) -> Result<Vec<Generated>, Problem> {
+) -> Result<Vec<GeneratedCase>, Problem> {
     let at =
         |field: &str, message: String| (None, Some(format!("sweeps[{index}].{field}")), message);
     let Value::Mapping(map) = entry else {
@@ -439,7 +449,7 @@ fn expand_entry(
             case.implementation_defined = def.implementation_defined;
             let metamorphic_case = (def.metamorphic
                 && metamorphic::applies(&invocation)
-                && crate::ops::evaluate(&invocation).is_ok())
+                && opspec::ops::evaluate(&invocation).is_ok())
             .then(|| {
                 let mut first = case.clone();
                 first.file = format!("metamorphic::{file}");
@@ -447,7 +457,7 @@ fn expand_entry(
                 first
             });
             case.invocation = invocation;
-            generated.push(Generated {
+            generated.push(GeneratedCase {
                 hash: case_hash(&case.invocation),
                 golden: GoldenId::new(op, file, &case_name, dtype),
                 seed,
@@ -786,7 +796,7 @@ sweeps:
       input: {shape: [3]}
 "#;
         let (_dir, path) = scratch("modes", "slice", yaml);
-        let (cases, errors) = load_file(Op::Slice, &path);
+        let (cases, errors) = expand_file(Op::Slice, &path);
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<String> = cases.iter().map(|g| g.case.trial_name()).collect();
         assert_eq!(names.len(), 8);
@@ -817,7 +827,7 @@ sweeps:
       input: {shape: $fmt.dims, image: {format: CHW2}}
 "#;
         let (_dir, path) = scratch("perms", "reformat", yaml);
-        let (cases, errors) = load_file(Op::Reformat, &path);
+        let (cases, errors) = expand_file(Op::Reformat, &path);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases.len(), 6);
         assert_eq!(cases[5].golden.key, "perms__2_1_0__chw2::float16");
@@ -827,7 +837,7 @@ sweeps:
             vec![16]
         );
         std::fs::write(&path, yaml.replace("$fmt.dims}", "$fmt.dimz}")).unwrap();
-        let (_, errors) = load_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path);
         assert!(
             errors[0].message.contains("has no field `dimz`"),
             "{errors:?}"
@@ -837,7 +847,7 @@ sweeps:
             yaml.replace("source: test", "source: test\n    metamorphic: true"),
         )
         .unwrap();
-        let (_, errors) = load_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path);
         assert!(
             errors[0].message.contains("no combination admits"),
             "{errors:?}"
