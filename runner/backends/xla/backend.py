@@ -124,15 +124,18 @@ def plan_shuffle(attrs, t):
 
 def strided_slice(x, axis, start, size, step):
     """lax.slice of `size` elements from `start` every `step` on one axis, limit
-    `start + (size - 1)·step + 1` (`start + size·step` for a size below 1); a negative step
-    reverses the axis first (lax.rev), a zero step broadcasts one element. lax.slice takes no
-    negative index, none past the end and no limit below the start: XLA rejects those."""
-    if step == 0:
+    `start + (size - 1)·step + 1` (`start + size·step` for a negative size); a negative step
+    reverses the axis first (lax.rev), a zero step broadcasts one element, and a size of 0 is the
+    empty slice [0, 0), whatever the start (it reads nothing). lax.slice takes no negative index,
+    none past the end and no limit below the start: XLA rejects those."""
+    if size == 0:
+        start, step = 0, 1
+    elif step == 0:
         one = strided_slice(x, axis, start, 1, 1)
         shape = list(x.shape)
         shape[axis] = size
         return jnp.broadcast_to(one, shape)
-    if step < 0:
+    elif step < 0:
         x = lax.rev(x, (axis,))
         start, step = x.shape[axis] - 1 - start, -step
     limit = start + (size - 1) * step + 1 if size > 0 else start + size * step
