@@ -503,7 +503,9 @@ def save_results(src, results):
     os.replace(tmp, RESULTS)
 
 
-def campaign(mutants, src, runner, jobs, timeout, progress=True, save=False):
+def campaign(mutants, src, runner, jobs, timeout, progress=True, save=None):
+    """Runs `mutants`; with `save` (the ids of every current mutant), adds each verdict to the
+    results file as it comes, dropping those of mutants that no longer exist."""
     # The unmutated backend passes every op's trials, or no verdict means anything.
     for op in HANDLERS:
         fake = Mutant(id="original", function="", operator="", line=0, original="", mutated="", ops=[op], start=0, end=0)
@@ -511,7 +513,7 @@ def campaign(mutants, src, runner, jobs, timeout, progress=True, save=False):
         if status != "survived":
             raise SystemExit(f"the unmutated backend fails the {op} trials: {detail}")
     results = {}
-    saved = load_results(src) if save else {}
+    saved = {i: r for i, r in load_results(src).items() if i in save} if save else {}
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(run_one, runner, m, src, timeout): m for m in mutants}
@@ -698,7 +700,7 @@ def main(argv=None):
         if args.resume:
             done = {i for i, r in load_results(src).items() if r["status"] != "error"}
             chosen = [m for m in chosen if m.id not in done]
-        results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout, save=True)
+        results, elapsed = campaign(chosen, src, runner, args.jobs, args.timeout, save={m.id for m in mutants})
         survived = [m for m in chosen if results[m.id]["status"] == "survived"]
         errors = [m for m in chosen if results[m.id]["status"] == "error"]
         live = [m for m in survived if m.id not in equivalent]

@@ -2,9 +2,10 @@
 //! evaluation uses.
 //!
 //! This crate holds the reference, [`Plain`]: one element at a time, in row-major order
-//! (`layout::gather_reference`, `layout::scatter_reference`, `ops::scale::reference`, Shuffle's
-//! three stages one after the other). An [`Engine`] may replace any of these by a faster way to
-//! the same bits; the fast kernels (crate `opspec-kernels`) are one, tested against [`Plain`].
+//! (`layout::gather_reference`, `layout::scatter_reference`, `ops::as_strided::reference`,
+//! `ops::scale::reference`, Shuffle's three stages one after the other). An [`Engine`] may
+//! replace any of these by a faster way to the same bits; the fast kernels (crate
+//! `opspec-kernels`) are one, tested against [`Plain`].
 //! The engine is an argument ([`crate::ops::evaluate_with`]), never read from the environment
 //! by this crate: the runner maps its `--engine` flag / `OPSPEC_ENGINE` variable onto one.
 
@@ -26,7 +27,7 @@ pub trait Engine: Send + Sync {
         scatter_reference(source, plan, len, fill_bits)
     }
 
-    /// [`crate::layout::gather_view`] without building the view's tables, or `None`.
+    /// AsStrided's view read by other loops than `ops::as_strided::reference`, or `None`.
     fn gather_view(&self, _source: &Buffer, _view: &StridedView) -> Option<Buffer> {
         None
     }

@@ -18,6 +18,7 @@ pub struct FloatFormat {
 
 /// Why a value cannot be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The rounded magnitude exceeds the largest finite value (or is ∞ in a format without ∞).
     Overflow,

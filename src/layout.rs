@@ -1,6 +1,6 @@
 //! Index maps: where each element of an output comes from.
 //!
-//! Shuffle's transposes, Slice and AsStrided all produce an output whose element at
+//! Slice and Reformat (and, on a fast engine, Shuffle and AsStrided) produce an output whose element at
 //! `(y_0, …, y_{n-1})` is the input element at flat offset `base + Σ_i table_i[y_i]`, or a
 //! fill value where any axis says "outside". [`AxisGather`] holds those per-axis tables;
 //! [`gather`] applies one to a buffer of any width.
@@ -14,8 +14,9 @@
 //! up to more is applied in blocks, each a contiguous stretch of the row-major side of at
 //! most [`BLOCK_ELEMENTS`] elements (or one row of the block axis's inner axes), the last
 //! axes' tables built once and the block axis's table built per block. A strided map
-//! ([`StridedView`]) needs no table at all on the fast path. So an op's memory is its input
-//! and output plus a bounded amount (docs/protocol.md, "Memory").
+//! ([`StridedView`]: AsStrided, Shuffle's transposes) needs no table at all: the reference reads
+//! it as an ndarray view. So an op's memory is its input and output plus a bounded amount
+//! (docs/protocol.md, "Memory").
 //!
 //! The plain loops below ([`gather_reference`], [`scatter_reference`]) are the reference: one
 //! element at a time, in row-major order. [`gather`] and [`scatter`] run the [`Engine`] given
@@ -27,8 +28,8 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::engine::Engine;
-use crate::tensor::{row_major_strides, Buffer};
-use crate::{map_buffer, tensor::Tensor, with_buffer};
+use crate::tensor::Buffer;
+use crate::{map_buffer, with_buffer};
 
 /// The most table entries [`gather_map`] and [`scatter_map`] build at a time (4 MiB of
 /// tables, and half as much again in the fast paths' own form of them).
@@ -50,82 +51,16 @@ impl AxisGather {
     pub fn shape(&self) -> Vec<usize> {
         self.tables.iter().map(Vec::len).collect()
     }
-
-    /// A strided view: `out[y] = in[base + Σ y_i · strides_i]`.
-    pub fn strided(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
-        let tables = shape
-            .iter()
-            .zip(strides)
-            .map(|(&dim, &stride)| (0..dim).map(|y| Some(y * stride)).collect())
-            .collect();
-        AxisGather { base, tables }
-    }
-
-    /// NumPy transpose of a row-major tensor of `shape`: output axis `i` is input axis `perm[i]`.
-    /// `perm` must already be validated as a permutation of `0..shape.len()`.
-    pub fn transpose(shape: &[usize], perm: &[usize]) -> AxisGather {
-        let strides = row_major_strides(shape);
-        let out_shape: Vec<usize> = perm.iter().map(|&axis| shape[axis]).collect();
-        let out_strides: Vec<usize> = perm.iter().map(|&axis| strides[axis]).collect();
-        AxisGather::strided(&out_shape, &out_strides, 0)
-    }
 }
 
 /// A strided view of a flat buffer, `out[y] = source[base + Σ y_i · strides_i]` (AsStrided),
 /// kept as strides: one axis of a view may have millions of coordinates, whose table of
-/// offsets was built and scanned again on every call (a tenth of the AsStrided benchmark).
+/// offsets neither the reference (`ops::as_strided::reference`) nor a fast engine builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StridedView {
     pub shape: Vec<usize>,
     pub strides: Vec<usize>,
     pub base: usize,
-}
-
-impl StridedView {
-    /// The same map as per-axis tables, for the plain loop.
-    pub fn plan(&self) -> AxisGather {
-        AxisGather::strided(&self.shape, &self.strides, self.base)
-    }
-
-    /// NumPy transpose of a row-major tensor of `shape` (see [`AxisGather::transpose`]).
-    pub fn transpose(shape: &[usize], perm: &[usize]) -> StridedView {
-        let strides = row_major_strides(shape);
-        StridedView {
-            shape: perm.iter().map(|&axis| shape[axis]).collect(),
-            strides: perm.iter().map(|&axis| strides[axis]).collect(),
-            base: 0,
-        }
-    }
-
-    /// The same map as rules.
-    pub fn map(&self) -> IndexMap {
-        IndexMap {
-            base: self.base,
-            axes: self
-                .shape
-                .iter()
-                .zip(&self.strides)
-                .map(|(&len, &stride)| MapAxis::Strided { len, stride })
-                .collect(),
-        }
-    }
-}
-
-/// Builds the view's output buffer: the same result as [`gather_reference`] of
-/// [`StridedView::plan`], on `engine` (a fast one needs no table).
-pub fn gather_view(source: &Buffer, view: &StridedView, engine: &dyn Engine) -> Buffer {
-    engine
-        .gather_view(source, view)
-        .unwrap_or_else(|| gather_map(source, &view.map(), 0, engine))
-}
-
-/// Applies a view to a tensor, keeping its dtype.
-pub fn gather_view_tensor(source: &Tensor, view: &StridedView, engine: &dyn Engine) -> Tensor {
-    Tensor {
-        dtype: source.dtype,
-        shape: view.shape.clone(),
-        buffer: gather_view(&source.buffer, view, engine),
-    }
 }
 
 /// The offset that coordinate `y` of an axis adds, or `None` (fill / not written).
@@ -415,20 +350,6 @@ pub fn advance(index: &mut [usize], shape: &[usize]) {
     }
 }
 
-/// Applies a plan to a tensor, keeping its dtype.
-pub fn gather_tensor(
-    source: &Tensor,
-    plan: &AxisGather,
-    fill_bits: u64,
-    engine: &dyn Engine,
-) -> Tensor {
-    Tensor {
-        dtype: source.dtype,
-        shape: plan.shape(),
-        buffer: gather(&source.buffer, plan, fill_bits, engine),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,7 +359,11 @@ mod tests {
         {
             let engine = &crate::engine::Plain;
             let source = Buffer::W32((0..6).collect());
-            let plan = AxisGather::transpose(&[2, 3], &[1, 0]);
+            // The transpose of a row-major [2, 3]: output axis 0 steps 1, axis 1 steps 3.
+            let plan = AxisGather {
+                base: 0,
+                tables: vec![vec![Some(0), Some(1), Some(2)], vec![Some(0), Some(3)]],
+            };
             assert_eq!(plan.shape(), vec![3, 2]);
             assert_eq!(
                 gather(&source, &plan, 0, engine),
@@ -542,7 +467,8 @@ mod tests {
                 strides: vec![1, 1],
                 base: 0,
             };
-            assert_eq!(gather_view(&source, &view, engine), Buffer::W8(vec![]));
+            let view = crate::ops::as_strided::reference(&source, &view);
+            assert_eq!(view, Buffer::W8(vec![]));
         }
     }
 
@@ -556,7 +482,10 @@ mod tests {
                 tables: vec![],
             };
             assert_eq!(gather(&source, &scalar, 0, engine), Buffer::W16(vec![7]));
-            let empty = AxisGather::strided(&[2, 0], &[1, 1], 0);
+            let empty = AxisGather {
+                base: 0,
+                tables: vec![vec![Some(0), Some(1)], vec![]],
+            };
             assert_eq!(gather(&source, &empty, 0, engine), Buffer::W16(vec![]));
         }
     }

@@ -15,6 +15,7 @@ pub mod dtype;
 pub mod engine;
 pub mod error;
 pub mod float;
+pub mod image;
 pub mod layout;
 pub mod npy;
 pub mod ops;

@@ -8,7 +8,8 @@
 //! equivalents. Every file written is npy format 1.0, C order, little-endian.
 
 use crate::dtype::DType;
-use crate::tensor::{checked_volume, from_le_bytes, to_le_bytes, Tensor};
+use crate::image::{from_le_bytes, to_le_bytes};
+use crate::tensor::{checked_volume, Tensor};
 
 /// The npy `descr` a dtype is stored as.
 pub fn npy_descr(dtype: DType) -> &'static str {
@@ -77,6 +78,7 @@ pub fn npy_descrs(dtype: DType) -> &'static [&'static str] {
 
 /// Why bytes are not an npy file of the dtype asked for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NpyError {
     /// Not npy 1.0-3.0, or a header this reader cannot parse.
     #[error("{0}")]
@@ -205,7 +207,7 @@ pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
             .collect::<Result<Vec<u64>, NpyError>>()?;
         return Ok(Tensor::from_bits(dtype, shape, bits));
     }
-    from_le_bytes(dtype, shape, data).map_err(NpyError::Data)
+    from_le_bytes(dtype, shape, data).map_err(|e| NpyError::Data(e.to_string()))
 }
 
 #[cfg(test)]

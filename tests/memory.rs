@@ -17,9 +17,10 @@ use std::process::{Command, ExitCode};
 
 use opspec::compare::{compare, Comparison, Tolerance};
 use opspec::dtype::DType;
+use opspec::image::byte_len;
 use opspec::ops::{evaluate, Invocation, Op};
 use opspec::spec::parse_attrs;
-use opspec::tensor::{byte_len, Buffer, Tensor};
+use opspec::tensor::{Buffer, Tensor};
 
 /// The element budget of the children, and so each case's output element count, unless
 /// `OPSPEC_MEMORY_ELEMENTS` gives another (a multiple of 8).

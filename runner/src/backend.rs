@@ -19,6 +19,7 @@ pub enum Outcome {
 
 /// Why a backend gave no outcome for a case.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// It misbehaved on this case (crashed, hung, answered garbage): the case fails.
     #[error("{0}")]

@@ -34,6 +34,7 @@ pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// Why a flag's or variable's value is not usable.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValueError {
     #[error("not a number of seconds")]
     NotSeconds,
@@ -49,6 +50,7 @@ pub enum ValueError {
 
 /// A configuration that cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     #[error("invalid value {value:?} for {variable}: {problem}")]
     Variable {

@@ -71,6 +71,7 @@ impl Entry {
 
 /// A problem with an expectations file; `line` is 1-based.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ExpectationsError {
     #[error("cannot read expectations file {}: {message}", path.display())]
     Read { path: PathBuf, message: String },

@@ -13,6 +13,7 @@ pub mod expectations;
 pub mod fuzz;
 pub mod generated;
 pub mod html;
+pub mod in_process;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -31,6 +32,7 @@ use opspec::spec::{load_dirs, Case, Loaded};
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::Expectations;
+pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
 use process::ProcessBackend;
 use report::{Record, Status};
 use verdict::{describe_case, judge_excluding, Verdict};
@@ -324,23 +326,31 @@ fn set_budget(config: &Config) {
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
 /// prints libtest's report and the op × dtype table, and writes the requested report files.
 pub fn main_with(args: Arguments, config: Config) -> ExitCode {
-    match run(args, config) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
+    match run(args, config, None) {
+        Ok(summary) => summary.exit_code(),
+        Err(error) => {
+            eprintln!("error: {error}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
+/// Runs the suite against `backend`, or the backend `config` names (the reference by default).
+fn run(
+    args: Arguments,
+    config: Config,
+    backend: Option<Arc<dyn Backend>>,
+) -> Result<RunSummary, RunError> {
     let expectations = match &config.expectations {
-        Some(path) => Expectations::load(path)?,
+        Some(path) => {
+            Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
+        }
         None => Expectations::default(),
     };
     set_budget(&config);
     let loaded = load(&args, &config.specs);
-    let generated = generated::GeneratedTrials::load(&args, &config)?;
+    let generated =
+        generated::GeneratedTrials::load(&args, &config).map_err(RunError::Generated)?;
     if args.list {
         // Listing starts no backend.
         let run = Arc::new(Run::new(
@@ -349,9 +359,13 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
             &config,
         ));
         let trials = trials(&run, loaded, false, generated.as_ref());
-        return Ok(libtest_mimic::run(&args, trials).exit_code());
+        let listed = libtest_mimic::run(&args, trials);
+        return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
-    let backend = backend(&config)?;
+    let backend = match backend {
+        Some(backend) => backend,
+        None => self::backend(&config).map_err(RunError::Backend)?,
+    };
     let supported = loaded
         .cases
         .iter()
@@ -363,20 +377,22 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
     let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
-        return Err(match &args.filter {
+        return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
             None => "no case to run (are the spec folders empty?)".into(),
-        });
+        }));
     }
     if case_count > 0 && supported == 0 {
-        return Err(format!(
+        return Err(RunError::NothingToRun(format!(
             "backend {} supports none of the {case_count} cases (check the ops and dtypes in its hello)",
             backend.name()
-        ));
+        )));
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(generated) = &generated {
-        generated.finish().map_err(|e| e.to_string())?;
+        generated
+            .finish()
+            .map_err(|e| RunError::Generated(e.to_string()))?;
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
@@ -398,19 +414,19 @@ fn run(args: Arguments, config: Config) -> Result<ExitCode, String> {
     } else {
         report::run_problems(&records)
     };
+    let cannot_write = |path: &PathBuf, e: std::io::Error| {
+        RunError::Report(format!("cannot write {}: {e}", path.display()))
+    };
     if let Some(path) = &config.report_json {
         std::fs::write(path, report::json(&backend.name(), &records, &problems))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
         std::fs::write(path, report::junit(&backend.name(), &records, &problems))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| cannot_write(path, e))?;
     }
     for problem in &problems {
         eprintln!("error: the run is no pass: {problem}");
     }
-    Ok(match (conclusion.has_failed(), problems.is_empty()) {
-        (false, false) => ExitCode::FAILURE,
-        _ => conclusion.exit_code(),
-    })
+    Ok(RunSummary::new(&records, problems, conclusion.has_failed()))
 }

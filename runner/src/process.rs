@@ -26,8 +26,8 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitSta
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use opspec::image::byte_len;
 use opspec::spec::{Case, Expectation, TARGETS};
-use opspec::tensor::byte_len;
 use opspec::{DType, ErrorKind, Op};
 
 use crate::attributes::{declarable, declarable_names};

@@ -5,14 +5,59 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
+use opspec::image::{from_le_bytes, to_le_bytes, ImageError};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
-use opspec::tensor::{from_le_bytes, to_le_bytes};
 use opspec::{DType, Tensor};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub const PROTOCOL_VERSION: u64 = 1;
+
+/// A part of a message that does not decode, with where it is (`attrs: scale: ...`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WireError {
+    #[error("unknown dtype {0:?}")]
+    UnknownDtype(String),
+    #[error("data is not base64: {0}")]
+    Base64(String),
+    /// The bytes do not fit the dtype and shape.
+    #[error("{0}")]
+    Image(#[from] ImageError),
+    /// JSON of the wrong structure (serde_json's message).
+    #[error("{0}")]
+    Json(String),
+    #[error("expected a float32 tensor of shape [n]")]
+    NotCoefficients,
+    /// A `run` request without this member (`an id`, `an op`, `inputs`).
+    #[error("run request without {0}")]
+    Missing(&'static str),
+    #[error("unknown op {0:?}")]
+    UnknownOp(String),
+    /// The problem is in this part of the message.
+    #[error("{part}: {source}")]
+    In {
+        part: String,
+        source: Box<WireError>,
+    },
+}
+
+impl WireError {
+    /// This error, located in `part`.
+    pub fn within(self, part: impl Into<String>) -> WireError {
+        WireError::In {
+            part: part.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
+impl From<serde_json::Error> for WireError {
+    fn from(e: serde_json::Error) -> WireError {
+        WireError::Json(e.to_string())
+    }
+}
 
 /// A tensor on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,13 +77,13 @@ impl WireTensor {
     }
 
     /// Checks the dtype name, the base64 and the byte count against the shape.
-    pub fn decode(&self) -> Result<Tensor, String> {
+    pub fn decode(&self) -> Result<Tensor, WireError> {
         let dtype = DType::from_name(&self.dtype)
-            .ok_or_else(|| format!("unknown dtype {:?}", self.dtype))?;
+            .ok_or_else(|| WireError::UnknownDtype(self.dtype.clone()))?;
         let bytes = BASE64
             .decode(&self.data)
-            .map_err(|e| format!("data is not base64: {e}"))?;
-        from_le_bytes(dtype, self.shape.clone(), &bytes)
+            .map_err(|e| WireError::Base64(e.to_string()))?;
+        Ok(from_le_bytes(dtype, self.shape.clone(), &bytes)?)
     }
 }
 
@@ -112,49 +157,64 @@ pub fn run_request(id: &str, invocation: &Invocation) -> String {
     .to_string()
 }
 
-/// The case's attributes as the wire's JSON object. Scale's coefficient lists travel as
-/// float32 tensor objects so that every bit pattern survives JSON.
+/// The case's attributes as the wire's JSON object: their own serialisation, except Scale's
+/// coefficient lists, which travel as float32 tensor objects of their bit patterns so that
+/// a backend reads them as it reads any tensor (docs/protocol.md, "Scale's coefficients").
 pub fn attrs_json(invocation: &Invocation) -> Value {
     let mut value = serde_json::to_value(&invocation.attrs).expect("attributes always serialize");
     if let (Attrs::Scale(attrs), Some(object)) = (&invocation.attrs, value.as_object_mut()) {
-        for (name, list) in [
+        let lists = [
             ("scale", &attrs.scale),
             ("shift", &attrs.shift),
             ("power", &attrs.power),
-        ] {
-            if object.contains_key(name) {
-                object.insert(name.into(), json!(WireTensor::encode(&list.to_tensor())));
+        ];
+        for (name, list) in lists {
+            if !list.is_empty() {
+                object.insert(name.into(), json!(coefficients_to_wire(list)));
             }
         }
     }
     value
 }
 
+/// A coefficient list as a float32 tensor object of shape `[n]`: its bit patterns, little-endian.
+fn coefficients_to_wire(list: &Coefficients) -> WireTensor {
+    let bytes: Vec<u8> = list.0.iter().flat_map(|bits| bits.to_le_bytes()).collect();
+    WireTensor {
+        dtype: DType::Float32.name().to_owned(),
+        shape: vec![list.len()],
+        data: BASE64.encode(bytes),
+    }
+}
+
+/// The inverse of [`coefficients_to_wire`], with [`WireTensor::decode`]'s checks.
+fn coefficients_from_wire(wire: Value) -> Result<Coefficients, WireError> {
+    let tensor = serde_json::from_value::<WireTensor>(wire)?.decode()?;
+    if tensor.dtype != DType::Float32 || tensor.rank() != 1 {
+        return Err(WireError::NotCoefficients);
+    }
+    Ok(Coefficients(
+        (0..tensor.len()).map(|i| tensor.bits(i) as u32).collect(),
+    ))
+}
+
 /// The inverse of [`attrs_json`]: attributes of `op` from the wire.
-pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, String> {
+pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
     let mut coefficients = Vec::new();
-    if op == Op::Scale {
-        if let Some(object) = value.as_object_mut() {
-            for name in ["scale", "shift", "power"] {
-                if let Some(wire) = object.remove(name) {
-                    let tensor = serde_json::from_value::<WireTensor>(wire)
-                        .map_err(|e| e.to_string())
-                        .and_then(|w| w.decode())
-                        .map_err(|e| format!("{name}: {e}"))?;
-                    let list = Coefficients::from_tensor(&tensor)
-                        .ok_or_else(|| format!("{name}: expected a float32 tensor of shape [n]"))?;
-                    coefficients.push((name, list));
-                }
+    if let (Op::Scale, Some(object)) = (op, value.as_object_mut()) {
+        for name in ["scale", "shift", "power"] {
+            if let Some(wire) = object.remove(name) {
+                let list = coefficients_from_wire(wire).map_err(|e| e.within(name))?;
+                coefficients.push((name, list));
             }
         }
     }
-    let typed = |e: serde_json::Error| e.to_string();
     let mut attrs = match op {
-        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value).map_err(typed)?),
-        Op::Slice => Attrs::Slice(serde_json::from_value(value).map_err(typed)?),
-        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value).map_err(typed)?),
-        Op::Scale => Attrs::Scale(serde_json::from_value(value).map_err(typed)?),
-        Op::Reformat => Attrs::Reformat(serde_json::from_value(value).map_err(typed)?),
+        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
+        Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
+        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
+        Op::Scale => Attrs::Scale(serde_json::from_value(value)?),
+        Op::Reformat => Attrs::Reformat(serde_json::from_value(value)?),
     };
     if let Attrs::Scale(scale) = &mut attrs {
         for (name, list) in coefficients {
@@ -182,12 +242,18 @@ mod tests {
             data: "AA==".into(),
             ..wire.clone()
         };
-        assert_eq!(short.decode().unwrap_err(), "int4 [3] needs 2 bytes, got 1");
+        assert_eq!(
+            short.decode().unwrap_err().to_string(),
+            "int4 [3] needs 2 bytes, got 1"
+        );
         let unknown = WireTensor {
             dtype: "float64".into(),
             ..wire
         };
-        assert!(unknown.decode().unwrap_err().contains("unknown dtype"));
+        assert_eq!(
+            unknown.decode(),
+            Err(WireError::UnknownDtype("float64".into()))
+        );
     }
 
     #[test]
@@ -199,5 +265,83 @@ mod tests {
             serde_json::from_str(r#"{"type":"hello","protocol":1,"name":"x","ops":["slice"]}"#)
                 .unwrap();
         assert!(matches!(hello, Reply::Hello { ref targets, .. } if targets.is_empty()));
+    }
+
+    /// docs/protocol.md's Scale request is what the runner sends for that case, byte for byte
+    /// (in the compact form the runner writes).
+    #[test]
+    fn the_documented_scale_request_is_sent() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let docs = std::fs::read_to_string(format!("{root}/docs/protocol.md")).unwrap();
+        let id = "scale::channel::channel_default_axis_4d::float32";
+        let block = docs
+            .split("```json\n")
+            .find(|block| block.starts_with(&format!("{{\"type\": \"run\", \"id\": \"{id}\"")))
+            .and_then(|block| block.split("```").next())
+            .expect("the documented Scale request");
+        let documented: Value = serde_json::from_str(block).unwrap();
+        let path = std::path::PathBuf::from(format!("{root}/specs/scale/channel.yaml"));
+        let (cases, errors) = opspec::spec::load_file(Op::Scale, &path);
+        assert!(errors.is_empty(), "{errors:?}");
+        let case = cases.iter().find(|c| c.trial_name() == id).unwrap();
+        assert_eq!(
+            run_request(id, &case.invocation),
+            serde_json::to_string(&documented).unwrap()
+        );
+    }
+
+    /// Every coefficient bit pattern (NaN payloads, -0.0, infinities) survives the wire.
+    #[test]
+    fn coefficients_cross_the_wire_bit_exactly() {
+        let bits = vec![
+            0x7fc0_0001,
+            0x8000_0000,
+            0xff80_0000,
+            0x3f80_0000,
+            0x0000_0001,
+        ];
+        let attrs = opspec::ops::scale::Attrs {
+            mode: opspec::ops::scale::Mode::Elementwise,
+            scale: Coefficients(bits.clone()),
+            shift: Coefficients::default(),
+            power: Coefficients(vec![0xffc0_0000]),
+            channel_axis: Some(1),
+            output_dtype: None,
+        };
+        let invocation = Invocation {
+            attrs: Attrs::Scale(attrs.clone()),
+            inputs: vec![None],
+        };
+        let wire = attrs_json(&invocation);
+        assert_eq!(
+            wire["scale"],
+            json!({"dtype": "float32", "shape": [5], "data": "AQDAfwAAAIAAAID/AACAPwEAAAA="})
+        );
+        assert!(wire.get("shift").is_none());
+        assert_eq!(decode_attrs(Op::Scale, wire).unwrap(), Attrs::Scale(attrs));
+        let bad =
+            json!({"mode": "uniform", "scale": {"dtype": "float16", "shape": [1], "data": "AAA="}});
+        assert_eq!(
+            decode_attrs(Op::Scale, bad).unwrap_err().to_string(),
+            "scale: expected a float32 tensor of shape [n]"
+        );
+    }
+
+    /// A request that does not decode says what is missing or wrong, and where.
+    #[test]
+    fn bad_requests_are_located() {
+        use crate::serve::decode_run;
+        assert_eq!(
+            decode_run(&json!({"type": "run", "op": "slice"})).unwrap_err(),
+            WireError::Missing("an id")
+        );
+        let request = json!({"type": "run", "id": "x", "op": "shuffle", "inputs": [
+            {"dtype": "int8", "shape": [2], "data": "AQ=="}, null]});
+        let error = decode_run(&request).unwrap_err();
+        assert!(
+            matches!(&error, WireError::In { part, .. } if part == "input 0"),
+            "{error:?}"
+        );
+        assert_eq!(error.to_string(), "input 0: int8 [2] needs 2 bytes, got 1");
     }
 }

@@ -128,7 +128,8 @@ struct JsonReport<'a> {
     trials: &'a [Record],
 }
 
-fn count(records: &[Record], status: Status) -> usize {
+/// How many of `records` have `status`.
+pub fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
@@ -486,6 +487,7 @@ struct ReportFile {
 
 /// Why a JSON report cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     #[error("cannot read the report {}: {message}", path.display())]
     Read { path: PathBuf, message: String },

@@ -9,32 +9,32 @@ use opspec::ops::{Invocation, Op};
 use opspec::{OpError, Tensor};
 use serde_json::{json, Value};
 
-use crate::protocol::{decode_attrs, WireTensor, PROTOCOL_VERSION};
+use crate::protocol::{decode_attrs, WireError, WireTensor, PROTOCOL_VERSION};
 
 /// Decodes a `run` request into a trial id and an invocation.
-pub fn decode_run(request: &Value) -> Result<(String, Invocation), String> {
+pub fn decode_run(request: &Value) -> Result<(String, Invocation), WireError> {
     let id = request["id"]
         .as_str()
-        .ok_or("run request without an id")?
+        .ok_or(WireError::Missing("an id"))?
         .to_owned();
-    let op_name = request["op"].as_str().ok_or("run request without an op")?;
-    let op = Op::from_name(op_name).ok_or_else(|| format!("unknown op {op_name:?}"))?;
+    let op_name = request["op"].as_str().ok_or(WireError::Missing("an op"))?;
+    let op = Op::from_name(op_name).ok_or_else(|| WireError::UnknownOp(op_name.to_owned()))?;
     let attrs_value = request.get("attrs").cloned().unwrap_or_else(|| json!({}));
-    let attrs = decode_attrs(op, attrs_value).map_err(|e| format!("attrs: {e}"))?;
+    let attrs = decode_attrs(op, attrs_value).map_err(|e| e.within("attrs"))?;
     let inputs = request["inputs"]
         .as_array()
-        .ok_or("run request without inputs")?
+        .ok_or(WireError::Missing("inputs"))?
         .iter()
         .enumerate()
         .map(|(position, value)| match value {
             Value::Null => Ok(None),
             value => serde_json::from_value::<WireTensor>(value.clone())
-                .map_err(|e| e.to_string())
+                .map_err(WireError::from)
                 .and_then(|wire| wire.decode())
                 .map(Some)
-                .map_err(|e| format!("input {position}: {e}")),
+                .map_err(|e| e.within(format!("input {position}"))),
         })
-        .collect::<Result<Vec<Option<Tensor>>, String>>()?;
+        .collect::<Result<Vec<Option<Tensor>>, WireError>>()?;
     Ok((id, Invocation { attrs, inputs }))
 }
 
@@ -80,7 +80,7 @@ pub fn serve(
                     "type": "error",
                     "id": request["id"],
                     "kind": "invalid_input",
-                    "message": message,
+                    "message": message.to_string(),
                 })
                 .to_string(),
             },

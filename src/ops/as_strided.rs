@@ -23,11 +23,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use ndarray::{ArrayView, IxDyn, ShapeBuilder};
+
 use crate::dtype::DType;
 use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_view, StridedView};
-use crate::tensor::{checked_volume, Tensor};
+use crate::layout::StridedView;
+use crate::map_buffer;
+use crate::tensor::{checked_volume, Buffer, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -165,8 +168,26 @@ pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor,
     let view = plan(attrs, input)?;
     Ok(Tensor {
         dtype: input.dtype,
-        buffer: gather_view(&input.buffer, &view, engine),
+        buffer: engine
+            .gather_view(&input.buffer, &view)
+            .unwrap_or_else(|| reference(&input.buffer, &view)),
         shape: view.shape,
+    })
+}
+
+/// The formula as it reads: a read-only view of the flat input from `offset` with the given
+/// shape and strides (ndarray lets a read-only view's elements alias, which stride 0 and
+/// overlapping windows need), read in row-major order. [`plan`] has checked that the view stays
+/// inside the input.
+pub fn reference(input: &Buffer, view: &StridedView) -> Buffer {
+    if view.shape.contains(&0) {
+        // No element to read (ndarray would still check the empty view's reach).
+        return map_buffer!(input, _words => Vec::new());
+    }
+    map_buffer!(input, words => {
+        let shape = IxDyn(&view.shape).strides(IxDyn(&view.strides));
+        let strided = ArrayView::from_shape(shape, &words[view.base..]);
+        strided.expect("the plan keeps the view inside the input").iter().copied().collect()
     })
 }
 
@@ -204,6 +225,17 @@ mod tests {
             (0..4).map(|i| out.bits(i)).collect::<Vec<_>>(),
             vec![3, 6, 5, 8]
         );
+    }
+
+    #[test]
+    fn views_whose_elements_alias() {
+        // Flat input 1..=9. Stride 0 repeats a row: offset 4 -> [[5,6],[5,6],[5,6]]; strides
+        // [1,1] give overlapping windows: [[1,2],[2,3],[3,4]].
+        let bits = |out: Tensor| (0..out.len()).map(|i| out.bits(i)).collect::<Vec<_>>();
+        let broadcast = run(&attrs(&[3, 2], &[0, 1], &[4]), &seed_input()).unwrap();
+        assert_eq!(bits(broadcast), vec![5, 6, 5, 6, 5, 6]);
+        let windows = run(&attrs(&[3, 2], &[1, 1], &[0]), &seed_input()).unwrap();
+        assert_eq!(bits(windows), vec![1, 2, 2, 3, 3, 4]);
     }
 
     #[test]

@@ -754,7 +754,18 @@ mod tests {
                 .collect(),
         };
         let padded = gather_reference(&logical.buffer, &pad, 0);
-        let memory = AxisGather::transpose(&image.split, &image.order);
+        // NumPy's transpose of the padded row-major tensor: output axis i is axis order[i].
+        let strides = crate::tensor::row_major_strides(&image.split);
+        let memory = AxisGather {
+            base: 0,
+            tables: (image.order.iter())
+                .map(|&axis| {
+                    (0..image.split[axis])
+                        .map(|y| Some(y * strides[axis]))
+                        .collect()
+                })
+                .collect(),
+        };
         let packed = gather_reference(&padded, &memory, 0);
         (0..packed.len()).map(|i| packed.bits(i)).collect()
     }

@@ -103,21 +103,6 @@ impl Coefficients {
     pub fn value(&self, index: usize) -> f32 {
         f32::from_bits(self.0[index])
     }
-
-    /// The list as the protocol carries it: a float32 tensor of shape `[n]`.
-    pub fn to_tensor(&self) -> Tensor {
-        Tensor::from_bits(
-            DType::Float32,
-            vec![self.len()],
-            self.0.iter().map(|&b| b as u64).collect(),
-        )
-    }
-
-    /// The list from a float32 tensor of shape `[n]`.
-    pub fn from_tensor(tensor: &Tensor) -> Option<Coefficients> {
-        (tensor.dtype == DType::Float32 && tensor.rank() == 1)
-            .then(|| Coefficients((0..tensor.len()).map(|i| tensor.bits(i) as u32).collect()))
-    }
 }
 
 impl fmt::Debug for Coefficients {
@@ -647,11 +632,6 @@ mod tests {
         assert_eq!(back, a, "{text}");
         assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, scale: [1e40]}").is_err());
         assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, output_dtype: float64}").is_err());
-        assert_eq!(a.scale.to_tensor().shape, vec![5]);
-        assert_eq!(
-            Coefficients::from_tensor(&a.scale.to_tensor()),
-            Some(a.scale.clone())
-        );
         assert!(!attrs(Mode::Uniform, &[2.0], &[], &[1.0]).has_power());
         assert!(attrs(Mode::Uniform, &[], &[], &[1.0, 2.0]).has_power());
     }

@@ -20,9 +20,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use ndarray::{ArrayView, IxDyn};
+
 use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_view_tensor, StridedView};
+use crate::map_buffer;
 use crate::tensor::{checked_volume, Tensor};
 
 /// Input positions.
@@ -119,17 +121,12 @@ pub fn run(
     // An engine may compose the stages into fewer passes ([`Engine::shuffle`]).
     Ok(engine
         .shuffle(input, &plan)
-        .unwrap_or_else(|| run_stages(input, &plan, engine)))
+        .unwrap_or_else(|| run_stages(input, &plan)))
 }
 
 /// The three stages one after the other, as the layer documents them.
-pub fn run_stages(input: &Tensor, plan: &Plan, engine: &dyn Engine) -> Tensor {
-    // Strided views: no table sized by the dims is built (`crate::layout`, *Cost*).
-    let transposed = gather_view_tensor(
-        input,
-        &StridedView::transpose(&input.shape, &plan.first),
-        engine,
-    );
+pub fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
+    let transposed = transpose(input, &plan.first);
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
         shape: plan.reshaped.clone(),
@@ -138,11 +135,23 @@ pub fn run_stages(input: &Tensor, plan: &Plan, engine: &dyn Engine) -> Tensor {
     if plan.second.iter().enumerate().all(|(i, &axis)| i == axis) {
         return reshaped;
     }
-    gather_view_tensor(
-        &reshaped,
-        &StridedView::transpose(&plan.reshaped, &plan.second),
-        engine,
-    )
+    transpose(&reshaped, &plan.second)
+}
+
+/// NumPy's transpose, `out[y] = in[y_{perm⁻¹}]`: the row-major elements of the input's view
+/// with permuted axes (ndarray's `permuted_axes`, which panics unless `perm` is a permutation
+/// of `0..rank`: [`plan`] has checked it).
+fn transpose(input: &Tensor, perm: &[usize]) -> Tensor {
+    let buffer = map_buffer!(&input.buffer, words => {
+        let view = ArrayView::from_shape(IxDyn(&input.shape), words);
+        let view = view.expect("a tensor's buffer holds its shape");
+        view.permuted_axes(IxDyn(perm)).iter().copied().collect()
+    });
+    Tensor {
+        dtype: input.dtype,
+        shape: perm.iter().map(|&axis| input.shape[axis]).collect(),
+        buffer,
+    }
 }
 
 /// The reshape dims carried by input 1 (§1.4: a 1-D Int32 or Int64 tensor).

@@ -55,27 +55,19 @@ impl Mode {
         Mode::Reflect,
     ];
 
-    /// Whether the mode takes `dtype`: one of [`DTYPES`], and for clamp, fill and reflect
-    /// neither int64 nor bfloat16 (§2.6).
+    /// Whether the mode takes `dtype`: a dtype Slice [`lists`], and for clamp, fill and
+    /// reflect neither int64 nor bfloat16 (§2.6).
     pub fn accepts(self, dtype: DType) -> bool {
-        DTYPES.contains(&dtype)
+        lists(dtype)
             && !(matches!(self, Mode::Clamp | Mode::Fill | Mode::Reflect)
                 && matches!(dtype, DType::Int64 | DType::BFloat16))
     }
 }
 
-/// The dtypes of the latest operator page (§2.6, §6): every dtype but uint8.
-pub const DTYPES: [DType; 9] = [
-    DType::Bool,
-    DType::Int4,
-    DType::Int8,
-    DType::Int32,
-    DType::Int64,
-    DType::Fp8,
-    DType::Float16,
-    DType::BFloat16,
-    DType::Float32,
-];
+/// Whether the latest operator page lists `dtype` (§2.6, §6): every dtype but uint8.
+pub fn lists(dtype: DType) -> bool {
+    dtype != DType::UInt8
+}
 
 /// Slice's attributes: output coordinate y reads x = y·stride + start (docs/protocol.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -115,7 +107,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(IndexMap, 
     super::check_max_rank(&input.shape, "slice.rank.max", "the input")?;
     let mode = attrs.mode.unwrap_or_default();
     let dtype = input.dtype;
-    if !DTYPES.contains(&dtype) {
+    if !lists(dtype) {
         return fail(
             ErrorKind::UnsupportedDtype,
             "slice.dtype.unlisted",

@@ -129,7 +129,7 @@ impl Lifted {
                 match to_bits(&node, dtype) {
                     Ok(bits) => Some(bits),
                     Err(message) => {
-                        error = Some((i, message));
+                        error = Some((i, message.to_string()));
                         None
                     }
                 }

@@ -171,8 +171,8 @@ pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(
 /// A YAML document as JSON, for checking a spec file against its JSON Schema as an editor
 /// does. JSON has no NaN or infinity: `.nan`, `.inf` and `-.inf` (numbers to YAML and to the
 /// YAML language server) become the number 0, which a schema checks the same way.
-pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
-    fn convert(value: serde_yaml::Value) -> Result<serde_json::Value, String> {
+pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, YamlToJsonError> {
+    fn convert(value: serde_yaml::Value) -> Result<serde_json::Value, YamlToJsonError> {
         use serde_json::Value as J;
         use serde_yaml::Value as Y;
         Ok(match value {
@@ -199,7 +199,7 @@ pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
                         Y::String(s) => s,
                         Y::Number(n) => n.to_string(),
                         Y::Bool(b) => b.to_string(),
-                        other => return Err(format!("unsupported mapping key {other:?}")),
+                        other => return Err(YamlToJsonError::Key(format!("{other:?}"))),
                     };
                     out.insert(key, convert(value)?);
                 }
@@ -208,8 +208,21 @@ pub fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
             Y::Tagged(tagged) => convert(tagged.value)?,
         })
     }
-    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let value: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|e| YamlToJsonError::Yaml(e.to_string()))?;
     convert(value)
+}
+
+/// Why [`yaml_to_json`] cannot convert a document.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum YamlToJsonError {
+    /// Not YAML.
+    #[error("{0}")]
+    Yaml(String),
+    /// A mapping key JSON cannot hold (a list, a mapping, null).
+    #[error("unsupported mapping key {0}")]
+    Key(String),
 }
 
 /// The cases and problems found in a set of spec folders.
@@ -831,10 +844,8 @@ fn build_tensor(
             return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
         }
     }
-    let scalars = flatten(values, &shape).map_err(|message| {
-        let (position, rest) = message.split_once(": ").unwrap_or(("data", &message));
-        problem(position, rest.to_owned())
-    })?;
+    let scalars = flatten(values, &shape)
+        .map_err(|e| problem(e.position.as_deref().unwrap_or("data"), e.message))?;
     let mut bits = Vec::with_capacity(scalars.len());
     for (index, scalar) in scalars.into_iter().enumerate() {
         let value = to_bits(scalar, dtype).map_err(|message| {
@@ -842,7 +853,7 @@ fn build_tensor(
                 .iter()
                 .map(|i| format!("[{i}]"))
                 .collect::<String>();
-            problem(&format!("data{position}"), message)
+            problem(&format!("data{position}"), message.to_string())
         })?;
         bits.push(value);
     }

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use load::{load_dirs, load_file, op_files, parse_attrs, yaml_to_json, Loaded, OpFile};
+pub use load::{
+    load_dirs, load_file, op_files, parse_attrs, yaml_to_json, Loaded, OpFile, YamlToJsonError,
+};
 
 use crate::compare::Tolerance;
 use crate::dtype::DType;

@@ -100,18 +100,82 @@ impl fmt::Display for DataNode {
     }
 }
 
+/// What kind of problem a [`ValueError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ValueErrorKind {
+    /// The nesting of the data does not match the shape.
+    Shape,
+    /// A value of the wrong sort for the dtype (a list, a string, `true` for a float, ...).
+    WrongType,
+    /// An integer that a float dtype cannot hold exactly.
+    Inexact,
+    /// A value outside the dtype's range.
+    OutOfRange,
+    /// A quoted bit pattern that is malformed or wider than the dtype.
+    BitPattern,
+}
+
+impl ValueErrorKind {
+    /// The kind's stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueErrorKind::Shape => "shape",
+            ValueErrorKind::WrongType => "wrong_type",
+            ValueErrorKind::Inexact => "inexact",
+            ValueErrorKind::OutOfRange => "out_of_range",
+            ValueErrorKind::BitPattern => "bit_pattern",
+        }
+    }
+}
+
+/// A value in a spec file that does not fit its tensor or its dtype. `position` (`data[1]`)
+/// is set when the value is found inside a data list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueError {
+    pub kind: ValueErrorKind,
+    pub position: Option<String>,
+    pub message: String,
+}
+
+impl ValueError {
+    fn new(kind: ValueErrorKind, message: impl Into<String>) -> ValueError {
+        ValueError {
+            kind,
+            position: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.position {
+            Some(position) => write!(f, "{position}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
+
 /// The scalars of `node` in row-major order, checking the nesting against `shape`.
 /// Errors name the position, e.g. `data[1]`.
-pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNode>, String> {
+pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNode>, ValueError> {
     fn walk<'a>(
         node: &'a DataNode,
         shape: &[usize],
         path: &mut String,
         out: &mut Vec<&'a DataNode>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ValueError> {
+        let at = |message: String| ValueError {
+            kind: ValueErrorKind::Shape,
+            position: Some(path.clone()),
+            message,
+        };
         match (shape.split_first(), node) {
-            (None, DataNode::List(_)) => Err(format!(
-                "{path}: expected a scalar here (the shape has no more dims), found a list"
+            (None, DataNode::List(_)) => Err(at(
+                "expected a scalar here (the shape has no more dims), found a list".into(),
             )),
             (None, scalar) => {
                 out.push(scalar);
@@ -119,10 +183,10 @@ pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNo
             }
             (Some((&dim, rest)), DataNode::List(items)) => {
                 if items.len() != dim {
-                    return Err(format!(
-                        "{path}: the shape says {dim} entries here, the data has {}",
+                    return Err(at(format!(
+                        "the shape says {dim} entries here, the data has {}",
                         items.len()
-                    ));
+                    )));
                 }
                 for (i, item) in items.iter().enumerate() {
                     let len = path.len();
@@ -132,9 +196,9 @@ pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNo
                 }
                 Ok(())
             }
-            (Some((&dim, _)), scalar) => Err(format!(
-                "{path}: the shape says a list of {dim} here, found {scalar}"
-            )),
+            (Some((&dim, _)), scalar) => Err(at(format!(
+                "the shape says a list of {dim} here, found {scalar}"
+            ))),
         }
     }
     let mut out = Vec::new();
@@ -143,7 +207,8 @@ pub fn flatten<'a>(node: &'a DataNode, shape: &[usize]) -> Result<Vec<&'a DataNo
 }
 
 /// Converts one scalar to an element of `dtype`, as its bit pattern.
-pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
+pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
+    use ValueErrorKind::{Inexact, OutOfRange, WrongType};
     match dtype.float_format() {
         Some(format) => {
             let value = match node {
@@ -151,19 +216,27 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
                 DataNode::Int(v) => {
                     let value = *v as f64;
                     if value as i128 != *v || !format.is_exact(value) {
-                        return Err(format!(
+                        return Err(ValueError::new(Inexact, format!(
                             "integer {v} is not exact in {dtype}; write it as a decimal ({v}.0) to have it rounded, or quote it if it is a bit pattern"
-                        ));
+                        )));
                     }
                     value
                 }
                 DataNode::Float(v) => *v,
                 DataNode::Bool(_) | DataNode::List(_) => {
-                    return Err(format!("{node} is not {} value", dtype.with_article()))
+                    return Err(ValueError::new(
+                        WrongType,
+                        format!("{node} is not {} value", dtype.with_article()),
+                    ))
                 }
             };
             format.encode(value).map_err(|_| {
-                format!("{value:?} is outside the range of {dtype} (a value the dtype cannot hold)")
+                ValueError::new(
+                    OutOfRange,
+                    format!(
+                        "{value:?} is outside the range of {dtype} (a value the dtype cannot hold)"
+                    ),
+                )
             })
         }
         None => {
@@ -172,11 +245,17 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, String> {
                 DataNode::Int(v) => *v,
                 DataNode::Bool(b) if dtype == DType::Bool => *b as i128,
                 DataNode::Float(v) if v.fract() == 0.0 && v.abs() < 1e38 => *v as i128,
-                _ => return Err(format!("{node} is not {} value", dtype.with_article())),
+                _ => {
+                    return Err(ValueError::new(
+                        WrongType,
+                        format!("{node} is not {} value", dtype.with_article()),
+                    ))
+                }
             };
             if value < low || value > high {
-                return Err(format!(
-                    "{value} is outside the range of {dtype} [{low}, {high}]"
+                return Err(ValueError::new(
+                    OutOfRange,
+                    format!("{value} is outside the range of {dtype} [{low}, {high}]"),
                 ));
             }
             Ok(dtype.int_to_bits(value))
@@ -194,7 +273,7 @@ fn is_json_special(text: &str) -> bool {
 }
 
 /// `"0x7e01"` → the bits, if they fit the type's width.
-fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
+fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
     let format = dtype
         .float_format()
         .expect("only float types take bit patterns");
@@ -203,19 +282,29 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, String> {
         .or_else(|| text.strip_prefix("0X"))
         .ok_or_else(|| {
             let a_dtype = dtype.with_article();
-            if is_json_special(text) {
-                // JSON exporters write NaN and Infinity; YAML's spellings are these.
-                format!("{text:?} is not {a_dtype} value: write NaN as .nan and the infinities as .inf and -.inf (unquoted)")
-            } else {
-                format!("{text:?} is not {a_dtype} value (a bit pattern is written \"0x7e01\")")
-            }
+            ValueError::new(
+                ValueErrorKind::WrongType,
+                if is_json_special(text) {
+                    // JSON exporters write NaN and Infinity; YAML's spellings are these.
+                    format!("{text:?} is not {a_dtype} value: write NaN as .nan and the infinities as .inf and -.inf (unquoted)")
+                } else {
+                    format!("{text:?} is not {a_dtype} value (a bit pattern is written \"0x7e01\")")
+                },
+            )
         })?;
-    let bits = u64::from_str_radix(hex, 16)
-        .map_err(|_| format!("{text:?} is not a hexadecimal bit pattern"))?;
+    let bits = u64::from_str_radix(hex, 16).map_err(|_| {
+        ValueError::new(
+            ValueErrorKind::BitPattern,
+            format!("{text:?} is not a hexadecimal bit pattern"),
+        )
+    })?;
     if bits >> format.total_bits() != 0 {
-        return Err(format!(
-            "bit pattern {text} has more than {} bits, the width of {dtype}",
-            format.total_bits()
+        return Err(ValueError::new(
+            ValueErrorKind::BitPattern,
+            format!(
+                "bit pattern {text} has more than {} bits, the width of {dtype}",
+                format.total_bits()
+            ),
         ));
     }
     Ok(bits)
@@ -304,7 +393,9 @@ mod tests {
     fn shape_must_match_nesting() {
         let data = node("[[1, 2], [3]]");
         let err = flatten(&data, &[2, 2]).unwrap_err();
-        assert!(err.starts_with("data[1]:"), "{err}");
+        assert_eq!(err.kind, ValueErrorKind::Shape);
+        assert_eq!(err.position.as_deref(), Some("data[1]"));
+        assert!(err.to_string().starts_with("data[1]:"), "{err}");
         assert_eq!(flatten(&node("[[], []]"), &[2, 0]).unwrap().len(), 0);
         assert_eq!(flatten(&node("5"), &[]).unwrap().len(), 1);
         assert!(flatten(&node("[5]"), &[]).is_err());
@@ -314,7 +405,16 @@ mod tests {
     fn integers_are_range_checked() {
         assert_eq!(to_bits(&DataNode::Int(-8), DType::Int4), Ok(0xf8));
         assert!(to_bits(&DataNode::Int(8), DType::Int4).is_err());
-        assert!(to_bits(&DataNode::Int(300), DType::Int8).is_err());
+        assert_eq!(
+            to_bits(&DataNode::Int(300), DType::Int8).unwrap_err().kind,
+            ValueErrorKind::OutOfRange
+        );
+        assert_eq!(
+            to_bits(&DataNode::Int(16777217), DType::Float32)
+                .unwrap_err()
+                .kind,
+            ValueErrorKind::Inexact
+        );
         assert!(to_bits(&DataNode::Int(-1), DType::UInt8).is_err());
         assert_eq!(to_bits(&DataNode::Float(3.0), DType::Int32), Ok(3));
         assert!(to_bits(&DataNode::Float(0.5), DType::Int32).is_err());
@@ -360,7 +460,9 @@ mod tests {
     #[test]
     fn json_spellings_of_nan_and_infinity_suggest_the_yaml_ones() {
         for text in ["NaN", "nan", "Infinity", "-Infinity", "inf", "+inf", "-INF"] {
-            let e = to_bits(&DataNode::Text(text.into()), DType::Float32).unwrap_err();
+            let e = to_bits(&DataNode::Text(text.into()), DType::Float32)
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.starts_with(&format!("{text:?} is not a float32 value")),
                 "{e}"
@@ -369,21 +471,25 @@ mod tests {
                 assert!(e.contains(yaml), "{e}");
             }
         }
-        let e = to_bits(&DataNode::Text("NaN".into()), DType::Int8).unwrap_err();
+        let e = to_bits(&DataNode::Text("NaN".into()), DType::Int8)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("an int8 value"), "{e}");
         let e = to_bits(&DataNode::Text("0xzz".into()), DType::Float16).unwrap_err();
+        assert_eq!(e.kind, ValueErrorKind::BitPattern);
+        let e = e.to_string();
         assert!(!e.contains(".nan"), "{e}");
     }
 
     #[test]
     fn messages_put_an_before_dtypes_read_with_a_vowel() {
         let e = to_bits(&DataNode::Float(0.5), DType::Int32).unwrap_err();
-        assert_eq!(e, "0.5 is not an int32 value");
+        assert_eq!(e.message, "0.5 is not an int32 value");
         let e = to_bits(&DataNode::Bool(true), DType::Fp8).unwrap_err();
-        assert_eq!(e, "true is not an fp8 value");
+        assert_eq!(e.message, "true is not an fp8 value");
         let e = to_bits(&DataNode::Bool(true), DType::UInt8).unwrap_err();
-        assert_eq!(e, "true is not a uint8 value");
+        assert_eq!(e.message, "true is not a uint8 value");
         let e = to_bits(&DataNode::Bool(true), DType::Float16).unwrap_err();
-        assert_eq!(e, "true is not a float16 value");
+        assert_eq!(e.message, "true is not a float16 value");
     }
 }

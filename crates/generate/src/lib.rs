@@ -32,9 +32,9 @@ use sha2::{Digest, Sha256};
 
 use crate::golden::GoldenId;
 use opspec::dtype::DType;
+use opspec::image::to_le_bytes;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::spec::{Case, Expectation};
-use opspec::tensor::to_le_bytes;
 
 /// The version of the generators. Bump it when the same sweep file would give different
 /// inputs (provenance codes, special values, random streams, expansion order): every golden

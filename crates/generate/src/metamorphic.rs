@@ -9,6 +9,7 @@
 //! The second step is built from the first step's attributes and the input's shape only, so
 //! both steps run on the implementation under test and neither depends on the reference.
 
+use opspec::error::OpError;
 use opspec::ops::reformat::{self, Format};
 use opspec::ops::slice::{self, Mode};
 use opspec::ops::{shuffle, Attrs, Invocation, Op};
@@ -39,13 +40,28 @@ pub fn applies(first: &Invocation) -> bool {
     }
 }
 
+/// Why there is no second step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoWayBack {
+    #[error("the first step has no input")]
+    NoInput,
+    /// The first step's attributes do not plan (its own failure is reported elsewhere).
+    #[error("{0}")]
+    FirstStep(OpError),
+    #[error("the FILL slice does not cover its input")]
+    UncoveredFill,
+    #[error("this op has no round trip")]
+    NoRoundTrip,
+}
+
 /// The second step, given the first step and the output it gave.
-pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, String> {
+pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, NoWayBack> {
     let input = first
         .inputs
         .first()
         .and_then(Option::as_ref)
-        .ok_or("the first step has no input")?;
+        .ok_or(NoWayBack::NoInput)?;
     match &first.attrs {
         Attrs::Shuffle(attrs) => {
             let plan = shuffle::plan(
@@ -53,7 +69,7 @@ pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, String>
                 &input.shape,
                 first.inputs.get(1).and_then(Option::as_ref),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(NoWayBack::FirstStep)?;
             let transposed: Vec<i64> = plan.first.iter().map(|&a| input.shape[a] as i64).collect();
             Ok(Invocation {
                 attrs: Attrs::Shuffle(shuffle::Attrs {
@@ -66,7 +82,7 @@ pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, String>
             })
         }
         Attrs::Slice(attrs) => {
-            let back = slice_back(attrs, first).ok_or("the FILL slice does not cover its input")?;
+            let back = slice_back(attrs, first).ok_or(NoWayBack::UncoveredFill)?;
             let mut inputs = vec![None; slice::INPUTS.len()];
             inputs[0] = Some(output.clone());
             Ok(Invocation {
@@ -89,7 +105,7 @@ pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, String>
             }),
             inputs: vec![Some(output.clone())],
         }),
-        Attrs::AsStrided(_) | Attrs::Scale(_) => Err("this op has no round trip".into()),
+        Attrs::AsStrided(_) | Attrs::Scale(_) => Err(NoWayBack::NoRoundTrip),
     }
 }
 
@@ -215,5 +231,20 @@ mod tests {
             }),
             inputs: vec![Some(Provenance::tensor(DType::Int8, vec![2, 5, 2, 3]))],
         });
+    }
+
+    #[test]
+    fn no_way_back_says_why() {
+        let input = Provenance::tensor(DType::Float32, vec![1, 1, 2, 2]);
+        let scale = Invocation {
+            attrs: Attrs::Scale(serde_yaml::from_str("{mode: uniform}").unwrap()),
+            inputs: vec![Some(input.clone())],
+        };
+        assert_eq!(second(&scale, &input), Err(NoWayBack::NoRoundTrip));
+        let empty = Invocation {
+            inputs: vec![],
+            ..scale
+        };
+        assert_eq!(second(&empty, &input), Err(NoWayBack::NoInput));
     }
 }

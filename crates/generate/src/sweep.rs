@@ -518,7 +518,7 @@ fn build_tensor(
     let literal = |nodes: Vec<&DataNode>, field: &str| -> Result<Vec<u64>, (String, String)> {
         nodes
             .into_iter()
-            .map(|node| to_bits(node, dtype).map_err(|m| (field.to_owned(), m)))
+            .map(|node| to_bits(node, dtype).map_err(|m| (field.to_owned(), m.to_string())))
             .collect()
     };
     let (bits, provenance) = match (&template.data, &template.values) {
@@ -532,7 +532,7 @@ fn build_tensor(
             ));
         }
         (Some(data), None) => {
-            let nodes = flatten(data, &shape).map_err(|m| ("data".to_owned(), m))?;
+            let nodes = flatten(data, &shape).map_err(|m| ("data".to_owned(), m.to_string()))?;
             (literal(nodes, "data")?, false)
         }
         (None, None) => (Provenance::tensor(dtype, shape.clone()).buffer_bits(), true),

@@ -82,7 +82,7 @@ impl Engine for Kernels {
     }
 
     fn shuffle(&self, input: &Tensor, plan: &shuffle::Plan) -> Option<Tensor> {
-        crate::shuffle::one_pass(input, plan)
+        Some(crate::shuffle::run(input, plan))
     }
 
     fn scale(&self, attrs: &scale::Attrs, plan: &scale::Plan, input: &Tensor) -> Option<Tensor> {

@@ -415,7 +415,8 @@ pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
     })
 }
 
-/// [`crate::layout::gather_view`], fast: the view's strides are the copy's source maps.
+/// A strided view (AsStrided, a Shuffle's transposes) read by the kernels: the view's strides
+/// are the copy's source maps. The same bits as `opspec::ops::as_strided::reference`.
 pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
     let row_major = row_major_strides(&view.shape);
     let axes = view
@@ -435,8 +436,32 @@ pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
         axes,
     };
     gather_copy(source, copy, false, 0, || {
-        gather_reference(source, &view.plan(), 0)
+        gather_reference(source, &view_plan(view), 0)
     })
+}
+
+/// A strided view as per-axis tables, for the plain loop.
+pub fn view_plan(view: &StridedView) -> AxisGather {
+    strided_plan(&view.shape, &view.strides, view.base)
+}
+
+/// `out[y] = in[base + Σ y_i · strides_i]` as per-axis tables.
+pub fn strided_plan(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
+    let tables = shape
+        .iter()
+        .zip(strides)
+        .map(|(&dim, &stride)| (0..dim).map(|y| Some(y * stride)).collect())
+        .collect();
+    AxisGather { base, tables }
+}
+
+/// NumPy transpose of a row-major tensor of `shape` as per-axis tables: output axis `i` is
+/// input axis `perm[i]`, a permutation of `0..shape.len()`.
+pub fn transpose_plan(shape: &[usize], perm: &[usize]) -> AxisGather {
+    let strides = row_major_strides(shape);
+    let out_shape: Vec<usize> = perm.iter().map(|&axis| shape[axis]).collect();
+    let out_strides: Vec<usize> = perm.iter().map(|&axis| strides[axis]).collect();
+    strided_plan(&out_shape, &out_strides, 0)
 }
 
 /// A gather's output from its copy (`vacant`: every element is fill); a copy that reaches

@@ -6,8 +6,7 @@
 use super::*;
 use crate::shuffle::{reshape_strides, transpose_reshape_transpose};
 use opspec::dtype::DType;
-use opspec::engine::Plain;
-use opspec::layout::{gather_tensor, StridedView};
+use opspec::layout::StridedView;
 use opspec::tensor::Tensor;
 
 /// xorshift64*: deterministic, no dependency.
@@ -156,7 +155,7 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
         0 => {
             let shape = rng.shape(6000);
             let perm = rng.permutation(shape.len());
-            (AxisGather::transpose(&shape, &perm), shape.iter().product())
+            (transpose_plan(&shape, &perm), shape.iter().product())
         }
         1 => {
             let shape = rng.shape(6000);
@@ -164,7 +163,7 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
         }
         2 => {
             let (view, len) = strided_view(rng);
-            (view.plan(), len)
+            (view_plan(&view), len)
         }
         3 => {
             let shape = rng.shape(6000);
@@ -292,7 +291,7 @@ fn generated_views() {
     for (case, dtype) in (0..1000).zip(dtypes()) {
         let (view, len) = strided_view(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
-        let expected = gather_reference(&source.buffer, &view.plan(), 0);
+        let expected = gather_reference(&source.buffer, &view_plan(&view), 0);
         let got = gather_view(&source.buffer, &view);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {view:?}: {why}");
@@ -318,7 +317,7 @@ fn generated_scatters() {
                 }
                 let base = rng.below(4);
                 let len = base + padded.iter().product::<usize>() + rng.below(3);
-                (AxisGather::strided(&shape, &of_axis, base), len)
+                (strided_plan(&shape, &of_axis, base), len)
             }
         };
         // Now and then drop some elements (None = not written).
@@ -376,9 +375,9 @@ fn large_plans() {
     ] {
         let input = rng.tensor(dtype, shape.to_vec());
         let mut plans = vec![
-            AxisGather::transpose(&shape, &[0, 2, 3, 1]),
-            AxisGather::transpose(&shape, &[0, 1, 3, 2]),
-            AxisGather::transpose(&shape, &[3, 2, 1, 0]),
+            transpose_plan(&shape, &[0, 2, 3, 1]),
+            transpose_plan(&shape, &[0, 1, 3, 2]),
+            transpose_plan(&shape, &[3, 2, 1, 0]),
         ];
         for _ in 0..8 {
             plans.push(slice_plan(&mut rng, &shape));
@@ -431,7 +430,7 @@ fn out_of_bounds_plans_panic_as_the_reference_does() {
 
 fn out_of_bounds() {
     let source = Buffer::W32(vec![1, 2, 3]);
-    let plan = AxisGather::strided(&[4], &[1], 0);
+    let plan = strided_plan(&[4], &[1], 0);
     let fast = std::panic::catch_unwind(|| gather(&source, &plan, 0));
     let plain = std::panic::catch_unwind(|| gather_reference(&source, &plan, 0));
     assert!(fast.is_err() && plain.is_err());
@@ -495,12 +494,12 @@ fn composed_shuffles_match_two_passes() {
             [DType::Int4, DType::Int32, DType::BFloat16][case % 3],
             shape.clone(),
         );
-        let t1 = gather_tensor(&input, &AxisGather::transpose(&shape, &first), 0, &Plain);
+        let t1 = gather_tensor(&input, &transpose_plan(&shape, &first));
         let t2 = Tensor {
             shape: reshaped.clone(),
             ..t1
         };
-        let two_passes = gather_tensor(&t2, &AxisGather::transpose(&reshaped, &second), 0, &Plain);
+        let two_passes = gather_tensor(&t2, &transpose_plan(&reshaped, &second));
         if let Some(view) = transpose_reshape_transpose(&shape, &first, &reshaped, &second) {
             composed += 1;
             let got = gather_view(&input.buffer, &view);
@@ -511,4 +510,13 @@ fn composed_shuffles_match_two_passes() {
         }
     }
     assert!(composed > 1000, "only {composed} of 2000 composed");
+}
+
+/// A plan applied to a tensor by the plain loop, keeping its dtype.
+fn gather_tensor(source: &Tensor, plan: &AxisGather) -> Tensor {
+    Tensor {
+        dtype: source.dtype,
+        shape: plan.shape(),
+        buffer: gather_reference(&source.buffer, plan, 0),
+    }
 }

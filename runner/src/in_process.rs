@@ -1,0 +1,166 @@
+//! In-process backends: an implementation written in Rust, handed to the harness as a value
+//! and run in this process, without the wire protocol (docs/protocol.md) or a second process.
+//!
+//! Implement [`InProcessBackend`] (one invocation in, its outputs or a [`Refusal`] out) and
+//! call [`run_in_process`]: the same trials, verdicts, known failures (`--expectations`),
+//! reports and run rules as `runner --backend`, with the counts returned as a [`RunSummary`].
+//! `crates/example-backend` is a complete example.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use libtest_mimic::Arguments;
+use opspec::ops::Invocation;
+use opspec::spec::Case;
+use opspec::{ErrorKind, OpError, Tensor};
+
+use crate::backend::{Backend, BackendError, Outcome};
+use crate::report::{count, Record, Status};
+use crate::Config;
+
+/// An implementation under test, in Rust: evaluates one invocation (an op, its attributes and
+/// inputs) as the implementation would. Shared by the test threads.
+pub trait InProcessBackend: Send + Sync {
+    /// The name the reports give the backend.
+    fn name(&self) -> String;
+
+    /// The outputs of `invocation`, or why there are none. A panic fails the trial (as a
+    /// crash of a backend process does), not the run.
+    fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, Refusal>;
+}
+
+/// Why an implementation gives no outputs for an invocation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// It rejects the invocation, under the rule `kind` names when it knows which (compared
+    /// with the case's expected error kind, as a protocol `error` reply is).
+    #[error("rejected: {message}")]
+    Rejected {
+        kind: Option<ErrorKind>,
+        message: String,
+    },
+    /// It does not implement the invocation (an op, a dtype, an attribute value): the trial is
+    /// reported unsupported, as a protocol `unsupported` reply is.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+/// The reference's own rejection, for a backend that wraps it.
+impl From<OpError> for Refusal {
+    fn from(error: OpError) -> Refusal {
+        Refusal::Rejected {
+            kind: Some(error.kind),
+            message: error.detail(),
+        }
+    }
+}
+
+/// An [`InProcessBackend`] as the harness's [`Backend`].
+struct InProcess<B>(B);
+
+impl<B: InProcessBackend> Backend for InProcess<B> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
+        let evaluated = catch_unwind(AssertUnwindSafe(|| self.0.evaluate(&case.invocation)));
+        Ok(match evaluated {
+            Ok(Ok(outputs)) => Outcome::Outputs(outputs),
+            Ok(Err(Refusal::Rejected { kind, message })) => Outcome::Rejected { kind, message },
+            Ok(Err(Refusal::Unsupported(reason))) => Outcome::Unsupported(reason),
+            Err(panic) => {
+                let what = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                return Err(BackendError::Broken(format!(
+                    "the backend panicked: {what}"
+                )));
+            }
+        })
+    }
+}
+
+/// What a run found: the trials per status, the reasons the run is no pass (beyond failed
+/// trials: nothing passed, too many unasked skips; docs/protocol.md, "Reports"), and the
+/// verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunSummary {
+    pub passed: usize,
+    pub failed: usize,
+    pub unsupported: usize,
+    pub excluded: usize,
+    pub known_failures: usize,
+    pub implementation_defined: usize,
+    pub not_run: usize,
+    pub problems: Vec<String>,
+    /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
+    /// failure, a problem of the goldens).
+    pub trial_failed: bool,
+    /// The run passes: no trial failed and no problem ([`RunSummary::exit_code`] 0).
+    pub success: bool,
+}
+
+impl RunSummary {
+    pub(crate) fn new(records: &[Record], problems: Vec<String>, trial_failed: bool) -> RunSummary {
+        RunSummary {
+            success: !trial_failed && problems.is_empty(),
+            trial_failed,
+            passed: count(records, Status::Passed),
+            failed: count(records, Status::Failed),
+            unsupported: count(records, Status::Unsupported),
+            excluded: count(records, Status::Excluded),
+            known_failures: count(records, Status::KnownFailure),
+            implementation_defined: count(records, Status::ImplementationDefined),
+            not_run: count(records, Status::NotRun),
+            problems,
+        }
+    }
+
+    /// The exit code `runner` gives the run: 101 (libtest's) when a trial failed, 1 when only
+    /// a problem makes it no pass, 0 when it passes.
+    pub fn exit_code(&self) -> ExitCode {
+        match (self.trial_failed, self.problems.is_empty()) {
+            (true, _) => ExitCode::from(101),
+            (false, false) => ExitCode::FAILURE,
+            (false, true) => ExitCode::SUCCESS,
+        }
+    }
+}
+
+/// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The known-failures file (`--expectations`) cannot be read or is malformed.
+    #[error("{0}")]
+    Expectations(String),
+    /// The sweeps or their goldens cannot be loaded or written.
+    #[error("{0}")]
+    Generated(String),
+    /// The backend process cannot be started.
+    #[error("{0}")]
+    Backend(String),
+    /// The filter selects no trial, or the backend supports none.
+    #[error("{0}")]
+    NothingToRun(String),
+    /// A report file (`--report-json`, `--junit`) cannot be written.
+    #[error("{0}")]
+    Report(String),
+}
+
+/// Runs the suite against `backend` in this process: the trials `args` selects (libtest's
+/// filter and options; `Arguments::default()` for all), with the spec folders, sweeps,
+/// known failures and reports of `config` (its `backend` command and `engine` are not used,
+/// except the engine for the goldens' reference). Prints libtest's report and the op × dtype
+/// table as `runner` does.
+pub fn run_in_process(
+    args: Arguments,
+    config: Config,
+    backend: impl InProcessBackend + 'static,
+) -> Result<RunSummary, RunError> {
+    crate::run(args, config, Some(Arc::new(InProcess(backend))))
+}
