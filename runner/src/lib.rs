@@ -301,11 +301,10 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            Arc::new(ProcessBackend::start(
-                command,
-                config.timeout,
-                config.backend_log.clone(),
-            )?)
+            Arc::new(
+                ProcessBackend::start(command, config.timeout, config.backend_log.clone())
+                    .map_err(|e| e.to_string())?,
+            )
         }
     };
     Ok(match &config.dump_requests {

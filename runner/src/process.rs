@@ -675,11 +675,36 @@ struct State {
     given_up: Option<String>,
 }
 
+/// Why a backend process could not be started; the message names the command.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The backend log cannot be opened.
+    #[error("{0}")]
+    Log(String),
+    /// The process cannot be spawned.
+    #[error("{0}")]
+    Spawn(String),
+    /// It did not answer the hello, or answered something else.
+    #[error("{0}")]
+    Handshake(String),
+    /// It speaks another protocol version.
+    #[error("backend speaks protocol {backend}, the runner {runner}")]
+    Protocol { backend: u64, runner: u64 },
+    /// Its hello declares an op, dtype, target or attribute value the runner does not know.
+    #[error("{0}")]
+    Hello(String),
+}
+
 impl ProcessBackend {
     /// Starts the backend and reads its hello. The log file is emptied first: it holds this
     /// run's stderr only.
-    pub fn start(command: &str, timeout: Duration, log: PathBuf) -> Result<ProcessBackend, String> {
-        let log = Arc::new(Mutex::new(Log::create(&log)?));
+    pub fn start(
+        command: &str,
+        timeout: Duration,
+        log: PathBuf,
+    ) -> Result<ProcessBackend, StartError> {
+        let log = Arc::new(Mutex::new(Log::create(&log).map_err(StartError::Log)?));
         let (session, capabilities) = Self::handshake(command, timeout, &log)?;
         Ok(ProcessBackend {
             command: command.to_owned(),
@@ -702,15 +727,15 @@ impl ProcessBackend {
         command: &str,
         timeout: Duration,
         log: &Arc<Mutex<Log>>,
-    ) -> Result<(Session, Capabilities), String> {
-        let mut session = Session::start(command, log)?;
+    ) -> Result<(Session, Capabilities), StartError> {
+        let mut session = Session::start(command, log).map_err(StartError::Spawn)?;
         let reply = session
             .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT)
             .map_err(|trouble| {
-                format!(
+                StartError::Handshake(format!(
                     "backend `{command}` failed the handshake: {}",
                     session.fail(trouble)
-                )
+                ))
             })?;
         match serde_json::from_str::<Reply>(&reply) {
             Ok(Reply::Hello {
@@ -731,19 +756,22 @@ impl ProcessBackend {
                     Ok(capabilities) => Ok((session, capabilities)),
                     Err(e) => {
                         session.kill();
-                        Err(format!("the hello of backend `{command}` names {e}"))
+                        Err(StartError::Hello(format!(
+                            "the hello of backend `{command}` names {e}"
+                        )))
                     }
                 }
             }
             Ok(Reply::Hello { protocol, .. }) => {
                 session.kill();
-                Err(format!(
-                    "backend speaks protocol {protocol}, the runner {PROTOCOL_VERSION}"
-                ))
+                Err(StartError::Protocol {
+                    backend: protocol,
+                    runner: PROTOCOL_VERSION,
+                })
             }
-            _ => Err(session.fail_with(format!(
+            _ => Err(StartError::Handshake(session.fail_with(format!(
                 "backend `{command}` answered the hello with {reply:?}"
-            ))),
+            )))),
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use opspec::spec::Case;
 use opspec_runner::backend::Backend;
-use opspec_runner::process::ProcessBackend;
+use opspec_runner::process::{ProcessBackend, StartError};
 
 /// The faulty backend, which cargo builds with the tests.
 fn faulty_backend() -> &'static str {
@@ -612,7 +612,7 @@ fn output_cases(count: usize) -> Vec<Case> {
 }
 
 /// Starts the faulty backend with `flags` in process, logging into `dir`.
-fn start_faulty(flags: &str, timeout: f64, dir: &Path) -> Result<ProcessBackend, String> {
+fn start_faulty(flags: &str, timeout: f64, dir: &Path) -> Result<ProcessBackend, StartError> {
     ProcessBackend::start(
         &format!("{} {flags}", faulty_backend()),
         Duration::from_secs_f64(timeout),
@@ -699,6 +699,8 @@ fn a_failed_handshake_stops_the_backend() {
     )
     .err()
     .unwrap();
+    assert!(matches!(error, StartError::Handshake(_)), "{error:?}");
+    let error = error.to_string();
     assert!(error.contains("failed the handshake"), "{error}");
     assert!(
         error.contains("hanging on the hello"),
@@ -758,6 +760,8 @@ fn a_command_that_is_not_found_shows_the_shell_message() {
     )
     .err()
     .unwrap();
+    assert!(matches!(error, StartError::Handshake(_)), "{error:?}");
+    let error = error.to_string();
     assert!(error.contains("exit status: 127"), "{error}");
     assert!(
         error.contains("opspec-no-such-backend: not found"),

@@ -148,7 +148,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if let Some(parent) = log.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            Arc::new(ProcessBackend::start(command, timeout, log)?)
+            Arc::new(ProcessBackend::start(command, timeout, log).map_err(|e| e.to_string())?)
         }
     };
     let (bar, total) = match options.budget {
