@@ -15,7 +15,9 @@
 //! passed in OLD and does not pass in NEW (whatever it became, or because it is gone), or a
 //! trial that fails in NEW and did not fail in OLD (whether it existed or not). Declaring a new
 //! failure known, or a trial dropping out of the run, is a change a person must accept by
-//! taking NEW as the new baseline. Exit code: 1 on a regression, 0 otherwise, 2 when a report
+//! taking NEW as the new baseline. Under each report's line, the trials its hello excluded, per
+//! declaration (`slice mode=reflect`, `target dla`, ...); after the lists, the declarations whose
+//! counts differ, old → new. Exit code: 1 on a regression, 0 otherwise, 2 when a report
 //! cannot be read.
 
 use std::collections::BTreeMap;
@@ -23,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::report::{read, Record, Report, Status};
+use crate::report::{exclusions, read, Record, Report, Status};
 
 /// One trial in either report.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -143,6 +145,14 @@ impl<'a> Diff<'a> {
                 report.backend,
                 report.trials.len()
             );
+            let counts = exclusions(&report.trials);
+            if !counts.is_empty() {
+                let parts: Vec<String> = counts
+                    .iter()
+                    .map(|(by, n)| format!("{n} by {by}"))
+                    .collect();
+                let _ = writeln!(text, "  excluded by the hello: {}", parts.join(", "));
+            }
         }
         if old.backend != new.backend {
             let _ = writeln!(
@@ -160,6 +170,7 @@ impl<'a> Diff<'a> {
                 text.push_str(&describe(change));
             }
         }
+        exclusion_changes(&mut text, old, new);
         let counts: Vec<String> = self
             .lists()
             .iter()
@@ -179,6 +190,29 @@ impl<'a> Diff<'a> {
             counts.join(", ")
         );
         text
+    }
+}
+
+/// The declarations whose count of excluded trials differs between the reports, by name.
+fn exclusion_changes(text: &mut String, old: &Report, new: &Report) {
+    let old: BTreeMap<&str, usize> = exclusions(&old.trials).into_iter().collect();
+    let new: BTreeMap<&str, usize> = exclusions(&new.trials).into_iter().collect();
+    let mut declarations: Vec<&str> = old.keys().chain(new.keys()).copied().collect();
+    declarations.sort_unstable();
+    declarations.dedup();
+    let changed: Vec<String> = declarations
+        .into_iter()
+        .filter_map(|by| {
+            let (a, b) = (
+                old.get(by).copied().unwrap_or(0),
+                new.get(by).copied().unwrap_or(0),
+            );
+            (a != b).then(|| format!("  {by}: {a} → {b}\n"))
+        })
+        .collect();
+    if !changed.is_empty() {
+        text.push_str("\nexcluded by the hello, per declaration (old → new):\n");
+        text.push_str(&changed.concat());
     }
 }
 
@@ -360,5 +394,27 @@ mod tests {
                 ..Diff::default()
             }
         );
+    }
+
+    #[test]
+    fn exclusions_are_counted_per_report_and_compared() {
+        use Status::*;
+        let mut old = report(&[("a", Excluded), ("b", Excluded), ("c", Passed)]);
+        old.trials[0].excluded_by = Some("slice mode=wrap".into());
+        old.trials[1].excluded_by = Some("slice dtype fp8".into());
+        let mut new = report(&[("a", Excluded), ("b", Passed), ("c", Excluded)]);
+        new.trials[0].excluded_by = Some("slice mode=wrap".into());
+        new.trials[2].excluded_by = Some("slice mode=wrap".into());
+        let text = Diff::new(&old, &new).text(&old, &new);
+        for needle in [
+            "old: r.json (backend b, 3 trials)\n  excluded by the hello: 1 by slice dtype fp8, 1 by slice mode=wrap\n",
+            "new: r.json (backend b, 3 trials)\n  excluded by the hello: 2 by slice mode=wrap\n",
+            "\nexcluded by the hello, per declaration (old → new):\n  slice dtype fp8: 1 → 0\n  slice mode=wrap: 1 → 2\n",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+        // Equal counts are no change.
+        let text = Diff::new(&new, &new).text(&new, &new);
+        assert!(!text.contains("per declaration"), "{text}");
     }
 }

@@ -9,14 +9,16 @@
 //! did not pass, and the command that replays it. The link opens the drill-down without any
 //! script: a browser opens a closed `<details>` holding the target of the fragment it navigates
 //! to (HTML Living Standard, "scroll to the fragment": the ancestor details revealing
-//! algorithm).
+//! algorithm). Above the matrix, the totals of each report, and the trials each declaration of
+//! an engine's hello excluded (its op, a dtype, an attribute value, a target: docs/protocol.md,
+//! "What the runner does with a hello"), a column per engine.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::report::{read, xml_escape as escape, Record, Report, Status};
+use crate::report::{exclusions, read, xml_escape as escape, Record, Report, Status};
 
 /// The CSS class of a status: its name in the JSON report.
 fn class(status: Status) -> &'static str {
@@ -46,7 +48,9 @@ fn meaning(status: Status) -> &'static str {
         Status::ImplementationDefined => {
             "differs where the vendor leaves the result open; accepted"
         }
-        Status::Excluded => "not sent: the engine's hello excludes its op, dtype or target",
+        Status::Excluded => {
+            "not sent: the engine's hello excludes its op, a dtype, an attribute value or its target"
+        }
         Status::NotRun => {
             "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run"
         }
@@ -331,6 +335,42 @@ fn drill_down(html: &mut String, id: &str, title: &str, records: &[&Record]) {
     html.push_str("</div></details>\n");
 }
 
+/// The trials each hello declaration excluded, a row per declaration (most first, over all the
+/// reports) and a column per report; nothing when no hello excluded a trial.
+fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
+    let counts: Vec<BTreeMap<&str, usize>> = reports
+        .iter()
+        .map(|report| exclusions(&report.trials).into_iter().collect())
+        .collect();
+    let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
+    for (by, n) in counts.iter().flatten() {
+        *totals.entry(by).or_default() += n;
+    }
+    if totals.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(&str, usize)> = totals.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    html.push_str(
+        "<h2>Excluded by the hello</h2>\n<p class=\"lead\">Trials not sent to an engine because \
+         its hello leaves out their op, a dtype, an attribute value or a target they need, per \
+         declaration.</p>\n<table class=\"exclusions\" id=\"exclusions\"><thead><tr><th>declaration</th>",
+    );
+    for label in labels {
+        let _ = write!(html, "<th scope=\"col\">{}</th>", escape(label));
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for (by, _) in rows {
+        let _ = write!(html, "<tr><th scope=\"row\">{}</th>", escape(by));
+        for (engine, counts) in counts.iter().enumerate() {
+            let n = counts.get(by).copied().unwrap_or(0);
+            let _ = write!(html, "<td class=\"n\" data-engine=\"{engine}\">{n}</td>");
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table>\n");
+}
+
 /// The page.
 pub fn page(reports: &[Report]) -> String {
     let labels = engine_labels(reports);
@@ -383,6 +423,10 @@ pub fn page(reports: &[Report]) -> String {
             );
         }
     }
+    exclusion_table(&mut html, reports, &labels);
+
+    // The matrix, after the legend of its chips.
+    html.push_str("<h2>Op × dtype × engine</h2>\n");
     html.push_str("<ul class=\"legend\">");
     for status in Status::ALL {
         let _ = write!(
@@ -395,9 +439,7 @@ pub fn page(reports: &[Report]) -> String {
         );
     }
     html.push_str("</ul>\n");
-
-    // The matrix.
-    html.push_str("<h2>Op × dtype × engine</h2>\n<table class=\"matrix\" id=\"matrix\"><thead><tr><th>op</th><th>dtype</th>");
+    html.push_str("<table class=\"matrix\" id=\"matrix\"><thead><tr><th>op</th><th>dtype</th>");
     for label in &labels {
         let _ = write!(html, "<th scope=\"col\">{}</th>", escape(label));
     }
@@ -639,5 +681,30 @@ mod tests {
             engine_labels(&reports),
             ["ort (old.json)", "ort (new.json)", "xla"]
         );
+    }
+
+    #[test]
+    fn the_exclusions_of_each_hello_are_counted_per_engine() {
+        let mut reports = sample();
+        // No hello excluded anything: no table.
+        assert!(!page(&reports).contains("id=\"exclusions\""));
+        for (name, by) in [
+            ("slice::f::e::int8", "slice mode=<wrap>"),
+            ("slice::f::g::int8", "slice dtype int8"),
+            ("slice::f::h::int8", "slice dtype int8"),
+        ] {
+            let mut excluded = record(name, Some("int8"), Status::Excluded);
+            excluded.excluded_by = Some(by.into());
+            reports[1].trials.push(excluded);
+        }
+        let page = page(&reports);
+        let table = page
+            .split("<table class=\"exclusions\" id=\"exclusions\">")
+            .nth(1)
+            .unwrap();
+        let table = table.split("</table>").next().unwrap();
+        // Most first, a cell per engine.
+        assert!(table.contains("<th>declaration</th><th scope=\"col\">reference</th><th scope=\"col\">engine &lt;x&gt;</th>"), "{table}");
+        assert!(table.contains("<tbody>\n<tr><th scope=\"row\">slice dtype int8</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">2</td></tr>\n<tr><th scope=\"row\">slice mode=&lt;wrap&gt;</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">1</td></tr>"), "{table}");
     }
 }

@@ -59,8 +59,8 @@ impl Drop for Scratch {
     }
 }
 
-/// Three slice cases: one that passes, one whose expected value is wrong (every correct
-/// backend fails it), and one DLA does not run.
+/// Four slice cases: one that passes, one whose expected value is wrong (every correct
+/// backend fails it), one DLA does not run, and one in WRAP mode.
 const CASES: &str = r#"
 cases:
   - name: kept
@@ -88,14 +88,23 @@ cases:
       input: {dtype: float32, shape: [3, 3], data: [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}
     expected:
       output: {dtype: float32, shape: [2, 2], data: [[4, 5], [7, 8]]}
+  - name: wrapped
+    source: "seed 004, mode WRAP: x mod 3"
+    clauses: [slice.wrap.modulo]
+    attrs: {start: [2], size: [3], stride: [1], mode: wrap}
+    inputs:
+      input: {dtype: float32, shape: [3], data: [0, 1, 2]}
+    expected:
+      output: {dtype: float32, shape: [3], data: [2, 0, 1]}
 "#;
 
 const KNOWN_FAILURES: &str =
     "slice::mine::wrong | slice.coordinates.any-stride | semantics | the test's own wrong value\n";
 
 /// Two reports of real runs over [`CASES`]: `reference.json` (the built-in reference: the
-/// wrong case fails) and `dla.json` (the reference served with the `dla` target and a
-/// known-failures file: the wrong case is a known failure, the DLA one is excluded).
+/// wrong case fails) and `dla.json` (the reference served as a DLA target without Slice's WRAP
+/// mode, with a known-failures file: the wrong case is a known failure, the DLA and the WRAP
+/// ones are excluded by the hello).
 fn two_reports(scratch: &Scratch) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
     std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
@@ -110,7 +119,8 @@ fn two_reports(scratch: &Scratch) -> (PathBuf, PathBuf) {
         .unwrap();
     assert_eq!(output.status.code(), Some(101), "{}", text(&output));
     let dla = scratch.path("dla.json");
-    let backend = format!("{} --serve --target dla", env!("CARGO_BIN_EXE_runner"));
+    let hello = r#"{"type":"hello","protocol":1,"name":"opspec-reference","ops":["slice"],"targets":["dla"],"attributes":{"slice":{"mode":["strict_bounds","clamp"]}}}"#;
+    let backend = format!("{} --hello '{hello}'", env!("CARGO_BIN_EXE_faulty_backend"));
     let output = runner()
         .arg("--specs")
         .arg(scratch.path("specs"))
@@ -178,13 +188,14 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
         .unwrap();
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
     assert!(
-        text(&same).contains("no regression: 0 of 3 trials differ"),
+        text(&same).contains("no regression: 0 of 4 trials differ"),
         "{}",
         text(&same)
     );
 
-    // reference → dla: the failure became known (no regression), a passing trial is no
-    // longer run (a regression).
+    // reference → dla: the failure became known (no regression), two passing trials are no
+    // longer run (regressions), each excluded by a declaration of the hello, which the diff
+    // counts per report and compares.
     let output = runner()
         .arg("diff")
         .args([&reference, &dla])
@@ -194,9 +205,12 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
     assert_eq!(output.status.code(), Some(1), "{listed}");
     for needle in [
         "note: the reports are of different backends (reference and opspec-reference)",
-        "\nno longer passing (1):\n  slice::mine::not_on_dla [regression]: passed → excluded (restricted on dla: not on DLA (a test restriction))",
+        "\nno longer passing (2):\n  slice::mine::not_on_dla [regression]: passed → excluded (restricted on dla: not on DLA (a test restriction))",
+        "\n  slice::mine::wrapped [regression]: passed → excluded (",
         "\nother changes (1):\n  slice::mine::wrong: failed → known failure (the test's own wrong value)\n",
-        "\nregression (1 trials): 2 of 3 trials differ",
+        "\nregression (2 trials): 3 of 4 trials differ",
+        "(backend opspec-reference, 4 trials)\n  excluded by the hello: 1 by slice mode=wrap, 1 by target dla\n",
+        "\nexcluded by the hello, per declaration (old → new):\n  slice mode=wrap: 0 → 1\n  target dla: 0 → 1\n",
     ] {
         assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
     }
@@ -212,7 +226,8 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
     assert_eq!(output.status.code(), Some(1), "{listed}");
     for needle in [
         "\nnewly failing (1):\n  slice::mine::wrong [regression]: known failure → failed (1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0)\n      replay: cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
-        "\nnewly passing (1):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n",
+        "\nnewly passing (2):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n",
+        "\nexcluded by the hello, per declaration (old → new):\n  slice mode=wrap: 1 → 0\n  target dla: 1 → 0\n",
     ] {
         assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
     }
@@ -485,16 +500,28 @@ fn the_page_works_in_chromium_with_javascript_off() {
         "{matrix}"
     );
     let cell = between(matrix, "<td class=\"bad\" data-engine=\"0\">", "</td>");
-    for chip in ["title=\"2 passed\">2 pass<", "title=\"1 failed\">1 fail<"] {
+    for chip in ["title=\"3 passed\">3 pass<", "title=\"1 failed\">1 fail<"] {
         assert!(cell.contains(chip), "missing {chip:?} in {cell}");
     }
     let cell = between(matrix, "<td class=\"known\" data-engine=\"1\">", "</td>");
     for chip in [
         "title=\"1 passed\"",
         "title=\"1 known failure\"",
-        "title=\"1 excluded\"",
+        "title=\"2 excluded\"",
     ] {
         assert!(cell.contains(chip), "missing {chip:?} in {cell}");
+    }
+    // The trials each declaration of a hello excluded, a column per engine.
+    let exclusions = between(
+        &dom,
+        "<table class=\"exclusions\" id=\"exclusions\">",
+        "</table>",
+    );
+    for row in [
+        "<tr><th scope=\"row\">slice mode=wrap</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">1</td></tr>",
+        "<tr><th scope=\"row\">target dla</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">1</td></tr>",
+    ] {
+        assert!(exclusions.contains(row), "missing {row:?} in {exclusions}");
     }
     // Closed drill-downs, one per cell.
     assert_eq!(dom.matches("<details class=\"drill\">").count(), 2, "{dom}");
@@ -532,7 +559,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");
     }
-    assert!(drill.contains("2 passed"), "{drill}");
+    assert!(drill.contains("3 passed"), "{drill}");
 
     // The other engine's drill-down: the known failure with the clause it breaks, and why the
     // DLA trial was not sent.
@@ -550,6 +577,10 @@ fn the_page_works_in_chromium_with_javascript_off() {
     }
     let row = between(other, "<tr class=\"excluded\">", "</tr>");
     assert!(row.contains("not on DLA (a test restriction)"), "{row}");
+    assert!(
+        other.contains("opspec-reference does not support slice with mode wrap"),
+        "{other}"
+    );
 
     // A screenshot of the page as it opens.
     let shot = browser.dir.path("page.png");

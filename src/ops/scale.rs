@@ -39,9 +39,9 @@
 //!    (\[inferred\]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
 //!    CUDA). A NaN float result is the format's canonical NaN (payloads are not compared).
 //!
-//! [`reference`] is the reference: these steps one element at a time, in row-major order. A
+//! [`reference()`] is the reference: these steps one element at a time, in row-major order. A
 //! faster engine ([`Engine::scale`]; crate `opspec-kernels`) gives the same bits by its own
-//! loops, tested against [`reference`] bit for bit on generated cases of every dtype pair and
+//! loops, tested against [`reference()`] bit for bit on generated cases of every dtype pair and
 //! mode, special values included.
 
 use std::fmt;
@@ -305,7 +305,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     })
 }
 
-/// Scale on `engine`: the plan, then [`reference`] unless the engine has its own loops for it
+/// Scale on `engine`: the plan, then [`reference()`] unless the engine has its own loops for it
 /// ([`Engine::scale`]).
 pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor, OpError> {
     let plan = plan(attrs, input)?;

@@ -402,7 +402,7 @@ fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize,
     (base, axes, vacant)
 }
 
-/// [`crate::layout::gather`], fast.
+/// [`opspec::layout::gather`], fast.
 pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
     let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
     let copy = Transfer {
@@ -739,7 +739,7 @@ fn outermost(copy: &Transfer) -> Option<(usize, usize)> {
     disjoint.then_some((a, step))
 }
 
-/// [`crate::layout::scatter`], fast.
+/// [`opspec::layout::scatter`], fast.
 pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
     let (dst_base, axes, vacant) = indexed_side(plan, |table, row_major| (table, row_major));
     let copy = Transfer {

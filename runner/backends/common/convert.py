@@ -18,9 +18,12 @@ class SlicePlan:
     """Slice as Pad (modes other than STRICT_BOUNDS) then a strided Slice.
 
     `before`/`after`: pads per input axis (all 0 for STRICT_BOUNDS); `starts`, `ends`, `steps`,
-    `axes`: the Slice of the padded tensor, ends as ONNX/OpenVINO Slice read them."""
+    `axes`: the Slice of the padded tensor, ends as ONNX/OpenVINO Slice read them.
 
-    def __init__(self, attrs, x, start_t, size_t, stride_t, axes_t, fill):
+    With `pad=False` (an engine that maps a mode onto a Gather of the coordinates instead) no
+    pads are planned: `starts` are the case's own."""
+
+    def __init__(self, attrs, x, start_t, size_t, stride_t, axes_t, fill, pad=True):
         rank = len(x.shape)
         self.mode = attrs.get("mode", "strict_bounds")
         start = list_from(attrs, "start", start_t)
@@ -44,7 +47,7 @@ class SlicePlan:
                 out_shape[a] = max(s, 0)
         check_budget(out_shape)
         self.before, self.after = [0] * rank, [0] * rank
-        if self.mode != "strict_bounds":
+        if self.mode != "strict_bounds" and pad:
             for a, s0, n, d in zip(axes, start, size, stride):
                 if not -rank <= a < rank:
                     raise OpError("invalid_axes", f"axis {a} outside [-{rank}, {rank - 1}]")

@@ -197,6 +197,33 @@ def float_list(attrs, name):
     raise OpError("invalid_input", f"attribute {name} must be a float32 tensor object, got {v!r}")
 
 
+# The simplest case of each op, which an adapter runs in every dtype at start-up (`probe`), so
+# that its hello lists the dtypes the installed engine runs each op in.
+PROBES = {
+    "shuffle": ({"first_transpose": [1, 0], "reshape_dims": [4]}, [2, 2]),
+    "slice": ({"start": [1], "size": [2], "stride": [1]}, [4]),
+    "as_strided": ({"size": [2], "stride": [1], "offset": [1]}, [4]),
+    "scale": ({"mode": "uniform"}, [1, 1, 1, 2]),
+    "reformat": ({"from": "LINEAR", "to": "HWC"}, [1, 2, 1, 1]),
+}
+
+
+def probe(dtypes, attempt):
+    """{op: [dtype, ...]}: the `dtypes` in which `attempt(op, attrs, tensors)` runs the op's
+    PROBES case (zeros) without raising OpError or Unsupported."""
+    found = {}
+    for op, (attrs, shape) in PROBES.items():
+        found[op] = []
+        for dtype in dtypes:
+            tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUT_COUNT[op] - 1)
+            try:
+                attempt(op, attrs, tensors)
+                found[op].append(dtype)
+            except (OpError, Unsupported):
+                pass
+    return found
+
+
 def _summary(e):
     tb = traceback.extract_tb(e.__traceback__)
     where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(tb[-3:]))

@@ -30,7 +30,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("onnxruntime", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, probe, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 
 OPSET = 21
@@ -364,36 +364,14 @@ def run(op, attrs, inputs):
     return plan.run(feeds)
 
 
-# The simplest case of each op, run once per dtype at start-up: the hello lists the dtypes for
-# which the installed ONNX Runtime has the kernels.
-PROBES = {
-    "shuffle": ({"first_transpose": [1, 0], "reshape_dims": [4]}, [2, 2]),
-    "slice": ({"start": [1], "size": [2], "stride": [1]}, [4]),
-    "as_strided": ({"size": [2], "stride": [1], "offset": [1]}, [4]),
-    "scale": ({"mode": "uniform"}, [1, 1, 1, 2]),
-    "reformat": ({"from": "LINEAR", "to": "HWC"}, [1, 2, 1, 1]),
-}
-
-
-def probe():
-    from wire import Wire
-
-    dtypes = {}
-    for op, (attrs, shape) in PROBES.items():
-        dtypes[op] = []
-        for dtype in ONNX_TYPE:
-            tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUT_COUNT[op] - 1)
-            try:
-                plan, feeds = plan_for(op, attrs, tensors)
-                plan.run(feeds)
-                dtypes[op].append(dtype)
-            except (OpError, Unsupported):
-                pass
-    return dtypes
+def attempt(op, attrs, tensors):
+    plan, feeds = plan_for(op, attrs, tensors)
+    plan.run(feeds)
 
 
 def hello():
-    return {"name": f"onnxruntime-{ort.__version__}", "ops": OPS, "dtypes": probe()}
+    # The dtypes for which the installed ONNX Runtime has the kernels.
+    return {"name": f"onnxruntime-{ort.__version__}", "ops": OPS, "dtypes": probe(ONNX_TYPE, attempt)}
 
 
 if __name__ == "__main__":

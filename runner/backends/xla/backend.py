@@ -11,9 +11,9 @@ the values of shape-tensor inputs, which XLA needs statically) and cached.
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
 
-import json
 import os
 import sys
+from collections import OrderedDict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 
@@ -21,6 +21,10 @@ from missing import serve_missing  # noqa: E402
 
 REQUIREMENTS = "runner/backends/xla/requirements.txt"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Compiling dominates a run (the cases are tiny): LLVM's optimizations of the CPU code cost about
+# a quarter of each compilation and change no result (the HLO passes, fusion included, still run).
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 try:
     import numpy as np
     import ml_dtypes
@@ -31,11 +35,16 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("xla", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, pack_int4, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, pack_int4, probe, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 
 # int64 stays int64 (JAX would otherwise run it as int32).
 jax.config.update("jax_enable_x64", True)
+if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    # JAX's persistent cache keeps only compilations of a second or more by default; every
+    # program here is smaller, and a second run should find them all.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 JNP_TYPE = {
     "bool": np.dtype(np.bool_),
@@ -78,36 +87,49 @@ def encode(y):
 
 # ----------------------------------------------------------------------------------------------
 # The ops
+#
+# Each op is planned in two halves: `plan_<op>(attrs, t)` does what a converter does from the
+# static shapes and attributes and returns (static, extras, build). `static` is everything the XLA
+# program depends on besides the data's shapes and dtypes (the cache key); `extras` are the
+# arrays a converter computes (Scale weights, Gather indices), passed to the program as arguments
+# so that one compilation serves every case that differs only in them; `build(A, E)` writes the
+# program from `static` alone, A the data inputs by position and E the extras.
 
 
-def op_shuffle(attrs, t, A):
-    x = A[0]
+def plan_shuffle(attrs, t):
     p1 = int_list(attrs, "first_transpose")
-    if p1 is not None:
-        x = lax.transpose(x, p1)
     dims = t[1].ints("reshape_dims") if t[1] is not None else int_list(attrs, "reshape_dims")
-    if dims is not None:
-        if attrs.get("zero_is_placeholder", True):
-            # XLA's shapes are static: the converter copies a placeholder's dim itself.
-            if any(d == 0 and i >= x.ndim for i, d in enumerate(dims)):
-                raise OpError("invalid_reshape", f"a 0 placeholder past the input's rank {x.ndim}")
-            dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
-        x = jnp.reshape(x, dims)
     p2 = int_list(attrs, "second_transpose")
-    if p2 is not None:
-        x = lax.transpose(x, p2)
-    return x
+    if dims is not None and attrs.get("zero_is_placeholder", True):
+        # XLA's shapes are static: the converter copies a placeholder's dim itself, from the
+        # shape after the first transpose.
+        shape = t[0].shape if p1 is None or len(p1) != len(t[0].shape) else [t[0].shape[p] for p in p1]
+        if any(d == 0 and i >= len(shape) for i, d in enumerate(dims)):
+            raise OpError("invalid_reshape", f"a 0 placeholder past the input's rank {len(shape)}")
+        dims = [shape[i] if d == 0 else d for i, d in enumerate(dims)]
+    static = (tuple(p1) if p1 is not None else None, tuple(dims) if dims is not None else None, tuple(p2) if p2 is not None else None)
 
+    def build(A, E):
+        x = A[0]
+        if p1 is not None:
+            x = lax.transpose(x, p1)
+        if dims is not None:
+            x = jnp.reshape(x, dims)
+        if p2 is not None:
+            x = lax.transpose(x, p2)
+        return x
 
-PAD_MODE = {"wrap": "wrap", "clamp": "edge", "reflect": "reflect", "fill": "constant"}
+    return static, [], build
 
 
 def strided_slice(x, axis, start, size, step):
-    """lax.slice of `size` elements from `start` every `step` on one axis; a negative step
-    reverses the axis first (lax.rev), a zero step broadcasts one element. lax.slice takes no
-    negative index and none past the end: XLA rejects those."""
-    if size <= 0:
-        start, limit, step = 0, 0, 1
+    """lax.slice of `size` elements from `start` every `step` on one axis, limit
+    `start + (size - 1)·step + 1` (`start + size·step` for a negative size); a negative step
+    reverses the axis first (lax.rev), a zero step broadcasts one element, and a size of 0 is the
+    empty slice [0, 0), whatever the start (it reads nothing). lax.slice takes no negative index,
+    none past the end and no limit below the start: XLA rejects those."""
+    if size == 0:
+        start, step = 0, 1
     elif step == 0:
         one = strided_slice(x, axis, start, 1, 1)
         shape = list(x.shape)
@@ -116,110 +138,172 @@ def strided_slice(x, axis, start, size, step):
     elif step < 0:
         x = lax.rev(x, (axis,))
         start, step = x.shape[axis] - 1 - start, -step
-        limit = start + (size - 1) * step + 1
-    else:
-        limit = start + (size - 1) * step + 1
+    limit = start + (size - 1) * step + 1 if size > 0 else start + size * step
     starts, limits, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], steps[axis] = start, limit, step
     return lax.slice(x, starts, limits, steps)
 
 
-def op_slice(attrs, t, A):
-    plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
-    x = A[0]
-    if plan.padded:
-        pads = list(zip(plan.before, plan.after))
-        if plan.mode == "fill":
-            value = 0
-            if t[4] is not None:
-                value = lax.convert_element_type(A[4].reshape(()), x.dtype)
-            x = jnp.pad(x, pads, mode="constant", constant_values=value)
-        else:
-            x = jnp.pad(x, pads, mode=PAD_MODE[plan.mode])
-    for axis, start, n, step in zip(plan.axes, plan.starts, plan.sizes, plan.steps):
-        if not -x.ndim <= axis < x.ndim:
-            raise OpError(None, f"no axis {axis} in a rank-{x.ndim} input")
-        x = strided_slice(x, axis % x.ndim, start, n, step)
-    return x
+# Slice modes that read through a Gather of the converter's coordinates, and jnp.take's mode
+# for each: XLA's gather clamps its indices itself (CLIP); WRAP is JAX's remainder before it.
+TAKE_MODE = {"clamp": "clip", "wrap": "wrap"}
 
 
-def op_as_strided(attrs, t, A):
+def plan_slice(attrs, t):
+    mode = attrs.get("mode", "strict_bounds")
+    take = TAKE_MODE.get(mode)
+    plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4], pad=take is None)
+    rank = len(t[0].shape)
+    for a in plan.axes:
+        if not -rank <= a < rank:
+            raise OpError(None, f"no axis {a} in a rank-{rank} input")
+    axes = [a % rank for a in plan.axes]
+    if take is not None:
+        # The coordinates start + i*stride of each axis, a Gather each: the converter's own
+        # arrays, so it needs a size of at least 0 and coordinates that fit Gather's int64.
+        extras = []
+        for s0, n, d in zip(plan.starts, plan.sizes, plan.steps):
+            if n < 0:
+                raise OpError(None, f"size {n}: no Gather indices of a negative count")
+            if n and not all(-(1 << 63) <= c < (1 << 63) for c in (s0, s0 + (n - 1) * d)):
+                raise Unsupported(f"coordinates {s0} + i*{d} beyond int64, which Gather indices cannot hold")
+            extras.append(np.arange(n, dtype=np.int64) * d + s0)
+        static = (mode, tuple(axes))
+
+        def build(A, E):
+            x = A[0]
+            for axis, index in zip(axes, E):
+                x = jnp.take(x, index, axis=axis, mode=take)
+            return x
+
+        return static, extras, build
+    pads = list(zip(plan.before, plan.after)) if plan.padded else None
+    steps = list(zip(axes, plan.starts, plan.sizes, plan.steps))
+    static = (mode, tuple(pads) if pads else None, tuple(steps))
+
+    def build(A, E):
+        x = A[0]
+        if pads is not None:
+            if mode == "fill":
+                # XLA's Pad takes its padding value as an operand.
+                value = lax.convert_element_type(A[4].reshape(()), x.dtype) if 4 in A else jnp.zeros((), x.dtype)
+                x = lax.pad(x, value, [(b, e, 0) for b, e in pads])
+            else:
+                x = jnp.pad(x, pads, mode="reflect")
+        for axis, start, n, step in steps:
+            x = strided_slice(x, axis, start, n, step)
+        return x
+
+    return static, [], build
+
+
+def plan_as_strided(attrs, t):
     index = as_strided_indices(attrs)
-    flat = jnp.reshape(A[0], (-1,))
-    # jnp.take's default mode: an index past the end gives the fill value (NaN, or the type's
-    # smallest integer), a negative one counts from the end.
-    return jnp.take(flat, jnp.asarray(index))
+
+    def build(A, E):
+        flat = jnp.reshape(A[0], (-1,))
+        # jnp.take's default mode: an index past the end gives the fill value (NaN, or the type's
+        # smallest integer), a negative one counts from the end.
+        return jnp.take(flat, E[0])
+
+    return (), [index], build
 
 
 SCALE_OP = {"scale": lax.mul, "shift": lax.add, "power": lax.pow}
 
 
-def op_scale(attrs, t, A):
+def plan_scale(attrs, t):
     weights = scale_weights(attrs, t[0].shape)
-    y = lax.convert_element_type(A[0], np.float32)
-    for name, w in weights:
-        y = SCALE_OP[name](y, jnp.broadcast_to(jnp.asarray(w), y.shape))
+    names = tuple(name for name, _ in weights)
     out = attrs.get("output_dtype") or t[0].dtype
-    if out == "int8":
-        # The quantization of TensorRT's INT8 output, as XLA writes it: round half to even,
-        # clamp, convert.
-        y = lax.clamp(np.float32(-128), lax.round(y, lax.RoundingMethod.TO_NEAREST_EVEN), np.float32(127))
-    return lax.convert_element_type(y, JNP_TYPE[out])
+    if out not in JNP_TYPE:
+        raise Unsupported(f"output dtype {out!r}")
+
+    def build(A, E):
+        y = lax.convert_element_type(A[0], np.float32)
+        for name, w in zip(names, E):
+            y = SCALE_OP[name](y, jnp.broadcast_to(w, y.shape))
+        if out == "int8":
+            # The quantization of TensorRT's INT8 output, as XLA writes it: round half to even,
+            # clamp, convert.
+            y = lax.clamp(np.float32(-128), lax.round(y, lax.RoundingMethod.TO_NEAREST_EVEN), np.float32(127))
+        return lax.convert_element_type(y, JNP_TYPE[out])
+
+    return (names, out), [w for _, w in weights], build
 
 
-def op_reformat(attrs, t, A):
+def plan_reformat(attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
-    y = A[0]
-    if src is not None:
-        y = jnp.reshape(y, src.memory)
-        y = lax.transpose(y, src.inverse)
-        y = jnp.reshape(y, src.padded)
-        y = lax.slice(y, [0] * len(src.shape), src.shape)
-    if dst is not None:
-        y = lax.pad(y, jnp.zeros((), y.dtype), [(0, p, 0) for p in dst.pads])
-        y = jnp.reshape(y, dst.split)
-        y = lax.transpose(y, dst.perm)
-        y = jnp.reshape(y, (-1,))
-    return y
+    unpack = (tuple(src.memory), tuple(src.inverse), tuple(src.padded), tuple(src.shape)) if src is not None else None
+    pack = (tuple(dst.pads), tuple(dst.split), tuple(dst.perm)) if dst is not None else None
+
+    def build(A, E):
+        y = A[0]
+        if unpack is not None:
+            memory, inverse, padded, shape = unpack
+            y = jnp.reshape(y, memory)
+            y = lax.transpose(y, inverse)
+            y = jnp.reshape(y, padded)
+            y = lax.slice(y, [0] * len(shape), shape)
+        if pack is not None:
+            pads, split, perm = pack
+            y = lax.pad(y, jnp.zeros((), y.dtype), [(0, p, 0) for p in pads])
+            y = jnp.reshape(y, split)
+            y = lax.transpose(y, perm)
+            y = jnp.reshape(y, (-1,))
+        return y
+
+    return (unpack, pack), [], build
 
 
 # ----------------------------------------------------------------------------------------------
-# Cases and hello
+# Cases, cache and hello
 
-RUN = {
-    "shuffle": op_shuffle,
-    "slice": op_slice,
-    "as_strided": op_as_strided,
-    "scale": op_scale,
-    "reformat": op_reformat,
+PLAN = {
+    "shuffle": plan_shuffle,
+    "slice": plan_slice,
+    "as_strided": plan_as_strided,
+    "scale": plan_scale,
+    "reformat": plan_reformat,
 }
+# Data inputs passed to the program (the others are shape tensors, static in XLA).
+DATA_INPUTS = {"shuffle": (0,), "slice": (0, 4), "as_strided": (0,), "scale": (0,), "reformat": (0,)}
 
-
-CACHE = {}
+# Compiled programs, most recently used last; each holds an executable, so the oldest go.
+CACHE = OrderedDict()
+CACHE_SIZE = 1024
 
 
 def run(op, attrs, inputs):
-    """Runs a case as one jitted function: one XLA compilation per op, attributes, shapes,
-    dtypes and shape-tensor values (cached), the data passed as arguments."""
-    if op not in RUN:
+    """Runs a case as one jitted function, compiled once per op, static plan (attributes, and
+    the values of shape tensors, which XLA needs statically), data shapes and dtypes, and cached;
+    the data and the converter's arrays are its arguments."""
+    if op not in PLAN:
         raise Unsupported(f"op {op!r} is not mapped onto XLA")
-    tensors = inputs_of(inputs, INPUT_COUNT[op])
+    return run_tensors(op, attrs, inputs_of(inputs, INPUT_COUNT[op]))
+
+
+def run_tensors(op, attrs, tensors):
     if tensors[0] is None:
         raise OpError("invalid_input", "input 0 is required")
-    present = [i for i, w in enumerate(tensors) if w is not None]
-    key = (op, json.dumps(attrs, sort_keys=True), tuple(None if w is None else (w.dtype, tuple(w.shape), w.data if i in (1, 2, 3, 5) else None) for i, w in enumerate(tensors)))
+    static, extras, build = PLAN[op](attrs, tensors)
+    present = [i for i in DATA_INPUTS[op] if tensors[i] is not None]
+    key = (op, static, tuple((i, tensors[i].dtype, tuple(tensors[i].shape)) for i in present), tuple((e.dtype.str, e.shape) for e in extras))
     try:
         compiled = CACHE.get(key)
         if compiled is None:
+            count = len(present)
 
-            def case(*args):
-                return RUN[op](attrs, tensors, dict(zip(present, args)))
+            def program(*args):
+                return build(dict(zip(present, args[:count])), args[count:])
 
-            compiled = jax.jit(case)
-            if len(CACHE) > 256:  # each holds a compiled executable
-                CACHE.clear()
+            compiled = jax.jit(program)
+            if len(CACHE) >= CACHE_SIZE:
+                CACHE.popitem(last=False)
             CACHE[key] = compiled
-        y = compiled(*[array(tensors[i]) for i in present])
+        else:
+            CACHE.move_to_end(key)
+        y = compiled(*[array(tensors[i]) for i in present], *extras)
         return encode(jax.block_until_ready(y))
     except (OpError, Unsupported):
         raise
@@ -233,7 +317,8 @@ def run(op, attrs, inputs):
 
 
 def hello():
-    return {"name": f"xla-jax-{jax.__version__}", "ops": OPS, "dtypes": {op: list(ITEMSIZE) for op in OPS}}
+    # The dtypes XLA runs each op in.
+    return {"name": f"xla-jax-{jax.__version__}", "ops": OPS, "dtypes": probe(JNP_TYPE, run_tensors)}
 
 
 if __name__ == "__main__":
