@@ -25,8 +25,8 @@ command -v chromium >/dev/null || {
 
 out=target/engines-report
 mkdir -p "$out" docs/images
-cargo build -q --release -p opspec-runner --bin runner
-runner=target/release/runner
+cargo build -q -p opspec-runner --bin runner
+runner=target/debug/runner
 
 # A run is kept even when it fails (exit code 1): the page shows its failures.
 run() {

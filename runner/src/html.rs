@@ -70,6 +70,7 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
 thead th { background: var(--head); position: sticky; top: 0; z-index: 1; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.summary tbody th, table.summary tbody td { white-space: nowrap; }
 .chip { display: inline-block; border-radius: 10px; padding: 0 7px; margin: 1px 2px 1px 0;
   font-size: 12px; color: #fff; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
