@@ -531,7 +531,8 @@ impl Drop for Numpy {
 
 /// Wall time (median of `reps`) and peak RSS of `target/release/runner` over `specs/`.
 fn suite(reps: usize) -> Option<(f64, String, String)> {
-    let root = env!("CARGO_MANIFEST_DIR");
+    // This crate lives in crates/kernels; the runner and specs/ are at the repository root.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let runner = format!("{root}/target/release/runner");
     if !std::path::Path::new(&runner).exists() {
         return None;
