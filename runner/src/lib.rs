@@ -308,7 +308,7 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
         }
     };
     Ok(match &config.dump_requests {
-        Some(path) => Arc::new(replay::Dumping::create(backend, path)?),
+        Some(path) => Arc::new(replay::Dumping::create(backend, path).map_err(|e| e.to_string())?),
         None => backend,
     })
 }

@@ -26,6 +26,16 @@ use crate::protocol::{run_request, WireTensor};
 use crate::report::Status;
 use crate::{Config, Run};
 
+/// The request dump file could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the request dump {}: {source}", path.display())]
+pub struct DumpError {
+    /// The dump file asked for.
+    pub path: std::path::PathBuf,
+    /// Why it could not be created.
+    pub source: std::io::Error,
+}
+
 /// A backend whose requests are also written to a file.
 pub struct Dumping {
     inner: Arc<dyn Backend>,
@@ -35,12 +45,14 @@ pub struct Dumping {
 
 impl Dumping {
     /// Creates (or empties) the dump file.
-    pub fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, String> {
+    pub fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        let file = File::create(path)
-            .map_err(|e| format!("cannot write the request dump {}: {e}", path.display()))?;
+        let file = File::create(path).map_err(|source| DumpError {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Dumping {
             inner,
             file: Mutex::new(file),
@@ -226,5 +238,26 @@ pub fn shell_quote(text: &str) -> String {
         text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Reference;
+
+    #[test]
+    fn an_unwritable_dump_is_a_typed_error_naming_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory cannot be opened as the dump file.
+        let err = match Dumping::create(Arc::new(Reference::default()), dir.path()) {
+            Err(err) => err,
+            Ok(_) => panic!("a directory was accepted as the request dump"),
+        };
+        assert_eq!(err.path, dir.path());
+        assert!(err.to_string().starts_with(&format!(
+            "cannot write the request dump {}: ",
+            dir.path().display()
+        )));
     }
 }
