@@ -463,6 +463,21 @@ mod tests {
         assert_eq!(default_tolerance(DType::Int64, true), None);
     }
 
+    /// A mismatch counts every differing element and keeps the first REPORTED_ELEMENTS of them.
+    #[test]
+    fn an_exact_mismatch_keeps_only_the_first_differences() {
+        let n = REPORTED_ELEMENTS + 3;
+        let a = Tensor::from_bits(DType::Int8, vec![n], vec![0; n]);
+        let b = Tensor::from_bits(DType::Int8, vec![n], vec![1; n]);
+        let Err(Mismatch::Elements(elements)) = compare_exact(&a, &b) else {
+            panic!("no element mismatch");
+        };
+        assert_eq!(elements.count, n);
+        let indices: Vec<_> = elements.first.iter().map(|d| d.index.clone()).collect();
+        let expected: Vec<_> = (0..REPORTED_ELEMENTS).map(|i| vec![i]).collect();
+        assert_eq!(indices, expected);
+    }
+
     #[test]
     fn nan_payload_and_signed_zero_matter() {
         let a = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e00, 0x0000]);
