@@ -478,6 +478,39 @@ mod tests {
         assert_eq!(indices, expected);
     }
 
+    /// The worst difference is the first at the largest distance: 1.0 against values 2, 5, 5
+    /// and 3 ULP above it.
+    #[test]
+    fn the_worst_difference_is_the_first_farthest() {
+        let one = 0x3f80_0000u64;
+        let a = Tensor::from_bits(DType::Float32, vec![4], vec![one; 4]);
+        let b = Tensor::from_bits(
+            DType::Float32,
+            vec![4],
+            vec![one + 2, one + 5, one + 5, one + 3],
+        );
+        let Err(Mismatch::Elements(elements)) = compare_within(&a, &b, Tolerance::Ulp(1)) else {
+            panic!("no element mismatch");
+        };
+        let worst = elements.worst.expect("a worst difference");
+        assert_eq!(worst.index, vec![1]);
+        assert_eq!(worst.distance, Some(Distance::Finite(5)));
+    }
+
+    /// +1.0 and -1.0 are 2 × 0x3f800000 ULP apart (the line runs through ±0), not 0.
+    #[test]
+    fn opposite_signs_are_far_apart() {
+        let a = Tensor::from_bits(DType::Float32, vec![1], vec![0x3f80_0000]);
+        let b = Tensor::from_bits(DType::Float32, vec![1], vec![0xbf80_0000]);
+        let Err(Mismatch::Elements(elements)) = compare_within(&a, &b, Tolerance::Ulp(4)) else {
+            panic!("+1.0 passed as -1.0");
+        };
+        assert_eq!(
+            elements.first[0].distance,
+            Some(Distance::Finite(2 * 0x3f80_0000))
+        );
+    }
+
     #[test]
     fn nan_payload_and_signed_zero_matter() {
         let a = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e00, 0x0000]);
