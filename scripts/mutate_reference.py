@@ -13,7 +13,7 @@ repository root, keyed by the mutant's name without its line and column
 (`src/ops/slice.rs: replace < with <= in check_axis`).
 
     python3 scripts/mutate_reference.py list                  # the mutants, by group
-    python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1]
+    python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1]   # one job: the builds share a target folder
     python3 scripts/mutate_reference.py summary               # target/mutation/reference.json
     python3 scripts/mutate_reference.py report                # docs/mutation.md (both sections)
 
@@ -465,7 +465,9 @@ def main(argv=None):
     p.add_argument("--group", nargs="*", choices=list(GROUPS), default=list(GROUPS))
     p.add_argument("--shard", help="K/N: cargo-mutants' round-robin shard K (from 0) of N of each group")
     p.add_argument("--only", help="instead of the whole group, the mutants whose names match this regex (tested as the group's)")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, choices=[1],
+                   help="1 only: the builds share one target folder (CARGO_TARGET_DIR), so two jobs "
+                   "would test each other's binaries")
     sub.add_parser("summary")
     sub.add_parser("report")
     args = parser.parse_args(argv)

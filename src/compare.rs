@@ -476,6 +476,15 @@ mod tests {
         let indices: Vec<_> = elements.first.iter().map(|d| d.index.clone()).collect();
         let expected: Vec<_> = (0..REPORTED_ELEMENTS).map(|i| vec![i]).collect();
         assert_eq!(indices, expected);
+        // The same within a tolerance: 1.0 against 5 ULP above it, everywhere.
+        let one = 0x3f80_0000u64;
+        let a = Tensor::from_bits(DType::Float32, vec![n], vec![one; n]);
+        let b = Tensor::from_bits(DType::Float32, vec![n], vec![one + 5; n]);
+        let Err(Mismatch::Elements(elements)) = compare_within(&a, &b, Tolerance::Ulp(1)) else {
+            panic!("no element mismatch within a tolerance");
+        };
+        assert_eq!(elements.count, n);
+        assert_eq!(elements.first.len(), REPORTED_ELEMENTS);
     }
 
     /// The worst difference is the first at the largest distance: 1.0 against values 2, 5, 5
