@@ -13,13 +13,16 @@ repository root, keyed by the mutant's name without its line and column
 (`src/ops/slice.rs: replace < with <= in check_axis`).
 
     python3 scripts/mutate_reference.py list                  # the mutants, by group
-    python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1]   # one job: the builds share a target folder
+    python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1] [--build NAME]
     python3 scripts/mutate_reference.py summary               # target/mutation/reference.json
     python3 scripts/mutate_reference.py report                # docs/mutation.md (both sections)
 
 `run` runs cargo-mutants once per group (ops, float, compare, layout: the order of priority),
 under `nice -n 10`, its output in target/mutation/reference/<group>/mutants.out and its builds
-in target/mutation/build (kept between runs: only the two workspace crates are rebuilt).
+in target/mutation/build (kept between runs: only the workspace crates are rebuilt). One run
+builds one mutant at a time, since its builds share that folder; two runs at once (different
+groups) need two folders, e.g. `--group ops` beside `--group float compare layout --build b2`
+(target/mutation/b2).
 `--shard K/N` runs cargo-mutants' slice K of N of each group (a fixed, reproducible subset).
 `summary` gathers the verdicts of every group into target/mutation/reference.json, and
 `report` writes docs/mutation.md: the numpy backend's section from target/mutation/numpy.json
@@ -456,6 +459,12 @@ def write_section(doc):
         )
 
 
+def folder_name(text):
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", text) or text == "reference":
+        raise argparse.ArgumentTypeError(f"{text!r}: a plain folder name (letters, digits, - and _), not `reference`")
+    return text
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -468,6 +477,9 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=1, choices=[1],
                    help="1 only: the builds share one target folder (CARGO_TARGET_DIR), so two jobs "
                    "would test each other's binaries")
+    p.add_argument("--build", default="build", type=folder_name,
+                   help="the target folder of the builds, under target/mutation (default build): "
+                   "two runs at once need two folders")
     sub.add_parser("summary")
     sub.add_parser("report")
     args = parser.parse_args(argv)
@@ -476,6 +488,8 @@ def main(argv=None):
             for m in list_group(group):
                 print(f"{group}\t{m['name']}")
     elif args.command == "run":
+        global BUILD
+        BUILD = os.path.join(ROOT, "target", "mutation", args.build)
         run(args.group, args.shard, args.jobs, args.only)
         summary()
     elif args.command == "summary":
