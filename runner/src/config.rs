@@ -119,7 +119,7 @@ pub struct Options {
     /// built-in reference) [env: OPSPEC_BACKEND]
     #[arg(long, value_name = "CMD")]
     pub backend: Option<String>,
-    /// Spec folders, `:`-separated, laid out as <op>/<file>.yaml (default: the repository's
+    /// Spec folders, `:`-separated, laid out as `<op>/<file>.yaml` (default: the repository's
     /// specs/). Giving them leaves out the repository's sweeps unless --sweeps is given
     /// [env: OPSPEC_SPECS]
     #[arg(long, value_name = "DIRS", value_parser = parse_paths)]

@@ -51,7 +51,7 @@ struct Cli {
     /// Ops to fuzz, comma-separated (default: all)
     #[arg(long, value_name = "OPS", value_delimiter = ',', value_parser = parse_op)]
     ops: Vec<Op>,
-    /// Folder the shrunk cases are written to, as <out>/<op>/<name>.yaml (default
+    /// Folder the shrunk cases are written to, as `<out>/<op>/<name>.yaml` (default
     /// target/opspec-fuzz)
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
