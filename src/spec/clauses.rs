@@ -31,7 +31,7 @@ pub const SCOPES: [&str; 6] = [
 /// How the rule is known, as docs/semantics.md marks it. The status of a clause decides how
 /// every case citing it is marked: a case citing an `inferred` clause is `inferred: true`, one
 /// citing an `implementation_defined` clause is `implementation_defined: true`, and no other case
-/// carries either mark ([`expected_marks`]).
+/// carries either mark ([`Catalogue::expected_marks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
