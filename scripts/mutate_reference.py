@@ -5,8 +5,8 @@ The mutants are cargo-mutants' over the reference path: `src/ops`, the plain loo
 `src/layout.rs`, `src/float.rs` and `src/compare.rs` (.cargo/mutants.toml says which files
 and which functions are left out, and why). Each mutant is the crate with one change; it is
 killed when `cargo test -p opspec-runner --test conformance -- --engine plain` fails, i.e. when
-some case of the suite, run on the reference's plain loops, catches it (for compare.rs and
-layout.rs, or their own tests: see `test_args`).
+some case of the suite, run on the reference's plain loops, catches it (the mutants of compare.rs
+and layout.rs also face tests of their own: see `test_args`).
 
 A surviving mutant either gets a case that kills it (specs/<op>/mutants.yaml, citing the clause
 it breaks) or is listed with the reason no case can kill it in `mutants-equivalent.toml` at the
