@@ -2,6 +2,7 @@
 
     hwc_logical_uint8.npy  uint8 [1, 2, 262143, 2]  in[0][c][h][w] = (100 c + 2 h + w) mod 256
     hwc_buffer_uint8.npy   uint8 [1048572]          buffer[(h W + w) C + c] = (100 c + 2 h + w) mod 256
+    dla_logical_int8.npy   int8  [1, 1, 4194305, 1] in[0][0][h][0] = h mod 100
 
 HWC stores coordinate (0, c, h, w) at [0][h][w][c] (C = 2, W = 2): the buffer, read in
 row-major order of (h, w, c), holds the values of the same rule. Both files are written from the
@@ -25,3 +26,5 @@ c, h, w = np.meshgrid(np.arange(C), np.arange(H), np.arange(W), indexing="ij")
 np.save(HERE / "hwc_logical_uint8.npy", rule(c, h, w)[None])
 h, w, c = np.meshgrid(np.arange(H), np.arange(W), np.arange(C), indexing="ij")
 np.save(HERE / "hwc_buffer_uint8.npy", rule(c, h, w).reshape(-1))
+
+np.save(HERE / "dla_logical_int8.npy", (np.arange(4194305) % 100).astype(np.int8).reshape(1, 1, 4194305, 1))
