@@ -621,8 +621,20 @@ fn start_faulty(flags: &str, timeout: f64, dir: &Path) -> Result<ProcessBackend,
 }
 
 fn assert_backend_and_child(marker: &str) {
-    let found = processes_with(marker);
-    assert_eq!(found.len(), 2, "not the backend and its child: {found:#?}");
+    // The backend answers its hello without waiting for its child to be running, so on a
+    // loaded machine the child may appear a moment later: poll to a deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = processes_with(marker);
+        if found.len() == 2 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not the backend and its child: {found:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The timeout of the tests that wait for a hang: it is spent on every such run, yet leaves a
