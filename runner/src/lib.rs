@@ -6,6 +6,7 @@
 
 pub mod attributes;
 pub mod backend;
+pub mod checkout;
 pub mod config;
 pub mod coverage;
 pub mod diff;
@@ -60,6 +61,8 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
     /// The reference's engine, for goldens as for the built-in backend.
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
@@ -75,6 +78,7 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            program: config.program.clone(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -134,7 +138,11 @@ impl Run {
         started: Instant,
     ) -> Result<Completion, Failed> {
         let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
-        let verdict = decide(verdict, known, &replay::command(&name, &self.replay));
+        let verdict = decide(
+            verdict,
+            known,
+            &replay::command(&self.program, &name, &self.replay),
+        );
         let result = match verdict.status {
             Status::Passed => Ok(Completion::Completed),
             Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
@@ -160,7 +168,7 @@ impl Run {
         started: Instant,
     ) -> Record {
         Record {
-            replay: Some(replay::command(&name, &self.replay)),
+            replay: Some(replay::command(&self.program, &name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
