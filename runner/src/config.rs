@@ -180,6 +180,10 @@ pub struct Options {
     /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
     #[arg(long)]
     pub require_error_kinds: bool,
+    /// Print each trial the backend's hello excludes, as an ignored trial (by default they
+    /// are only counted, per declaration, in the summary) [env: OPSPEC_LIST_EXCLUDED=1]
+    #[arg(long)]
+    pub list_excluded: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -217,6 +221,8 @@ pub struct Config {
     pub fail_fast: bool,
     /// A rejection without an error kind fails the run.
     pub require_error_kinds: bool,
+    /// Each trial the hello excludes is a libtest trial, printed as ignored.
+    pub list_excluded: bool,
     /// How the runner was started, as replay lines spell it: the `runner` binary's own path
     /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
     pub program: String,
@@ -390,6 +396,7 @@ impl Options {
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
             program: crate::replay::CARGO_RUNNER.to_owned(),
+            list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

@@ -67,6 +67,9 @@ struct Run {
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// Trials the hello excludes are recorded and counted, not made libtest trials
+    /// (`--list-excluded` makes them trials, each printed as ignored).
+    quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
 }
@@ -79,6 +82,7 @@ impl Run {
             records: Mutex::default(),
             replay: config.replay_flags(),
             program: config.program.clone(),
+            quiet_exclusions: !config.list_excluded,
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -94,6 +98,37 @@ impl Run {
         let name = case.trial_name();
         self.record(self.case_record(name, case, Status::NotRun, message.clone(), started));
         Some(Ok(Completion::ignored_with(message)))
+    }
+
+    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
+    /// out) without making it a libtest trial, so that the console counts exclusions per
+    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
+    /// the arguments filter out is not recorded.
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        let Err(exclusion) = self.backend.supports(case) else {
+            return false;
+        };
+        if ops_only && !exclusion.by.starts_with("op ") {
+            return false;
+        }
+        let name = case.trial_name();
+        if !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            let verdict = Verdict::excluded(exclusion);
+            self.record(Record {
+                excluded_by: verdict.excluded_by,
+                ..self.case_record(
+                    name,
+                    case,
+                    Status::Excluded,
+                    verdict.message,
+                    Instant::now(),
+                )
+            });
+        }
+        true
     }
 
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
@@ -247,6 +282,7 @@ fn trial_clauses(
 /// expectations entry that matches no case; sorted by name.
 fn trials(
     run: &Arc<Run>,
+    args: &Arguments,
     loaded: Loaded,
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
@@ -254,7 +290,7 @@ fn trials(
     let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
-    let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
+    let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
     if check_unmatched {
         let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
         for entry in run.expectations.unmatched(&cited) {
@@ -267,7 +303,11 @@ fn trials(
             trials.push(run.failing_trial(name, "expectations".into(), message));
         }
     }
-    trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
+    trials.extend(
+        (loaded.cases.into_iter())
+            .filter(|case| !run.exclude_quietly(args, case, false))
+            .map(|case| run.trial(case)),
+    );
     trials.extend(generated_trials);
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
@@ -338,7 +378,7 @@ fn run(
             expectations,
             &config,
         ));
-        let trials = trials(&run, loaded, false, generated.as_ref());
+        let trials = trials(&run, &args, loaded, false, generated.as_ref());
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
@@ -366,10 +406,14 @@ fn run(
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
+    let mut run = Run::new(Arc::clone(&backend), expectations, &config);
+    // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
+    run.quiet_exclusions &= check_unmatched;
+    let run = Arc::new(run);
     let case_count = loaded.cases.len();
-    let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
-    let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
+    let quietly_excluded = run.records.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let selected = quietly_excluded + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
@@ -398,6 +442,9 @@ fn run(
             report::summary(&records)
         );
         if let Some(line) = report::exclusion_line(&records) {
+            println!("{line}");
+        }
+        if let Some(line) = report::failures_by_clause(&records) {
             println!("{line}");
         }
     }
