@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::spec::clauses::Catalogue;
 use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
@@ -42,6 +43,40 @@ use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 /// does for every test) reads only the file that name points at.
 pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
     load_dirs(dirs, single_file(args))
+}
+
+/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
+/// one of another op, would pass unnoticed: its trials become failing trials that name the
+/// file, the case and the id (`runner coverage` lints the same, and more).
+fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<(String, String, String)> {
+    let (catalogue, _) = Catalogue::load_over(&coverage::builtin_specs(), dirs);
+    let mut failing = Vec::new();
+    loaded.cases.retain(|case| {
+        let wrong: Vec<String> = (case.clauses.iter())
+            .filter_map(|id| match catalogue.get(id) {
+                None => Some(format!(
+                    "unknown clause id `{id}` (no clause catalogue has it)"
+                )),
+                Some(_) if !catalogue.applies_to(id, case.op) => Some(format!(
+                    "clause id `{id}` is a clause of another op, not of {}",
+                    case.op
+                )),
+                Some(_) => None,
+            })
+            .collect();
+        if wrong.is_empty() {
+            return true;
+        }
+        let message = format!(
+            "{}: case `{}`: {} (specs/<op>.clauses.yaml lists the ids)",
+            case.path.display(),
+            case.name,
+            wrong.join("; ")
+        );
+        failing.push((case.trial_name(), case.op.name().to_owned(), message));
+        false
+    });
+    failing
 }
 
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
@@ -67,6 +102,8 @@ struct Run {
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// The spec folders, whose catalogues the cases' clause ids are checked against.
+    specs: Vec<PathBuf>,
     /// Trials the hello excludes are recorded and counted, not made libtest trials
     /// (`--list-excluded` makes them trials, each printed as ignored).
     quiet_exclusions: bool,
@@ -83,6 +120,7 @@ impl Run {
             replay: config.replay_flags(),
             program: config.program.clone(),
             quiet_exclusions: !config.list_excluded,
+            specs: config.specs.clone(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -287,9 +325,14 @@ fn trials(
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
+    let mut loaded = loaded;
     let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
+    trials.extend(
+        (check_clause_ids(&mut loaded, &run.specs).into_iter())
+            .map(|(name, op, message)| run.failing_trial(name, op, message)),
+    );
     let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
     if check_unmatched {
         let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);

@@ -246,7 +246,10 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
         return problems;
     }
     let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
-    if count(records, Status::Passed) == 0 {
+    // A run where a trial failed fails for that: "nothing passed", and its advice to allow
+    // skips, would be the wrong lead.
+    let failed = records.iter().any(|r| r.status.fails());
+    if count(records, Status::Passed) == 0 && !failed {
         problems.push(format!(
             "nothing passed: {} of {} trials; {advice}",
             summary(records),
@@ -675,6 +678,12 @@ mod tests {
             problems[0].starts_with("nothing passed: 0 passed"),
             "{problems:?}"
         );
+        // A failed trial fails the run by itself: no advice to allow skips beside it.
+        let failed = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::e", None, Status::Failed, "spec error"),
+        ];
+        assert_eq!(run_problems(&failed), Vec::<String>::new());
         // 1 unsupported reply in 10 sent trials is within the share; 2 in 11 is not.
         let mut records: Vec<Record> = (0..9)
             .map(|i| record(&format!("slice::f::p{i}"), None, Status::Passed, ""))

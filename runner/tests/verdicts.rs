@@ -314,3 +314,41 @@ fn failures_name_their_clauses_and_the_summary_counts_them_by_clause() {
     // Its one wrong element is shown once.
     assert_eq!(all.matches("expected 5.0, got -5.0").count(), 1, "{all}");
 }
+
+#[test]
+fn a_clause_id_no_catalogue_has_fails_its_case_naming_file_case_and_id() {
+    let scratch = tempfile::tempdir().unwrap();
+    let specs = scratch.path().join("specs");
+    std::fs::create_dir_all(specs.join("slice")).unwrap();
+    let file = specs.join("slice").join("mine.yaml");
+    std::fs::write(
+        &file,
+        r#"
+cases:
+  - name: typo
+    source: "seed 004, example 'Slice'"
+    clauses: [slice.wrap.modulus]
+    attrs: {start: [0], size: [2], stride: [1]}
+    inputs:
+      input: {dtype: float32, shape: [3], data: [0, 1, 2]}
+    expected:
+      output: {dtype: float32, shape: [2], data: [0, 1]}
+"#,
+    )
+    .unwrap();
+    let output = runner(scratch.path())
+        .arg("--specs")
+        .arg(&specs)
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(101), "{all}");
+    assert!(
+        all.contains(&format!(
+            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it)",
+            file.display()
+        )),
+        "{all}"
+    );
+    assert!(all.contains("test slice::mine::typo ... FAILED"), "{all}");
+}
