@@ -19,7 +19,7 @@ use libtest_mimic::Arguments;
 use opspec::spec::Case;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::GeneratedTrials;
 use crate::protocol::{run_request, WireTensor};
@@ -89,6 +89,14 @@ impl Backend for Dumping {
                 ))
             })?;
         self.inner.run(case)
+    }
+
+    fn halt(&self) {
+        self.inner.halt();
+    }
+
+    fn finish(&self) -> Vec<LateFault> {
+        self.inner.finish()
     }
 }
 
