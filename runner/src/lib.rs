@@ -110,10 +110,6 @@ impl Run {
             Err(reason) => Verdict::Excluded(reason),
             Ok(()) => self.send(case),
         };
-        // A case in flight when --fail-fast stopped the run is reported as one not sent.
-        if let (Verdict::NotRun(_), Some(result)) = (&verdict, self.stopped(case, started)) {
-            return result;
-        }
         self.conclude(name, case, verdict, started)
     }
 
@@ -139,6 +135,12 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
+        // A case in flight when --fail-fast stopped the run is reported as one not sent.
+        if matches!(verdict, Verdict::NotRun(_)) {
+            if let Some(result) = self.stopped(case, started) {
+                return result;
+            }
+        }
         let known = self.expectations.lookup(&name);
         let excluded_by = match &verdict {
             Verdict::Excluded(exclusion) => Some(exclusion.by.clone()),

@@ -51,16 +51,16 @@ impl RunInfo {
     }
 }
 
-/// A JSON report (`report::json`'s text) with `info` under `"run"`.
+/// A JSON report (`report::json`'s text) with `info` under `"run"`, last, the rest of the text
+/// as it was.
 pub fn with_run_info(report: String, info: &RunInfo) -> String {
-    let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(&report) else {
-        return report;
-    };
-    fields.insert(
-        "run".into(),
-        serde_json::to_value(info).expect("run info serializes"),
-    );
-    serde_json::to_string_pretty(&fields).expect("reports serialize")
+    let run = serde_json::to_string_pretty(info)
+        .expect("run info serializes")
+        .replace('\n', "\n  ");
+    match report.strip_suffix("\n}") {
+        Some(body) => format!("{body},\n  \"run\": {run}\n}}"),
+        None => report,
+    }
 }
 
 /// Why parts cannot be merged.
@@ -320,5 +320,22 @@ pub fn main(inputs: &[PathBuf], out: &Path) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_info_is_added_to_a_report_as_json() {
+        let info = RunInfo::new(["b", "a"], Partition::parse("2/3").ok(), true);
+        let text = with_run_info(report::json("x", &[], &[]), &info);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["backend"], "x");
+        assert_eq!(value["run"]["partition"], "2/3");
+        assert_eq!(value["run"]["selected"], 2);
+        let header: Header = serde_json::from_str(&text).unwrap();
+        assert_eq!(header.run, Some(info));
     }
 }
