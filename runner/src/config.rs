@@ -209,6 +209,11 @@ pub struct Options {
     /// TEST_SHARD_INDEX select the part too [env: OPSPEC_PARTITION]
     #[arg(long, value_name = "K/N", value_parser = parse_partition)]
     pub partition: Option<Partition>,
+    /// Fail the run when a case that expects an error was rejected without an error kind
+    /// (status `rejected_unclassified`), which is otherwise counted apart and no pass
+    /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
+    #[arg(long)]
+    pub require_error_kinds: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -250,6 +255,8 @@ pub struct Config {
     pub partition: Option<Partition>,
     /// Bazel's `TEST_SHARD_STATUS_FILE`, touched to say the run shards.
     pub shard_status_file: Option<PathBuf>,
+    /// A rejection without an error kind fails the run.
+    pub require_error_kinds: bool,
 }
 
 impl Config {
@@ -454,6 +461,8 @@ impl Options {
             bless,
             allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
+            require_error_kinds: self.require_error_kinds
+                || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

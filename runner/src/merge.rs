@@ -31,6 +31,9 @@ pub struct RunInfo {
     /// Whether the run's problems (nothing passed, too many skips) were judged: not with
     /// `--allow-skips`, nor for one exact trial.
     pub judged: bool,
+    /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
+    #[serde(default)]
+    pub require_error_kinds: bool,
 }
 
 impl RunInfo {
@@ -47,6 +50,7 @@ impl RunInfo {
             fingerprint: fingerprint(names),
             partition: partition.map(|p| p.to_string()),
             judged,
+            require_error_kinds: false,
         }
     }
 }
@@ -213,6 +217,13 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
                 b.judged.to_string(),
             ));
         }
+        if a.require_error_kinds != b.require_error_kinds {
+            return Err(differs(
+                "--require-error-kinds",
+                a.require_error_kinds.to_string(),
+                b.require_error_kinds.to_string(),
+            ));
+        }
         if part.partition.total != first.partition.total {
             return Err(differs(
                 "the number of parts",
@@ -270,11 +281,14 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
             selected: info.selected,
         });
     }
-    let problems = if info.judged {
+    let mut problems = if info.judged {
         report::run_problems(&records)
     } else {
         Vec::new()
     };
+    if info.require_error_kinds {
+        problems.extend(report::unclassified_problem(&records));
+    }
     Ok(with_run_info(
         report::json(&first.report.backend, &records, &problems),
         &info,

@@ -29,7 +29,9 @@ use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
 
 use crate::attributes::{declarable, declarable_names};
-use crate::backend::{trial_dtypes, Backend, BackendError, Exclusion, LateFault, Outcome};
+use crate::backend::{
+    trial_dtypes, Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
+};
 use crate::child::{Log, Session, Trouble};
 pub use crate::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
@@ -66,6 +68,8 @@ pub struct Capabilities {
     /// Per op, per declarable attribute ([`crate::attributes`]), the values it implements; an
     /// attribute absent here takes every value.
     pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
+    /// The hello's `build_only`: the backend answers `built`, never `ok`.
+    pub build_only: bool,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -168,6 +172,7 @@ impl Capabilities {
                 .collect(),
             targets: targets.into_iter().collect(),
             attributes: declared,
+            build_only: false,
         })
     }
 }
@@ -375,6 +380,7 @@ impl ProcessBackend {
                 dtypes,
                 targets,
                 attributes,
+                build_only,
             }) if protocol == PROTOCOL_VERSION => {
                 match Capabilities::from_hello(
                     name,
@@ -383,7 +389,13 @@ impl ProcessBackend {
                     targets,
                     attributes,
                 ) {
-                    Ok(capabilities) => Ok((session, capabilities)),
+                    Ok(capabilities) => Ok((
+                        session,
+                        Capabilities {
+                            build_only,
+                            ..capabilities
+                        },
+                    )),
                     Err(e) => {
                         session.kill();
                         Err(StartError::Hello(format!(
@@ -406,7 +418,7 @@ impl ProcessBackend {
     }
 
     /// Turns a reply line into an outcome, or says why it is none.
-    fn interpret(id: &str, line: &str) -> Result<Outcome, Misreply> {
+    fn interpret(id: &str, line: &str, build_only: bool) -> Result<Outcome, Misreply> {
         let reply: Reply = serde_json::from_str(line).map_err(|e| Misreply {
             message: format!("the backend's reply is not a valid message ({e}): {line:.200}"),
             out_of_step: true,
@@ -434,6 +446,34 @@ impl ProcessBackend {
                     );
                 }
                 Outcome::Outputs(tensors)
+            }
+            // Only a backend that declared it may answer without values: a `built` answer
+            // from any other would otherwise be judged on shapes alone.
+            Reply::Built { .. } if !build_only => {
+                return Err(Misreply {
+                    message: format!(
+                        "the backend answered `built` to case {id:?}, but its hello does not declare `build_only`: {line:.200}"
+                    ),
+                    out_of_step: true,
+                    id: None,
+                })
+            }
+            Reply::Built { outputs, .. } => {
+                let mut built = Vec::with_capacity(outputs.len());
+                for (position, output) in outputs.into_iter().enumerate() {
+                    let dtype = DType::from_name(&output.dtype).ok_or_else(|| {
+                        Misreply::in_step(format!(
+                            "output {position}: unknown dtype {:?}",
+                            output.dtype
+                        ))
+                    })?;
+                    built.push(BuiltOutput {
+                        dtype,
+                        shape: output.shape,
+                        format: output.format,
+                    });
+                }
+                Outcome::Built(built)
             }
             Reply::Error { kind, message, .. } => Outcome::Rejected {
                 kind: match kind {
@@ -575,7 +615,7 @@ impl ProcessBackend {
                 }
             }
             let failure = match session.exchange(request, self.timeout, limit, &self.halted) {
-                Ok(line) => match Self::interpret(id, &line) {
+                Ok(line) => match Self::interpret(id, &line, self.capabilities.build_only) {
                     Ok(outcome) => {
                         worker.answered = Some(id.to_owned());
                         // Anything already behind the reply is more from this case.
@@ -657,6 +697,10 @@ impl ProcessBackend {
 impl Backend for ProcessBackend {
     fn name(&self) -> String {
         self.capabilities.name.clone()
+    }
+
+    fn build_only(&self) -> bool {
+        self.capabilities.build_only
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
