@@ -1,6 +1,7 @@
 //! The child-process mechanics of a backend: a command started in a process group of its own,
 //! one line sent and one read back within a timeout, its stderr copied to a log, and every
-//! process it started stopped and reaped. What the lines mean is [`crate::process`]'s.
+//! process it started stopped and reaped. What the lines mean is the protocol's business
+//! (`process.rs`); this module imports nothing else of the runner.
 //!
 //! Each start is `sh -c` in a process group of its own (`exec` for a plain command, so that
 //! no shell sits between the runner and the program), so that stopping it reaches every
@@ -25,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
-/// The smallest reply line limit of a case, in bytes (64 MiB); see
-/// [`crate::process::reply_line_limit`].
+/// The smallest reply line limit of a case, in bytes (64 MiB): a case's own limit
+/// (`process::reply_line_limit`) is never below it.
 pub const MIN_REPLY_LINE_LIMIT: usize = 64 << 20;
 
 /// Bytes of the backend's stderr kept in the log per run (16 MiB); the rest is dropped, with a

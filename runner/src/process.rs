@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opspec::image::byte_len;
 use opspec::spec::{Case, Expectation, TARGETS};
@@ -678,9 +678,11 @@ impl ProcessBackend {
                 session.close_input();
             }
         }
+        // One grace for all: the copies exit side by side, not one after another.
+        let deadline = Instant::now() + self.timeout;
         for worker in workers.iter_mut() {
             if let Some(mut session) = worker.session.take() {
-                let extra = session.end(self.timeout);
+                let extra = session.end(deadline.saturating_duration_since(Instant::now()));
                 if let (Some(extra), Some(previous)) = (extra, worker.answered.take()) {
                     self.late_fault(
                         previous,
