@@ -37,7 +37,9 @@ use opspec::spec::{load_dirs, Case, Loaded};
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::{Expectations, TrialClauses};
-pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
+pub use in_process::{
+    run_in_process, Declaration, InProcessBackend, Refusal, RunError, RunSummary,
+};
 use process::ProcessBackend;
 use report::Record;
 use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
