@@ -1180,6 +1180,133 @@ cases:
         Tensor::from_bits(DType::Float32, shape, bits)
     }
 
+    /// The one error of loading `NPY_SPEC` with `data/input.npy` made by `make`.
+    fn npy_source_error(name: &str, make: impl FnOnce(&Path)) -> SpecError {
+        let scratch = scratch(name);
+        let dir = scratch.path().to_path_buf();
+        let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
+        let data = path.parent().unwrap().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
+        make(&data.join("input.npy"));
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(cases.is_empty(), "{cases:?}");
+        let [error] = &errors[..] else {
+            panic!("one error: {errors:?}")
+        };
+        assert_eq!(error.case.as_deref(), Some("transpose"));
+        assert_eq!(error.field.as_deref(), Some("inputs.input.data"));
+        assert!(error.message.contains("input.npy"), "{error}");
+        error.clone()
+    }
+
+    #[test]
+    fn an_npy_source_that_is_a_fifo_is_refused_without_waiting() {
+        let error = npy_source_error("fifo", |path| {
+            let made = std::process::Command::new("mkfifo").arg(path).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        });
+        assert!(error.message.contains("a FIFO"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_linked_to_dev_zero_is_refused_before_reading() {
+        let error = npy_source_error("zero", |path| {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+        });
+        assert!(error.message.contains("a character device"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_that_is_a_folder_is_refused() {
+        let error = npy_source_error("folder", |path| std::fs::create_dir(path).unwrap());
+        assert!(error.message.contains("a folder"), "{error}");
+    }
+
+    #[test]
+    fn a_padded_or_truncated_npy_source_is_refused_before_its_data_is_read() {
+        let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let bytes = npy::to_npy(&input);
+        let error = npy_source_error("padded", |path| {
+            let file = std::fs::File::create(path).unwrap();
+            use std::io::Write;
+            (&file).write_all(&bytes).unwrap();
+            // A sparse tail of 3 GB: never read, refused on its size.
+            file.set_len(3_000_000_000).unwrap();
+        });
+        assert!(
+            error.message.contains("the file is 3000000000 bytes")
+                && error.message.contains(&format!("makes it {}", bytes.len())),
+            "{error}"
+        );
+        let error = npy_source_error("truncated", |path| {
+            std::fs::write(path, &bytes[..bytes.len() - 1]).unwrap();
+        });
+        assert!(error.message.contains("makes it"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_over_the_element_budget_is_refused_from_its_header() {
+        let error = npy_source_error("budget", |path| {
+            // A header claiming 2^40 float32 values, and no data.
+            let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }\n";
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            std::fs::write(path, bytes).unwrap();
+        });
+        assert!(error.message.contains("over the budget"), "{error}");
+    }
+
+    #[test]
+    fn a_spec_file_that_is_a_fifo_or_a_device_is_refused_without_waiting() {
+        let scratch = scratch("spec-fifo");
+        let folder = scratch.path().join("shuffle");
+        std::fs::create_dir_all(&folder).unwrap();
+        let fifo = folder.join("fifo.yaml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        std::os::unix::fs::symlink("/dev/zero", folder.join("zero.yaml")).unwrap();
+        let loaded = load_dirs(&[scratch.path().to_path_buf()], None);
+        assert!(loaded.cases.is_empty());
+        assert_eq!(loaded.errors.len(), 2, "{:?}", loaded.errors);
+        for error in &loaded.errors {
+            assert!(error.message.contains("not a spec file"), "{error}");
+        }
+        // Read directly (a caller that skips the folder walk), each is refused by name.
+        for (path, what) in [
+            (&fifo, "a FIFO"),
+            (&folder.join("zero.yaml"), "a character device"),
+        ] {
+            let (cases, errors) = load_file(Op::Shuffle, path);
+            assert!(cases.is_empty());
+            assert!(errors[0].message.contains(what), "{:?}", errors);
+        }
+    }
+
+    #[test]
+    fn data_nested_without_end_is_refused_at_its_line_in_linear_time() {
+        let scratch = scratch("deep");
+        let dir = scratch.path().to_path_buf();
+        // A million levels in 2 MB, on line 8: read up to the 33rd level and refused there.
+        let text = GOOD.replace(
+            "data: [[1, 2]]",
+            &format!("data: {}{}", "[".repeat(1_000_000), "]".repeat(1_000_000)),
+        );
+        let path = write_spec(&dir, "shuffle", "deep", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(cases.is_empty());
+        let [error] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(error.kind, Structure);
+        assert!(
+            error.message.contains("nest more than 32 levels") && error.message.contains("line 8"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn data_may_name_npy_files_beside_the_spec() {
         let scratch = scratch("npy");

@@ -252,7 +252,7 @@ impl TensorData {
             token: 0,
             run_left: 0,
             scalar: 0,
-            path: String::from("data"),
+            path: Vec::new(),
         };
         walk.node(shape)?;
         let volume: usize = shape.iter().product();
@@ -297,7 +297,8 @@ struct Walk<'a> {
     token: usize,
     run_left: u64,
     scalar: usize,
-    path: String,
+    /// The index at each level above the current value; written out only for a message.
+    path: Vec<u64>,
 }
 
 impl Walk<'_> {
@@ -321,40 +322,44 @@ impl Walk<'_> {
         self.check(child, shape)
     }
 
-    fn check(&mut self, child: Option<u64>, shape: &[usize]) -> Result<(), ValueError> {
-        let at = |path: &str, message: String| ValueError {
+    fn at(&self, message: String) -> ValueError {
+        let mut position = String::from("data");
+        for i in &self.path {
+            position.push_str(&format!("[{i}]"));
+        }
+        ValueError {
             kind: ValueErrorKind::Shape,
-            position: Some(path.to_owned()),
+            position: Some(position),
             message,
-        };
+        }
+    }
+
+    fn check(&mut self, child: Option<u64>, shape: &[usize]) -> Result<(), ValueError> {
         match (shape.split_first(), child) {
-            (None, Some(_)) => Err(at(
-                &self.path,
-                "expected a scalar here (the shape has no more dims), found a list".into(),
-            )),
+            (None, Some(_)) => {
+                Err(self
+                    .at("expected a scalar here (the shape has no more dims), found a list".into()))
+            }
             (None, None) => Ok(()),
             (Some((&dim, rest)), Some(len)) => {
                 if len != dim as u64 {
-                    return Err(at(
-                        &self.path,
-                        format!("the shape says {dim} entries here, the data has {len}"),
-                    ));
+                    return Err(self.at(format!(
+                        "the shape says {dim} entries here, the data has {len}"
+                    )));
                 }
                 for i in 0..len {
-                    let saved = self.path.len();
-                    self.path.push_str(&format!("[{i}]"));
+                    self.path.push(i);
                     let child = self.next_child();
                     self.check(child, rest)?;
-                    self.path.truncate(saved);
+                    self.path.pop();
                 }
                 Ok(())
             }
             (Some((&dim, _)), None) => {
                 let scalar = self.data.scalar(self.scalar - 1);
-                Err(at(
-                    &self.path,
-                    format!("the shape says a list of {dim} here, found {scalar}"),
-                ))
+                Err(self.at(format!(
+                    "the shape says a list of {dim} here, found {scalar}"
+                )))
             }
         }
     }

@@ -689,6 +689,19 @@ fn visit_int<'de, V: Visitor<'de>>(visitor: V, v: &str) -> Result<Result<V::Valu
 }
 
 fn visit_untagged_scalar<'de, V: Visitor<'de>>(visitor: V, v: &str) -> Result<V::Value> {
+    // A decimal with a point or an exponent (the common data value) is no null, boolean or
+    // integer in any radix: straight to the float rules, as the full sequence would end.
+    let bytes = v.as_bytes();
+    if bytes.iter().any(|b| matches!(b, b'.' | b'e' | b'E'))
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        return match parse_f64(v) {
+            Some(float) => visitor.visit_f64(float),
+            None => visitor.visit_str(v),
+        };
+    }
     if v.is_empty() || parse_null(v).is_some() {
         return visitor.visit_unit();
     }

@@ -359,9 +359,9 @@ impl GoldenStore {
         let mut cache = self.manifests.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(cache.entry(key).or_insert_with(|| {
             let path = self.manifest_path(op, stem);
-            Arc::new(match std::fs::read_to_string(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            Arc::new(match read_manifest(&path) {
+                Err(ManifestRead::Missing) => Ok(None),
+                Err(ManifestRead::Unreadable(message)) => Err(message),
                 Ok(text) => serde_json::from_str::<Manifest>(&text).map(Some).map_err(|e| {
                     format!(
                         "{} is not a valid golden manifest ({e}); restore it from version control or re-bless",
@@ -463,8 +463,13 @@ impl GoldenStore {
             },
             (None, Some(dtype), Some(shape), Some(sha256)) => {
                 let path = self.root.join(op).join(&id.stem).join(id.file_name());
-                let bytes = std::fs::read(&path)
-                    .map_err(|e| corrupt(format!("golden {file_name} cannot be read: {e}")))?;
+                // Bounded before it is read: a regular file, no larger than the manifest's
+                // shape allows (within the element budget) with a header of any real size.
+                let volume = opspec::tensor::checked_volume(shape)
+                    .map_err(|e| corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message)))?;
+                let limit = (volume as u64).saturating_mul(8).saturating_add(1 << 20);
+                let bytes = opspec::source::read_bounded(&path, limit)
+                    .map_err(|e| corrupt(format!("golden {file_name}: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
                     return Err(corrupt(format!(
@@ -838,6 +843,27 @@ impl GoldenStore {
     }
 }
 
+/// Why a manifest was not read.
+enum ManifestRead {
+    Missing,
+    Unreadable(String),
+}
+
+/// The largest manifest read: one line per case, about 250 bytes each.
+const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+
+/// A manifest's text, read only if it is a regular file of at most [`MAX_MANIFEST_BYTES`].
+fn read_manifest(path: &Path) -> Result<String, ManifestRead> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestRead::Missing),
+        _ => {}
+    }
+    let bytes =
+        opspec::source::read_bounded(path, MAX_MANIFEST_BYTES).map_err(ManifestRead::Unreadable)?;
+    String::from_utf8(bytes)
+        .map_err(|_| ManifestRead::Unreadable(format!("{} is not UTF-8 text", path.display())))
+}
+
 /// Where a file is written before it is renamed over `path`: beside it, hidden, so that a
 /// listing of goldens never sees it.
 fn temporary_path(path: &Path) -> PathBuf {
@@ -1000,5 +1026,41 @@ mod tests {
         let missing = store.check(&other, 7, "abcd", &reference).unwrap_err();
         assert_eq!(missing.kind, GoldenErrorKind::Missing, "{missing}");
         assert!(missing.to_string().contains("OPSPEC_BLESS=1"), "{missing}");
+    }
+
+    /// A golden or a manifest that is a FIFO, a device or a folder is a clear error, never a
+    /// read that waits or never ends.
+    #[test]
+    fn goldens_and_manifests_that_are_not_regular_files_are_refused() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        blessing.finish().unwrap();
+        let golden = root.join("slice/modes").join(id.file_name());
+        std::fs::remove_file(&golden).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&golden).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(error.kind, GoldenErrorKind::Corrupt, "{error}");
+        assert!(error.to_string().contains("a FIFO"), "{error}");
+
+        std::fs::remove_file(&golden).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &golden).unwrap();
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert!(error.to_string().contains("a character device"), "{error}");
+
+        let manifest = root.join("slice/modes.json");
+        std::fs::remove_file(&manifest).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&manifest).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(error.kind, GoldenErrorKind::Manifest, "{error}");
+        assert!(error.to_string().contains("a FIFO"), "{error}");
     }
 }
