@@ -14,6 +14,7 @@ pub mod fuzz;
 pub mod generated;
 pub mod html;
 pub mod in_process;
+pub mod output;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -304,6 +305,10 @@ fn run(
     config: Config,
     backend: Option<Arc<dyn Backend>>,
 ) -> Result<RunSummary, RunError> {
+    config::check_arguments(args.test_threads, args.logfile.as_deref()).map_err(RunError::Usage)?;
+    config
+        .check_outputs(args.logfile.as_deref().map(Path::new))
+        .map_err(RunError::Usage)?;
     let expectations = match &config.expectations {
         Some(path) => {
             Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
@@ -393,11 +398,11 @@ fn run(
         RunError::Report(format!("cannot write {}: {e}", path.display()))
     };
     if let Some(path) = &config.report_json {
-        std::fs::write(path, report::json(&backend.name(), &records, &problems))
+        output::write_replacing(path, report::json(&backend.name(), &records, &problems))
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
-        std::fs::write(path, report::junit(&backend.name(), &records, &problems))
+        output::write_replacing(path, report::junit(&backend.name(), &records, &problems))
             .map_err(|e| cannot_write(path, e))?;
     }
     for problem in &problems {
