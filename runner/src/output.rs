@@ -28,9 +28,13 @@ pub fn resolved(path: &Path) -> PathBuf {
 pub struct Inputs<'a> {
     /// Files read, each with the flag that names it.
     pub files: Vec<(&'a str, &'a Path)>,
-    /// Folders whose files are read (spec, sweep and golden folders).
+    /// Folders whose data files are read (spec, sweep and golden folders): any `.yaml`,
+    /// `.yml`, `.npy` or `.json` file in them is an input.
     pub folders: Vec<(&'a str, &'a Path)>,
 }
+
+/// The extensions of the files read from an input folder.
+const READ_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
 
 /// `Err` naming the flags when an output names an input file, lies in a folder the run reads,
 /// or is also another output.
@@ -47,9 +51,13 @@ pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &Inputs) -> Result<(), S
         }
         for (input_flag, folder) in &inputs.folders {
             let folder = resolved(folder);
-            if path.starts_with(&folder) {
+            let read = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| READ_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+            if path.starts_with(&folder) && read {
                 return Err(format!(
-                    "{flag} {shown} is inside {} ({input_flag}), whose files the run reads: write outputs elsewhere",
+                    "{flag} {shown} would be read as data: it is a .yaml, .yml, .npy or .json file inside {} ({input_flag}); write outputs elsewhere",
                     folder.display()
                 ));
             }

@@ -215,15 +215,16 @@ impl TensorData {
         }
     }
 
-    /// Appends a scalar; past the element budget the list is refused where it is, so that
-    /// no list takes more memory than the budget allows.
+    /// Appends a scalar; past the element budget (or 2^20 values under a smaller budget, so
+    /// that a case over a small budget gets the shape's message) the list is refused where it
+    /// is, so that no list takes more memory than the budget allows.
     fn push<E: de::Error>(
         &mut self,
         kind: u8,
         word: u64,
         run: &mut Option<usize>,
     ) -> Result<(), E> {
-        let budget = crate::tensor::max_elements();
+        let budget = crate::tensor::max_elements().max(1 << 20);
         if self.kinds.len() as u64 >= budget {
             return Err(E::custom(format!(
                 "the data holds more than {budget} values, over the element budget (OPSPEC_MAX_ELEMENTS)"
