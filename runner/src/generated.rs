@@ -58,7 +58,7 @@ impl GeneratedConfig {
         };
         if config.bless && env_flag(std::env::var_os("CI")) {
             return Err(
-                "OPSPEC_BLESS is set while CI is set: goldens are never written in CI. Run `OPSPEC_BLESS=1 cargo test` locally, review `git diff golden/` and commit it."
+                "blessing (--bless or OPSPEC_BLESS) is asked for while CI is set: goldens are never written in CI. Bless locally (`runner --bless` or `OPSPEC_BLESS=1 cargo test`), review `git diff golden/` and commit it."
                     .into(),
             );
         }

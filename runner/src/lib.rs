@@ -356,6 +356,9 @@ fn run(
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
+            None if !args.skip.is_empty() => {
+                format!("the --skip filters {:?} leave no trial to run", args.skip)
+            }
             None => "no case to run (are the spec folders empty?)".into(),
         }));
     }

@@ -188,3 +188,28 @@ fn a_fuzz_campaign_of_1e19_seconds_is_refused_not_a_panic() {
     assert!(text.contains("a week"), "{text}");
     assert!(!text.contains("panicked"), "{text}");
 }
+
+#[test]
+fn a_skip_that_leaves_nothing_says_so_and_an_unknown_serve_target_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let specs = specs(scratch.path());
+    let output = runner()
+        .arg("--specs")
+        .arg(&specs)
+        .args(["--skip", "slice"])
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "--skip filters");
+    assert!(
+        !text(&output).contains("spec folders empty"),
+        "{}",
+        text(&output)
+    );
+    let output = runner()
+        .args(["--serve", "--target", "NaN"])
+        .output()
+        .unwrap();
+    let text = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("unknown target"), "{text}");
+}

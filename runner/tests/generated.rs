@@ -231,7 +231,7 @@ fn blessing_is_refused_under_ci() {
     let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1"), ("CI", "true")], &[]);
     assert_eq!(output.status.code(), Some(2), "{out}");
     assert!(
-        out.contains("OPSPEC_BLESS is set while CI is set: goldens are never written in CI"),
+        out.contains("blessing (--bless or OPSPEC_BLESS) is asked for while CI is set: goldens are never written in CI"),
         "{out}"
     );
     assert!(!path.exists(), "nothing is written");

@@ -263,7 +263,7 @@ impl Unused {
     /// Whether blessing removes it: an orphan of a loaded sweep. A manifest of a sweep that was
     /// not loaded is only reported.
     pub fn removable(&self) -> bool {
-        !matches!(self.removal, Removal::Manifest(..))
+        !matches!(self.removal, Removal::Manifest(..) | Removal::Folder)
     }
 }
 
@@ -275,6 +275,8 @@ enum Removal {
     Entry(String, String, String),
     /// One file no entry names (removed only if the final manifest does not name it either).
     File(PathBuf),
+    /// A folder where a golden or a manifest belongs: reported, never removed.
+    Folder,
 }
 
 type SweepKey = (String, String);
@@ -665,7 +667,17 @@ impl GoldenStore {
             let mut stems = BTreeSet::new();
             for path in sorted_entries(&op_dir) {
                 let name = name_of(&path);
-                if path.is_dir() {
+                if path.is_dir() && name.ends_with(".json") {
+                    // A manifest's name taken by a folder: blessing removes no folder.
+                    unused.push(Unused {
+                        name: format!("{op}/{name}"),
+                        message: format!(
+                            "{} is a folder where a manifest file belongs; remove it by hand (blessing removes no folder)",
+                            self.shown(&format!("{op}/{name}"))
+                        ),
+                        removal: Removal::Folder,
+                    });
+                } else if path.is_dir() {
                     stems.insert(name);
                 } else if let Some(stem) = name.strip_suffix(".json") {
                     stems.insert(stem.to_owned());
@@ -720,7 +732,16 @@ impl GoldenStore {
                 let files = named;
                 for path in sorted_entries(&self.root.join(&op).join(&stem)) {
                     let name = name_of(&path);
-                    if !files.contains(&name) {
+                    if path.is_dir() {
+                        unused.push(Unused {
+                            name: format!("{op}/{stem}/{name}"),
+                            message: format!(
+                                "{} is a folder inside a sweep's golden folder, which holds only .npy files; remove it by hand (blessing removes no folder)",
+                                self.shown(&format!("{op}/{stem}/{name}"))
+                            ),
+                            removal: Removal::Folder,
+                        });
+                    } else if !files.contains(&name) {
                         unused.push(Unused {
                             name: format!("{op}/{stem}/{name}"),
                             message: format!(
@@ -764,6 +785,7 @@ impl GoldenStore {
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(self.root.join(op).join(stem).join(file), false);
             }
+            Removal::Folder => {}
             Removal::File(path) => {
                 self.removals
                     .lock()
@@ -1448,5 +1470,35 @@ mod tests {
         let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
         assert_eq!(error.kind, GoldenErrorKind::Manifest, "{error}");
         assert!(error.to_string().contains("a FIFO"), "{error}");
+    }
+
+    /// A folder where a golden or a manifest belongs is reported as a folder to remove by
+    /// hand, never promised to blessing (which removes no folder), and never named `x.json.json`.
+    #[test]
+    fn folders_in_a_golden_folder_are_reported_as_folders() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        blessing.finish().unwrap();
+        std::fs::create_dir_all(root.join("slice/modes/stray")).unwrap();
+        std::fs::create_dir_all(root.join("slice/bits.json")).unwrap();
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let used = BTreeSet::from([id]);
+        let unused = store.unused(&used);
+        let names: Vec<&str> = unused.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["slice/bits.json", "slice/modes/stray"],
+            "{unused:?}"
+        );
+        for u in &unused {
+            assert!(u.message.contains("remove it by hand"), "{}", u.message);
+            assert!(!u.message.contains("OPSPEC_BLESS"), "{}", u.message);
+            assert!(!u.message.contains(".json.json"), "{}", u.message);
+            assert!(!u.removable());
+        }
     }
 }
