@@ -19,10 +19,10 @@ use std::time::Duration;
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
 use opspec_kernels::EngineChoice as Engine;
 
-/// The repository this runner was built from.
+/// The checkout a run reads ([`crate::checkout::suite_root`]): the one the runner is started
+/// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+    crate::checkout::suite_root()
 }
 
 /// The default per-case timeout of a backend.
@@ -248,6 +248,9 @@ pub struct Config {
     pub fail_fast: bool,
     /// A rejection without an error kind fails the run.
     pub require_error_kinds: bool,
+    /// How the runner was started, as replay lines spell it: the `runner` binary's own path
+    /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
+    pub program: String,
 }
 
 impl Config {
@@ -421,6 +424,7 @@ impl Options {
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
+            program: crate::replay::CARGO_RUNNER.to_owned(),
             backend: backend.clone(),
             timeout,
             expectations: self

@@ -6,6 +6,7 @@
 
 pub mod attributes;
 pub mod backend;
+pub mod checkout;
 pub mod config;
 pub mod coverage;
 pub mod diff;
@@ -61,6 +62,8 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
     /// The reference's engine, for goldens as for the built-in backend.
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
@@ -76,6 +79,7 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            program: config.program.clone(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -134,8 +138,12 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
-        let known = self.expectations.lookup(&name, &case.clauses);
-        let verdict = decide(verdict, known, &replay::command(&name, &self.replay));
+        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
+        let verdict = decide(
+            verdict,
+            known,
+            &replay::command(&self.program, &name, &self.replay),
+        );
         let result = match verdict.status {
             Status::Passed => Ok(Completion::Completed),
             Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
@@ -161,7 +169,7 @@ impl Run {
         started: Instant,
     ) -> Record {
         Record {
-            replay: Some(replay::command(&name, &self.replay)),
+            replay: Some(replay::command(&self.program, &name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -211,17 +219,28 @@ impl Run {
     }
 }
 
-/// Every trial's name with the clauses its case cites.
+/// Every trial's name with the clauses its case cites ([`Expectations::cited`]); a generated
+/// case cites those of the error the reference gives it
+/// ([`generated::with_expected_error`]). Empty when there are no known failures.
 fn trial_clauses(
+    expectations: &Expectations,
+    engine: opspec_kernels::EngineChoice,
     loaded: &Loaded,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<TrialClauses> {
-    let cases = loaded.cases.iter().map(|case| TrialClauses {
+    if expectations.entries.is_empty() {
+        return Vec::new();
+    }
+    let cited = |case: &Case| TrialClauses {
         name: case.trial_name(),
-        clauses: case.clauses.clone(),
-    });
-    cases
-        .chain(generated.map(|g| g.trial_clauses()).unwrap_or_default())
+        clauses: expectations.cited(case),
+    };
+    let generated = generated.map(|g| g.trial_cases()).unwrap_or_default();
+    (loaded.cases.iter().map(cited))
+        .chain(
+            (generated.into_iter())
+                .map(|case| cited(&generated::with_expected_error(engine, case))),
+        )
         .collect()
 }
 
@@ -238,10 +257,8 @@ fn trials(
         .collect();
     let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
     if check_unmatched {
-        for entry in run
-            .expectations
-            .unmatched(&trial_clauses(&loaded, generated))
-        {
+        let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
+        for entry in run.expectations.unmatched(&cited) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
                 entry.line,
@@ -331,7 +348,12 @@ fn run(
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
     expectations
-        .check(&trial_clauses(&loaded, generated.as_ref()))
+        .check(&trial_clauses(
+            &expectations,
+            config.engine,
+            &loaded,
+            generated.as_ref(),
+        ))
         .map_err(|errors| {
             let path = config.expectations.as_deref().unwrap_or(Path::new(""));
             let lines: Vec<String> = (errors.iter())

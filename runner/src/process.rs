@@ -321,9 +321,9 @@ struct Session {
 
 impl Session {
     fn start(command: &str, log: &Arc<Mutex<Log>>) -> Result<Session, String> {
-        // Relative paths in the command are relative to the repository root, wherever cargo
-        // runs the test binary from.
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        // Relative paths in the command are relative to the checkout the run reads, wherever
+        // cargo runs the test binary from.
+        let root = crate::checkout::suite_root();
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(shell_line(command))
