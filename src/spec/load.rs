@@ -509,7 +509,7 @@ enum YamlFileError {
     /// Not a regular file, or reading it failed: the message says which.
     Unreadable(String),
     /// Not YAML, or YAML of another structure.
-    Yaml(serde_path_to_error::Error<yaml::Error>),
+    Yaml(yaml::Error),
 }
 
 /// Reads a YAML file into `T` with the one reader ([`yaml`]), streaming: only what `T` keeps
@@ -518,40 +518,33 @@ enum YamlFileError {
 fn read_yaml_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, YamlFileError> {
     let file = crate::source::open_regular(path).map_err(YamlFileError::Unreadable)?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut deserializer =
-        yaml::Deserializer::new(reader).map_err(|e| YamlFileError::Yaml(wrap(e)))?;
-    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(YamlFileError::Yaml)?;
-    deserializer
-        .end()
-        .map_err(|e| YamlFileError::Yaml(wrap(e)))?;
+    let mut deserializer = yaml::Deserializer::new(reader).map_err(YamlFileError::Yaml)?;
+    // The reader keeps the path of the value it reads itself (no serde_path_to_error
+    // wrapper around every value: a data list is read at the reader's own speed).
+    let value = T::deserialize(&mut deserializer).map_err(YamlFileError::Yaml)?;
+    deserializer.end().map_err(YamlFileError::Yaml)?;
     Ok(value)
-}
-
-/// A reader error with no field path (raised outside any field).
-fn wrap(error: yaml::Error) -> serde_path_to_error::Error<yaml::Error> {
-    let track = serde_path_to_error::Track::new();
-    serde_path_to_error::Error::new(track.path(), error)
 }
 
 /// The problem that stops a whole file from being read. Nothing of the file runs, so the
 /// message says so: a syntax error with its line, or a structural error with its field.
 fn file_error(
     path: &Path,
-    e: serde_path_to_error::Error<yaml::Error>,
+    e: yaml::Error,
     error: impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
 ) -> SpecError {
     const DROPPED: &str = "every case in this file was dropped";
-    if e.inner().is_syntax() {
+    if e.is_syntax() {
         return error(
             Syntax,
             None,
             None,
-            format!("YAML syntax error: {}; {DROPPED}", e.inner()),
+            format!("YAML syntax error: {e}; {DROPPED}"),
         );
     }
-    let field = e.path().to_string();
+    let field = e.field();
     let case = case_name_at(path, &field);
-    let message = format!("{}; {DROPPED}", e.into_inner());
+    let message = format!("{e}; {DROPPED}");
     error(Structure, case.as_deref(), Some(field), message)
 }
 

@@ -79,6 +79,12 @@ impl Error {
         }
     }
 
+    /// The path of the field the problem is in, as serde_path_to_error writes it (`.` for
+    /// the whole document).
+    pub(crate) fn field(&self) -> String {
+        self.path.clone().unwrap_or_else(|| ".".to_owned())
+    }
+
     /// The text is not YAML (as opposed to YAML that does not fit the spec's structure).
     pub(crate) fn is_syntax(&self) -> bool {
         self.syntax
@@ -415,10 +421,13 @@ impl<R: BufRead> Deserializer<R> {
 
     fn visit_mapping<'de, V: Visitor<'de>>(&mut self, visitor: V, mark: Mark) -> Result<V::Value> {
         self.enter(mark)?;
+        let steps = self.path.len();
         let mut map = MapAccess { de: self, len: 0 };
         let value = visitor.visit_map(&mut map);
         let len = map.len;
         self.depth -= 1;
+        // A key whose value was never read (the visitor refused the entry) leaves its step.
+        self.path.truncate(steps);
         let value = value?;
         let mut rest = MapAccess { de: self, len };
         while de::MapAccess::next_entry::<IgnoredAny, IgnoredAny>(&mut rest)?.is_some() {}
@@ -516,10 +525,14 @@ impl<'de, R: BufRead> de::MapAccess<'de> for MapAccess<'_, R> {
             _ => Step::Unknown,
         };
         self.len += 1;
-        let value = seed.deserialize(&mut *self.de)?;
-        // The value's path: pushed now, popped after the value.
+        // The key's path is the entry's (an unknown field is named by it) and stays for the
+        // value; popped after the value.
         self.de.path.push(key);
-        Ok(Some(value))
+        let value = seed.deserialize(&mut *self.de);
+        if value.is_err() {
+            self.de.path.pop();
+        }
+        value.map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
