@@ -277,9 +277,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Starts `command`; its stderr goes to `log`, each line behind `prefix` when given.
+    /// Starts `command` in `dir` (relative paths in it are relative to that folder); its
+    /// stderr goes to `log`, each line behind `prefix` when given.
     pub(crate) fn start(
         command: &str,
+        dir: &Path,
         log: &Arc<Mutex<Log>>,
         prefix: Option<String>,
     ) -> Result<Session, String> {
@@ -290,13 +292,10 @@ impl Session {
             std::process::id(),
             STARTS.fetch_add(1, Ordering::Relaxed)
         );
-        // Relative paths in the command are relative to the repository root, wherever cargo
-        // runs the test binary from.
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(shell_line(command))
-            .current_dir(&root)
+            .current_dir(dir)
             .process_group(0)
             .env(SESSION_VARIABLE, &token)
             .stdin(Stdio::piped())

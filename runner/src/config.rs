@@ -21,10 +21,10 @@ use opspec_kernels::EngineChoice as Engine;
 
 use crate::partition::Partition;
 
-/// The repository this runner was built from.
+/// The checkout a run reads ([`crate::checkout::suite_root`]): the one the runner is started
+/// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+    crate::checkout::suite_root()
 }
 
 /// The default per-case timeout of a backend.
@@ -214,6 +214,10 @@ pub struct Options {
     /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
     #[arg(long)]
     pub require_error_kinds: bool,
+    /// Print each trial the backend's hello excludes, as an ignored trial (by default they
+    /// are only counted, per declaration, in the summary) [env: OPSPEC_LIST_EXCLUDED=1]
+    #[arg(long)]
+    pub list_excluded: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -257,6 +261,11 @@ pub struct Config {
     pub shard_status_file: Option<PathBuf>,
     /// A rejection without an error kind fails the run.
     pub require_error_kinds: bool,
+    /// Each trial the hello excludes is a libtest trial, printed as ignored.
+    pub list_excluded: bool,
+    /// How the runner was started, as replay lines spell it: the `runner` binary's own path
+    /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
+    pub program: String,
 }
 
 impl Config {
@@ -463,6 +472,8 @@ impl Options {
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
+            program: crate::replay::CARGO_RUNNER.to_owned(),
+            list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

@@ -30,6 +30,8 @@
 use std::path::{Path, PathBuf};
 
 use opspec::spec::clauses::{Catalogue, SCOPES};
+use opspec::spec::{Case, Expectation};
+use opspec::ErrorKind;
 
 /// Why a backend fails a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -159,13 +161,16 @@ impl From<ExpectationsError> for String {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expectations {
     pub entries: Vec<Entry>,
+    /// The catalogue's clauses that name an error kind: `(scope, kind, id)`. A case that
+    /// expects an error cites the clauses of its kind, besides its own ([`Self::cited`]).
+    error_clauses: Vec<(String, ErrorKind, String)>,
 }
 
 impl Expectations {
     /// Reads a file and checks its clause ids against the catalogue of this repository's
     /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
     pub fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
-        let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")];
+        let mut dirs = vec![crate::checkout::suite_root().join("specs")];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
         }
@@ -255,7 +260,31 @@ impl Expectations {
                 line,
             });
         }
-        Ok(Expectations { entries })
+        let error_clauses = catalogue
+            .iter()
+            .filter_map(|c| c.error.map(|kind| (c.scope.clone(), kind, c.id.clone())))
+            .collect();
+        Ok(Expectations {
+            entries,
+            error_clauses,
+        })
+    }
+
+    /// The clauses a case cites, as entries are matched against: its own, and, for a case
+    /// that expects an error, the clauses of its op (or common ones) that name that error's
+    /// kind (a bfloat16 sweep case in CLAMP mode expects `unsupported_dtype` under the dtype
+    /// clause that its `clauses` need not repeat).
+    pub fn cited(&self, case: &Case) -> Vec<String> {
+        let mut cited = case.clauses.clone();
+        if let Expectation::Error { kind, .. } = &case.expect {
+            let op = case.op.name();
+            cited.extend(
+                (self.error_clauses.iter())
+                    .filter(|(scope, k, _)| k == kind && (scope == op || scope == "common"))
+                    .map(|(_, _, id)| id.clone()),
+            );
+        }
+        cited
     }
 
     /// The first entry that covers a trial named `trial` whose case cites `clauses`.

@@ -6,6 +6,7 @@
 
 pub mod attributes;
 pub mod backend;
+pub mod checkout;
 pub mod child;
 pub mod config;
 pub mod coverage;
@@ -30,12 +31,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::spec::clauses::Catalogue;
 use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::{Expectations, TrialClauses};
-pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
+pub use in_process::{
+    run_in_process, Declaration, InProcessBackend, Refusal, RunError, RunSummary,
+};
 use process::ProcessBackend;
 use report::Record;
 use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
@@ -44,6 +48,40 @@ use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 /// does for every test) reads only the file that name points at.
 pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
     load_dirs(dirs, single_file(args))
+}
+
+/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
+/// one of another op, would pass unnoticed: its trials become failing trials that name the
+/// file, the case and the id (`runner coverage` lints the same, and more).
+fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<(String, String, String)> {
+    let (catalogue, _) = Catalogue::load_over(&coverage::builtin_specs(), dirs);
+    let mut failing = Vec::new();
+    loaded.cases.retain(|case| {
+        let wrong: Vec<String> = (case.clauses.iter())
+            .filter_map(|id| match catalogue.get(id) {
+                None => Some(format!(
+                    "unknown clause id `{id}` (no clause catalogue has it)"
+                )),
+                Some(_) if !catalogue.applies_to(id, case.op) => Some(format!(
+                    "clause id `{id}` is a clause of another op, not of {}",
+                    case.op
+                )),
+                Some(_) => None,
+            })
+            .collect();
+        if wrong.is_empty() {
+            return true;
+        }
+        let message = format!(
+            "{}: case `{}`: {} (specs/<op>.clauses.yaml lists the ids)",
+            case.path.display(),
+            case.name,
+            wrong.join("; ")
+        );
+        failing.push((case.trial_name(), case.op.name().to_owned(), message));
+        false
+    });
+    failing
 }
 
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
@@ -63,10 +101,21 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
     /// The reference's engine, for goldens as for the built-in backend.
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// The part of the trials this run makes ([`Config::partition`]).
+    partition: Option<partition::Partition>,
+    /// The names of the selected trials excluded quietly, in every part.
+    quietly_excluded: Mutex<Vec<String>>,
+    /// The spec folders, whose catalogues the cases' clause ids are checked against.
+    specs: Vec<PathBuf>,
+    /// Trials the hello excludes are recorded and counted, not made libtest trials
+    /// (`--list-excluded` makes them trials, each printed as ignored).
+    quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
 }
@@ -78,6 +127,11 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            program: config.program.clone(),
+            quiet_exclusions: !config.list_excluded,
+            specs: config.specs.clone(),
+            partition: config.partition,
+            quietly_excluded: Mutex::default(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -93,6 +147,43 @@ impl Run {
         let name = case.trial_name();
         self.record(self.case_record(name, case, Status::NotRun, message.clone(), started));
         Some(Ok(Completion::ignored_with(message)))
+    }
+
+    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
+    /// out) without making it a libtest trial, so that the console counts exclusions per
+    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
+    /// the arguments filter out is not recorded.
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        let Err(exclusion) = self.backend.supports(case) else {
+            return false;
+        };
+        if ops_only && !exclusion.by.starts_with("op ") {
+            return false;
+        }
+        let name = case.trial_name();
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            return true;
+        }
+        (self.quietly_excluded.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .push(name.clone());
+        if self.partition.map_or(true, |part| part.contains(&name)) {
+            let verdict = Verdict::excluded(exclusion);
+            self.record(Record {
+                excluded_by: verdict.excluded_by,
+                ..self.case_record(
+                    name,
+                    case,
+                    Status::Excluded,
+                    verdict.message,
+                    Instant::now(),
+                )
+            });
+        }
+        true
     }
 
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
@@ -142,8 +233,12 @@ impl Run {
                 return result;
             }
         }
-        let known = self.expectations.lookup(&name, &case.clauses);
-        let verdict = decide(verdict, known, &replay::command(&name, &self.replay));
+        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
+        let verdict = decide(
+            verdict,
+            known,
+            &replay::command(&self.program, &name, &self.replay),
+        );
         let result = match verdict.status {
             Status::Passed => Ok(Completion::Completed),
             Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
@@ -169,7 +264,7 @@ impl Run {
         started: Instant,
     ) -> Record {
         Record {
-            replay: Some(replay::command(&name, &self.replay)),
+            replay: Some(replay::command(&self.program, &name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -222,17 +317,28 @@ impl Run {
     }
 }
 
-/// Every trial's name with the clauses its case cites.
+/// Every trial's name with the clauses its case cites ([`Expectations::cited`]); a generated
+/// case cites those of the error the reference gives it
+/// ([`generated::with_expected_error`]). Empty when there are no known failures.
 fn trial_clauses(
+    expectations: &Expectations,
+    engine: opspec_kernels::EngineChoice,
     loaded: &Loaded,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<TrialClauses> {
-    let cases = loaded.cases.iter().map(|case| TrialClauses {
+    if expectations.entries.is_empty() {
+        return Vec::new();
+    }
+    let cited = |case: &Case| TrialClauses {
         name: case.trial_name(),
-        clauses: case.clauses.clone(),
-    });
-    cases
-        .chain(generated.map(|g| g.trial_clauses()).unwrap_or_default())
+        clauses: expectations.cited(case),
+    };
+    let generated = generated.map(|g| g.trial_cases()).unwrap_or_default();
+    (loaded.cases.iter().map(cited))
+        .chain(
+            (generated.into_iter())
+                .map(|case| cited(&generated::with_expected_error(engine, case))),
+        )
         .collect()
 }
 
@@ -240,19 +346,23 @@ fn trial_clauses(
 /// expectations entry that matches no case; sorted by name.
 fn trials(
     run: &Arc<Run>,
+    args: &Arguments,
     loaded: Loaded,
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
+    let mut loaded = loaded;
     let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
-    let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
+    trials.extend(
+        (check_clause_ids(&mut loaded, &run.specs).into_iter())
+            .map(|(name, op, message)| run.failing_trial(name, op, message)),
+    );
+    let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
     if check_unmatched {
-        for entry in run
-            .expectations
-            .unmatched(&trial_clauses(&loaded, generated))
-        {
+        let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
+        for entry in run.expectations.unmatched(&cited) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
                 entry.line,
@@ -262,7 +372,11 @@ fn trials(
             trials.push(run.failing_trial(name, "expectations".into(), message));
         }
     }
-    trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
+    trials.extend(
+        (loaded.cases.into_iter())
+            .filter(|case| !run.exclude_quietly(args, case, false))
+            .map(|case| run.trial(case)),
+    );
     trials.extend(generated_trials);
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
@@ -338,7 +452,7 @@ fn run(
             expectations,
             &config,
         ));
-        let mut trials = trials(&run, loaded, false, generated.as_ref());
+        let mut trials = trials(&run, &args, loaded, false, generated.as_ref());
         if let Some(part) = config.partition {
             trials.retain(|t| part.contains(t.name()));
         }
@@ -346,7 +460,12 @@ fn run(
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
     expectations
-        .check(&trial_clauses(&loaded, generated.as_ref()))
+        .check(&trial_clauses(
+            &expectations,
+            config.engine,
+            &loaded,
+            generated.as_ref(),
+        ))
         .map_err(|errors| {
             let path = config.expectations.as_deref().unwrap_or(Path::new(""));
             let lines: Vec<String> = (errors.iter())
@@ -364,10 +483,20 @@ fn run(
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
+    let mut run = Run::new(Arc::clone(&backend), expectations, &config);
+    // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
+    run.quiet_exclusions &= check_unmatched;
+    let run = Arc::new(run);
     let case_count = loaded.cases.len();
-    let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
-    let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
+    let quietly_excluded = std::mem::take(
+        &mut *run
+            .quietly_excluded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    let selected =
+        quietly_excluded.len() + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
@@ -382,10 +511,10 @@ fn run(
     }
     let judged = !(config.allow_skips || single_file(&args).is_some());
     let mut run_info = merge::RunInfo::new(
-        trials
-            .iter()
+        (trials.iter())
             .filter(|t| !args.is_filtered_out(t))
-            .map(Trial::name),
+            .map(Trial::name)
+            .chain(quietly_excluded.iter().map(String::as_str)),
         config.partition,
         judged,
     );
@@ -438,6 +567,9 @@ fn run(
             report::summary(&records)
         );
         if let Some(line) = report::exclusion_line(&records) {
+            println!("{line}");
+        }
+        if let Some(line) = report::failures_by_clause(&records) {
             println!("{line}");
         }
     }
