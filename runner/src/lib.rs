@@ -61,7 +61,7 @@ struct Run {
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
     /// The reference's engine, for goldens as for the built-in backend.
-    engine: opspec_kernels::EngineChoice,
+    engine: backend::Engine,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
     /// The name of the first trial that failed, once one has.

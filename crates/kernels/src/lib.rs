@@ -1,20 +1,20 @@
-//! opspec-kernels: the fast engine of the opspec reference interpreter ([`Fast`]), and the
-//! choice between it and the plain reference loops ([`EngineChoice`]).
+//! opspec-kernels: the fast engine of the opspec reference interpreter.
 //!
-//! A crate of its own because the reference never needs it: `opspec` runs its plain loops
-//! alone ([`opspec::engine::Plain`]) and takes any other [`opspec::Engine`] as an argument.
-//! [`Fast`] replaces those loops by the kernels below, Scale's element loop by typed loops
+//! A crate of its own because the reference never needs it: each op of `opspec` checks an
+//! invocation into a plan ([`opspec::ops::plan`]) and evaluates it by its plain rule
+//! ([`opspec::ops::Plan::evaluate`]); [`fast`] evaluates the same plan by the kernels below
+//! (index maps built from the plan's rules, [`maps`]), Scale's element loop by typed loops
 //! ([`scale`]) and Shuffle's three stages by one pass where the reshape needs no copy
-//! ([`shuffle`]); outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
-//! on the plain loops, which can be faster there (BENCHMARKS.md, "Engine threshold").
-//! [`Kernels`] is the same without the threshold.
+//! ([`shuffle`]). Outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
+//! on the plain evaluation, which can be faster there (BENCHMARKS.md, "Engine threshold");
+//! [`kernels`] is the same without the threshold.
 //!
 //! # The layout kernels
 //!
-//! Fast paths for the index maps of [`opspec::layout`]: the same results as its plain loops
-//! ([`opspec::layout::gather_reference`], [`opspec::layout::scatter_reference`]), reached by
-//! other means, and tested against them on generated plans of every dtype (the tests also
-//! check that the generated plans take every path below).
+//! Fast paths for the index maps of [`maps`]: the same results as its plain table loops
+//! ([`maps::gather_reference`], [`maps::scatter_reference`]), reached by other means, and
+//! tested against them on generated tables of every dtype (the tests also check that the
+//! generated tables take every path below), and against the reference's evaluation of each op.
 //!
 //! 1. **Normalise** the map. An element moves from `src[s + Σ src_i(y_i)]` to
 //!    `dst[d + Σ dst_i(y_i)]`; length-1 axes are folded into `s` and `d`, per-axis tables that
@@ -58,18 +58,42 @@
 // stores), both measured in BENCHMARKS.md.
 #![deny(unsafe_code)]
 
-use opspec::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
-use opspec::map_buffer;
 use opspec::tensor::{row_major_strides, Buffer};
 
-mod engine;
+/// Applies `$body` to the vector inside a [`Buffer`], whatever its width.
+macro_rules! with_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            Buffer::W8($vec) => $body,
+            Buffer::W16($vec) => $body,
+            Buffer::W32($vec) => $body,
+            Buffer::W64($vec) => $body,
+        }
+    };
+}
+
+/// Like [`with_buffer!`], wrapping a resulting `Vec` of the same width back into a `Buffer`.
+macro_rules! map_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            Buffer::W8($vec) => Buffer::W8($body),
+            Buffer::W16($vec) => Buffer::W16($body),
+            Buffer::W32($vec) => Buffer::W32($body),
+            Buffer::W64($vec) => Buffer::W64($body),
+        }
+    };
+}
+
+mod evaluate;
+pub mod maps;
 pub mod pages;
 pub mod scale;
 pub mod shuffle;
 pub mod stream;
 pub mod words;
 
-pub use engine::{EngineChoice, Fast, Kernels, UnknownEngine, SCALE_THRESHOLD, THRESHOLD};
+pub use evaluate::{evaluate, fast, kernels, SCALE_THRESHOLD, THRESHOLD};
+use maps::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
 use stream::Stores;
 pub use words::Word;
 
@@ -402,7 +426,7 @@ fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize,
     (base, axes, vacant)
 }
 
-/// [`opspec::layout::gather`], fast.
+/// [`maps::gather_reference`], fast.
 pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
     let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
     let copy = Transfer {
@@ -416,7 +440,7 @@ pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
 }
 
 /// A strided view (AsStrided, a Shuffle's transposes) read by the kernels: the view's strides
-/// are the copy's source maps. The same bits as `opspec::ops::as_strided::reference`.
+/// are the copy's source maps. The same bits as `opspec::ops::as_strided::evaluate`.
 pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
     let row_major = row_major_strides(&view.shape);
     let axes = view
@@ -739,7 +763,7 @@ fn outermost(copy: &Transfer) -> Option<(usize, usize)> {
     disjoint.then_some((a, step))
 }
 
-/// [`opspec::layout::scatter`], fast.
+/// [`maps::scatter_reference`], fast.
 pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
     let (dst_base, axes, vacant) = indexed_side(plan, |table, row_major| (table, row_major));
     let copy = Transfer {
