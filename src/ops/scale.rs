@@ -314,7 +314,7 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
 }
 
 /// Scale as the module doc states it: element by element in row-major order, each through
-/// [`to_f32`], [`element`] and [`from_f32`] (the four steps), its coefficients found by
+/// `to_f32`, [`element`] and `from_f32` (the four steps), its coefficients found by
 /// [`Plan::coefficient_index`].
 pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let coefficient = |list: &Coefficients, default: f32, flat: usize| {

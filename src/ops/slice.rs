@@ -125,8 +125,8 @@ impl Plan {
     }
 
     /// The input coordinate that output coordinate `y` of `axis` reads, or `None` for the fill
-    /// value: [`source_coordinate`] of `x = y·stride + start`. [`plan`] has ruled out every
-    /// error, so strict bounds reads inside the axis.
+    /// value: the rule of §2.2 (the module doc's table) at `x = y·stride + start`. [`plan`] has
+    /// ruled out every error, so strict bounds reads inside the axis.
     pub fn source_coordinate(&self, axis: usize, y: usize) -> Option<usize> {
         let AxisSlice {
             start,
