@@ -1,6 +1,8 @@
 //! The kernels' evaluation of the reference's plans: the same [`Plan`] as
 //! [`opspec::ops::Plan::evaluate`] takes, the same bits, by the kernels of this crate.
 
+use std::borrow::Cow;
+
 use opspec::ops::{self, as_strided, reformat, slice, Invocation, Plan, Planned};
 use opspec::tensor::{row_major_strides, Tensor};
 use opspec::OpError;
@@ -68,14 +70,15 @@ pub fn kernels(plan: &Plan, input: &Tensor) -> Tensor {
             crate::scale::run(scale, input).unwrap_or_else(|| plan.evaluate(input))
         }
         Plan::Reformat(plan) => {
+            // A LINEAR input is the logical tensor itself: borrowed, not copied, on the way to
+            // a pack; an unpacked one is moved out, not copied, when it is the output.
             let logical = match plan.from.format {
-                reformat::Format::Linear => None,
-                _ => Some(unpack(&plan.from, input)),
+                reformat::Format::Linear => Cow::Borrowed(input),
+                _ => Cow::Owned(unpack(&plan.from, input)),
             };
-            let logical = logical.as_ref().unwrap_or(input);
             match plan.to.format {
-                reformat::Format::Linear => logical.clone(),
-                _ => pack(&plan.to, logical),
+                reformat::Format::Linear => logical.into_owned(),
+                _ => pack(&plan.to, &logical),
             }
         }
     }
