@@ -12,11 +12,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bytes;
 pub mod compare;
 pub mod dtype;
 pub mod error;
 pub mod float;
-pub mod image;
 pub mod npy;
 pub mod ops;
 pub mod rng;

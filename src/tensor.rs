@@ -23,7 +23,9 @@ pub fn max_elements() -> u64 {
 }
 
 /// Sets the element budget of this process. The library reads no variable itself, so that a
-/// bad value is refused where it is read, with the name of the flag or variable.
+/// bad value is refused where it is read, with the name of the flag or variable. It is
+/// process-wide, not an argument, because the spec loader (`crate::spec`), the npy reader and
+/// the wire bytes check shapes against the same budget as the ops' plans.
 pub fn set_max_elements(budget: u64) {
     MAX_ELEMENTS.store(budget, Ordering::Relaxed);
 }

@@ -26,7 +26,7 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitSta
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use opspec::image::byte_len;
+use opspec::bytes::byte_len;
 use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
 

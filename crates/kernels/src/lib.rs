@@ -97,7 +97,7 @@ use maps::{advance, gather_reference, scatter_reference, AxisGather, StridedView
 use stream::Stores;
 pub use words::Word;
 
-/// Counts the paths taken, so that a test can show the generated plans reach every one.
+/// Counts the paths taken, so that a test can show the generated tables reach every one.
 #[cfg(test)]
 pub(crate) mod coverage {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -391,16 +391,19 @@ impl Transfer {
     }
 }
 
-/// The side of a copy that a plan's tables index (the source of a gather, the destination of
+/// The side of a copy that per-axis tables index (the source of a gather, the destination of
 /// a scatter): its base with each table's anchor added; the copy's axes, that side's maps
-/// against the row-major strides of the plan's shape on the other (`order` says which is
+/// against the row-major strides of the tables' shape on the other (`order` says which is
 /// `(dst, src)`); and whether some non-empty table has no entry at all, so that no element
 /// has an offset on that side.
-fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize, Vec<Axis>, bool) {
-    let shape = plan.shape();
+fn indexed_side(
+    tables: &AxisGather,
+    order: fn(Map, Map) -> (Map, Map),
+) -> (isize, Vec<Axis>, bool) {
+    let shape = tables.shape();
     let row_major = row_major_strides(&shape);
-    let (mut base, mut vacant) = (plan.base as isize, false);
-    let axes = plan
+    let (mut base, mut vacant) = (tables.base as isize, false);
+    let axes = tables
         .tables
         .iter()
         .zip(row_major)
@@ -427,15 +430,15 @@ fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize,
 }
 
 /// [`maps::gather_reference`], fast.
-pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
-    let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
+pub fn gather(source: &Buffer, tables: &AxisGather, fill_bits: u64) -> Buffer {
+    let (src_base, axes, vacant) = indexed_side(tables, |table, row_major| (row_major, table));
     let copy = Transfer {
         dst_base: 0,
         src_base,
         axes,
     };
     gather_copy(source, copy, vacant, fill_bits, || {
-        gather_reference(source, plan, fill_bits)
+        gather_reference(source, tables, fill_bits)
     })
 }
 
@@ -460,17 +463,17 @@ pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
         axes,
     };
     gather_copy(source, copy, false, 0, || {
-        gather_reference(source, &view_plan(view), 0)
+        gather_reference(source, &view_tables(view), 0)
     })
 }
 
 /// A strided view as per-axis tables, for the plain loop.
-pub fn view_plan(view: &StridedView) -> AxisGather {
-    strided_plan(&view.shape, &view.strides, view.base)
+pub fn view_tables(view: &StridedView) -> AxisGather {
+    strided_tables(&view.shape, &view.strides, view.base)
 }
 
 /// `out[y] = in[base + Σ y_i · strides_i]` as per-axis tables.
-pub fn strided_plan(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
+pub fn strided_tables(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
     let tables = shape
         .iter()
         .zip(strides)
@@ -481,11 +484,11 @@ pub fn strided_plan(shape: &[usize], strides: &[usize], base: usize) -> AxisGath
 
 /// NumPy transpose of a row-major tensor of `shape` as per-axis tables: output axis `i` is
 /// input axis `perm[i]`, a permutation of `0..shape.len()`.
-pub fn transpose_plan(shape: &[usize], perm: &[usize]) -> AxisGather {
+pub fn transpose_tables(shape: &[usize], perm: &[usize]) -> AxisGather {
     let strides = row_major_strides(shape);
     let out_shape: Vec<usize> = perm.iter().map(|&axis| shape[axis]).collect();
     let out_strides: Vec<usize> = perm.iter().map(|&axis| strides[axis]).collect();
-    strided_plan(&out_shape, &out_strides, 0)
+    strided_tables(&out_shape, &out_strides, 0)
 }
 
 /// A gather's output from its copy (`vacant`: every element is fill); a copy that reaches
@@ -532,7 +535,7 @@ fn gather_copy(
 
 /// Output bytes from which a gather is split across threads. Below it a thread's start-up
 /// (tens of µs) is a noticeable share of the op; 4 MiB takes about a millisecond. Tests use a
-/// small threshold so that the generated plans cross it both ways.
+/// small threshold so that the generated tables cross it both ways.
 #[cfg(not(test))]
 const PARALLEL_BYTES: usize = 4 << 20;
 #[cfg(test)]
@@ -764,14 +767,14 @@ fn outermost(copy: &Transfer) -> Option<(usize, usize)> {
 }
 
 /// [`maps::scatter_reference`], fast.
-pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
-    let (dst_base, axes, vacant) = indexed_side(plan, |table, row_major| (table, row_major));
+pub fn scatter(source: &Buffer, tables: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
+    let (dst_base, axes, vacant) = indexed_side(tables, |table, row_major| (table, row_major));
     let copy = Transfer {
         dst_base,
         src_base: 0,
         axes,
     };
-    let volume: usize = plan.shape().iter().product();
+    let volume: usize = tables.shape().iter().product();
     let normal = if vacant {
         Normal::Vacant
     } else {
@@ -790,7 +793,7 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
         }
         _ => {
             hit!(Outside);
-            scatter_reference(source, plan, len, fill_bits)
+            scatter_reference(source, tables, len, fill_bits)
         }
     }
 }

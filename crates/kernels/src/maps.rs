@@ -335,13 +335,13 @@ mod tests {
         {
             let source = Buffer::W32((0..6).collect());
             // The transpose of a row-major [2, 3]: output axis 0 steps 1, axis 1 steps 3.
-            let plan = AxisGather {
+            let tables = AxisGather {
                 base: 0,
                 tables: vec![vec![Some(0), Some(1), Some(2)], vec![Some(0), Some(3)]],
             };
-            assert_eq!(plan.shape(), vec![3, 2]);
+            assert_eq!(tables.shape(), vec![3, 2]);
             assert_eq!(
-                gather_reference(&source, &plan, 0),
+                gather_reference(&source, &tables, 0),
                 Buffer::W32(vec![0, 3, 1, 4, 2, 5])
             );
         }
@@ -351,12 +351,12 @@ mod tests {
     fn fill_where_a_table_says_outside() {
         {
             let source = Buffer::W8(vec![1, 2]);
-            let plan = AxisGather {
+            let tables = AxisGather {
                 base: 0,
                 tables: vec![vec![Some(0), None, Some(1)]],
             };
             assert_eq!(
-                gather_reference(&source, &plan, 9),
+                gather_reference(&source, &tables, 9),
                 Buffer::W8(vec![1, 9, 2])
             );
         }
