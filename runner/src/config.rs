@@ -19,10 +19,10 @@ use std::time::Duration;
 use crate::backend::Engine;
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
 
-/// The repository this runner was built from.
+/// The checkout a run reads ([`crate::checkout::suite_root`]): the one the runner is started
+/// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+    crate::checkout::suite_root()
 }
 
 /// The default per-case timeout of a backend.
@@ -175,6 +175,15 @@ pub struct Options {
     /// reported not run, and the run fails [env: OPSPEC_FAIL_FAST=1]
     #[arg(long)]
     pub fail_fast: bool,
+    /// Fail the run when a case that expects an error was rejected without an error kind
+    /// (status `rejected_unclassified`), which is otherwise counted apart and no pass
+    /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
+    #[arg(long)]
+    pub require_error_kinds: bool,
+    /// Print each trial the backend's hello excludes, as an ignored trial (by default they
+    /// are only counted, per declaration, in the summary) [env: OPSPEC_LIST_EXCLUDED=1]
+    #[arg(long)]
+    pub list_excluded: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -210,6 +219,13 @@ pub struct Config {
     pub engine: Engine,
     /// Stop sending trials after the first failure.
     pub fail_fast: bool,
+    /// A rejection without an error kind fails the run.
+    pub require_error_kinds: bool,
+    /// Each trial the hello excludes is a libtest trial, printed as ignored.
+    pub list_excluded: bool,
+    /// How the runner was started, as replay lines spell it: the `runner` binary's own path
+    /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
+    pub program: String,
 }
 
 impl Config {
@@ -377,6 +393,10 @@ impl Options {
             bless: self.bless || env_flag(var("OPSPEC_BLESS")),
             allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
+            require_error_kinds: self.require_error_kinds
+                || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
+            program: crate::replay::CARGO_RUNNER.to_owned(),
+            list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

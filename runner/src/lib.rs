@@ -6,6 +6,7 @@
 
 pub mod attributes;
 pub mod backend;
+pub mod checkout;
 pub mod config;
 pub mod coverage;
 pub mod diff;
@@ -21,26 +22,61 @@ pub mod report;
 pub mod serve;
 pub mod verdict;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::spec::clauses::Catalogue;
 use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
-use expectations::Expectations;
+use expectations::{Expectations, TrialClauses};
 pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
 use process::ProcessBackend;
-use report::{Record, Status};
-use verdict::{describe_case, judge_excluding, Verdict};
+use report::Record;
+use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
 pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
     load_dirs(dirs, single_file(args))
+}
+
+/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
+/// one of another op, would pass unnoticed: its trials become failing trials that name the
+/// file, the case and the id (`runner coverage` lints the same, and more).
+fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<(String, String, String)> {
+    let (catalogue, _) = Catalogue::load_over(&coverage::builtin_specs(), dirs);
+    let mut failing = Vec::new();
+    loaded.cases.retain(|case| {
+        let wrong: Vec<String> = (case.clauses.iter())
+            .filter_map(|id| match catalogue.get(id) {
+                None => Some(format!(
+                    "unknown clause id `{id}` (no clause catalogue has it)"
+                )),
+                Some(_) if !catalogue.applies_to(id, case.op) => Some(format!(
+                    "clause id `{id}` is a clause of another op, not of {}",
+                    case.op
+                )),
+                Some(_) => None,
+            })
+            .collect();
+        if wrong.is_empty() {
+            return true;
+        }
+        let message = format!(
+            "{}: case `{}`: {} (specs/<op>.clauses.yaml lists the ids)",
+            case.path.display(),
+            case.name,
+            wrong.join("; ")
+        );
+        failing.push((case.trial_name(), case.op.name().to_owned(), message));
+        false
+    });
+    failing
 }
 
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
@@ -60,10 +96,17 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
     /// The reference's engine, for goldens as for the built-in backend.
     engine: backend::Engine,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// The spec folders, whose catalogues the cases' clause ids are checked against.
+    specs: Vec<PathBuf>,
+    /// Trials the hello excludes are recorded and counted, not made libtest trials
+    /// (`--list-excluded` makes them trials, each printed as ignored).
+    quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
 }
@@ -75,6 +118,9 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            program: config.program.clone(),
+            quiet_exclusions: !config.list_excluded,
+            specs: config.specs.clone(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -92,6 +138,37 @@ impl Run {
         Some(Ok(Completion::ignored_with(message)))
     }
 
+    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
+    /// out) without making it a libtest trial, so that the console counts exclusions per
+    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
+    /// the arguments filter out is not recorded.
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        let Err(exclusion) = self.backend.supports(case) else {
+            return false;
+        };
+        if ops_only && !exclusion.by.starts_with("op ") {
+            return false;
+        }
+        let name = case.trial_name();
+        if !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            let verdict = Verdict::excluded(exclusion);
+            self.record(Record {
+                excluded_by: verdict.excluded_by,
+                ..self.case_record(
+                    name,
+                    case,
+                    Status::Excluded,
+                    verdict.message,
+                    Instant::now(),
+                )
+            });
+        }
+        true
+    }
+
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
         let run = Arc::clone(self);
         Trial::ignorable_test(case.trial_name(), move || run.execute(&case))
@@ -104,7 +181,7 @@ impl Run {
             return result;
         }
         let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::Excluded(reason),
+            Err(reason) => Verdict::excluded(reason),
             Ok(()) => self.send(case),
         };
         self.conclude(name, case, verdict, started)
@@ -119,12 +196,13 @@ impl Run {
                 self.backend.is_reference(),
                 &self.backend.excluded_dtypes(case),
             ),
-            Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
-            Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
+            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
+            Err(broken) => Verdict::fail(format!("{}\n{broken}", describe_case(case))),
         }
     }
 
-    /// Applies the known failures to a verdict, records it, and gives the trial's result.
+    /// Applies the known failures to a verdict ([`verdict::decide`]), records it, and gives
+    /// the trial's result: a pass, a failure, or ignored with the first line of its reason.
     fn conclude(
         &self,
         name: String,
@@ -132,69 +210,23 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
-        let known = self.expectations.lookup(&name);
-        let excluded_by = match &verdict {
-            Verdict::Excluded(exclusion) => Some(exclusion.by.clone()),
-            _ => None,
-        };
-        let ignored =
-            |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
-        let (status, message, result) = match (verdict, known) {
-            (Verdict::Excluded(exclusion), _) => ignored(Status::Excluded, exclusion.reason),
-            (Verdict::ImplementationDefined(reason), _) => {
-                ignored(Status::ImplementationDefined, reason)
-            }
-            // The expectations file is how a user asks for a skip the hello cannot express.
-            (Verdict::Unsupported(reason), Some(entry)) => {
-                let known = format!("known failure: {}", entry.reason);
-                (
-                    Status::KnownFailure,
-                    format!("{known}\nunsupported: {reason}"),
-                    Ok(Completion::ignored_with(known)),
-                )
-            }
-            (Verdict::Unsupported(reason), None) => ignored(Status::Unsupported, reason),
-            (Verdict::NotRun(reason), _) => {
-                let message = format!("not run: {reason}");
-                (Status::NotRun, message.clone(), Err(Failed::from(message)))
-            }
-            (Verdict::Fail(report), Some(entry)) => {
-                let reason = format!("known failure: {}", entry.reason);
-                (
-                    Status::KnownFailure,
-                    format!("{reason}\n{report}"),
-                    Ok(Completion::ignored_with(reason)),
-                )
-            }
-            (Verdict::Fail(report), None) => {
-                let report = format!(
-                    "{}\nreplay: {}",
-                    report.trim_end(),
-                    replay::command(&name, &self.replay)
-                );
-                (Status::Failed, report.clone(), Err(Failed::from(report)))
-            }
-            (Verdict::Pass, Some(entry)) => {
-                let message = format!(
-                    "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
-                    entry.line, entry.pattern, entry.reason
-                );
-                (Status::Failed, message.clone(), Err(Failed::from(message)))
-            }
-            (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
-        };
-        let known = known
-            .filter(|_| status == Status::KnownFailure)
-            .map(|entry| report::Known {
-                clause: entry.clause.clone(),
-                class: entry.class.name().to_owned(),
-                reason: entry.reason.clone(),
-                line: entry.line,
-            });
-        self.record(Record {
-            excluded_by,
+        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
+        let verdict = decide(
+            verdict,
             known,
-            ..self.case_record(name, case, status, message, started)
+            &replay::command(&self.program, &name, &self.replay),
+        );
+        let result = match verdict.status {
+            Status::Passed => Ok(Completion::Completed),
+            Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
+            _ => Ok(Completion::ignored_with(
+                verdict.message.lines().next().unwrap_or_default(),
+            )),
+        };
+        self.record(Record {
+            excluded_by: verdict.excluded_by,
+            known: verdict.known,
+            ..self.case_record(name, case, verdict.status, verdict.message, started)
         });
         result
     }
@@ -209,7 +241,7 @@ impl Run {
         started: Instant,
     ) -> Record {
         Record {
-            replay: Some(replay::command(&name, &self.replay)),
+            replay: Some(replay::command(&self.program, &name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -259,34 +291,66 @@ impl Run {
     }
 }
 
+/// Every trial's name with the clauses its case cites ([`Expectations::cited`]); a generated
+/// case cites those of the error the reference gives it
+/// ([`generated::with_expected_error`]). Empty when there are no known failures.
+fn trial_clauses(
+    expectations: &Expectations,
+    engine: backend::Engine,
+    loaded: &Loaded,
+    generated: Option<&generated::GeneratedTrials>,
+) -> Vec<TrialClauses> {
+    if expectations.entries.is_empty() {
+        return Vec::new();
+    }
+    let cited = |case: &Case| TrialClauses {
+        name: case.trial_name(),
+        clauses: expectations.cited(case),
+    };
+    let generated = generated.map(|g| g.trial_cases()).unwrap_or_default();
+    (loaded.cases.iter().map(cited))
+        .chain(
+            (generated.into_iter())
+                .map(|case| cited(&generated::with_expected_error(engine, case))),
+        )
+        .collect()
+}
+
 /// Builds the trials: one per case, one failing trial per spec problem, and one per
 /// expectations entry that matches no case; sorted by name.
 fn trials(
     run: &Arc<Run>,
+    args: &Arguments,
     loaded: Loaded,
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
-    let mut trials: Vec<Trial> = loaded
-        .errors
-        .into_iter()
+    let mut loaded = loaded;
+    let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
-    let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
+    trials.extend(
+        (check_clause_ids(&mut loaded, &run.specs).into_iter())
+            .map(|(name, op, message)| run.failing_trial(name, op, message)),
+    );
+    let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
     if check_unmatched {
-        let names: Vec<String> = (loaded.cases.iter().map(Case::trial_name))
-            .chain(generated_trials.iter().map(|t| t.name().to_owned()))
-            .collect();
-        for entry in run.expectations.unmatched(&names) {
+        let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
+        for entry in run.expectations.unmatched(&cited) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
-                entry.line, entry.pattern
+                entry.line,
+                entry.selector()
             );
             let name = format!("expectations::line_{}", entry.line);
             trials.push(run.failing_trial(name, "expectations".into(), message));
         }
     }
-    trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
+    trials.extend(
+        (loaded.cases.into_iter())
+            .filter(|case| !run.exclude_quietly(args, case, false))
+            .map(|case| run.trial(case)),
+    );
     trials.extend(generated_trials);
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
@@ -357,10 +421,24 @@ fn run(
             expectations,
             &config,
         ));
-        let trials = trials(&run, loaded, false, generated.as_ref());
+        let trials = trials(&run, &args, loaded, false, generated.as_ref());
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
+    expectations
+        .check(&trial_clauses(
+            &expectations,
+            config.engine,
+            &loaded,
+            generated.as_ref(),
+        ))
+        .map_err(|errors| {
+            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
+            let lines: Vec<String> = (errors.iter())
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect();
+            RunError::Expectations(lines.join("\n"))
+        })?;
     let backend = match backend {
         Some(backend) => backend,
         None => self::backend(&config).map_err(RunError::Backend)?,
@@ -371,10 +449,14 @@ fn run(
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
+    let mut run = Run::new(Arc::clone(&backend), expectations, &config);
+    // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
+    run.quiet_exclusions &= check_unmatched;
+    let run = Arc::new(run);
     let case_count = loaded.cases.len();
-    let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
-    let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
+    let quietly_excluded = run.records.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let selected = quietly_excluded + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
@@ -405,14 +487,20 @@ fn run(
         if let Some(line) = report::exclusion_line(&records) {
             println!("{line}");
         }
+        if let Some(line) = report::failures_by_clause(&records) {
+            println!("{line}");
+        }
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-    let problems = if config.allow_skips || single_file(&args).is_some() {
+    let mut problems = if config.allow_skips || single_file(&args).is_some() {
         Vec::new()
     } else {
         report::run_problems(&records)
     };
+    if config.require_error_kinds {
+        problems.extend(report::unclassified_problem(&records));
+    }
     let cannot_write = |path: &PathBuf, e: std::io::Error| {
         RunError::Report(format!("cannot write {}: {e}", path.display()))
     };

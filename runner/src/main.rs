@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
 use opspec_runner::config::{parse_command_line, parse_paths, Options, PathList};
 use opspec_runner::serve::serve;
-use opspec_runner::{main_with, replay};
+use opspec_runner::{main_with, replay, Config};
 
 /// Runs the opspec conformance suite against the built-in reference or a backend process.
 #[derive(Parser, Debug)]
@@ -93,6 +93,12 @@ enum Command {
     },
 }
 
+/// The runner as it was started (its first argument), for replay lines.
+fn program() -> String {
+    let started = std::env::args().next().unwrap_or_else(|| "runner".into());
+    replay::shell_quote(&started)
+}
+
 fn main() -> ExitCode {
     let cli: Cli = parse_command_line();
     match cli.command {
@@ -107,14 +113,26 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Replay { trial, options }) => match options.resolve_here() {
-            Ok(config) => replay::main(&trial, config),
+            Ok(config) => replay::main(
+                &trial,
+                Config {
+                    program: program(),
+                    ..config
+                },
+            ),
             Err(e) => fail(&e.to_string()),
         },
         Some(Command::Report { reports, html }) => opspec_runner::html::main(&reports, &html),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
-            Ok(config) => main_with(cli.test, config),
+            Ok(config) => main_with(
+                cli.test,
+                Config {
+                    program: program(),
+                    ..config
+                },
+            ),
             Err(e) => fail(&e.to_string()),
         },
     }

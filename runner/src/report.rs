@@ -19,51 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The result of one trial, as reports show it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Passed,
-    Failed,
-    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
-    /// libtest as ignored).
-    Unsupported,
-    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
-    KnownFailure,
-    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
-    /// target it declares) (reported as ignored).
-    Excluded,
-    /// An implementation-defined case on which the backend differs from the reference's
-    /// reading (reported as ignored, with the difference).
-    ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
-    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
-    /// failed in the table.
-    NotRun,
-}
-
-impl Status {
-    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
-    fn is_skip(self) -> bool {
-        matches!(
-            self,
-            Status::Unsupported | Status::KnownFailure | Status::Excluded
-        )
-    }
-
-    /// As the JSON report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Unsupported => "unsupported",
-            Status::KnownFailure => "known_failure",
-            Status::Excluded => "excluded",
-            Status::ImplementationDefined => "implementation_defined",
-            Status::NotRun => "not_run",
-        }
-    }
-}
+pub use crate::verdict::{Known, Status};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
@@ -99,18 +55,6 @@ pub struct Record {
     pub replay: Option<String>,
 }
 
-/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Known {
-    /// The clause the backend breaks.
-    pub clause: String,
-    /// `semantics`, `defect` or `adapter`.
-    pub class: String,
-    pub reason: String,
-    /// The entry's line in the expectations file.
-    pub line: usize,
-}
-
 #[derive(Serialize)]
 struct JsonReport<'a> {
     backend: &'a str,
@@ -123,9 +67,46 @@ struct JsonReport<'a> {
     excluded_by: BTreeMap<&'a str, usize>,
     implementation_defined: usize,
     not_run: usize,
+    shape_checked: usize,
+    rejected_unclassified: usize,
     /// Why the run is no pass although no trial failed ([`run_problems`]).
     problems: &'a [String],
+    /// Each expectations entry that matched, with the trials it made known failures.
+    known_failure_entries: Vec<EntryMatches<'a>>,
     trials: &'a [Record],
+}
+
+/// An expectations entry and the trials it matched.
+#[derive(Serialize)]
+struct EntryMatches<'a> {
+    line: usize,
+    selector: &'a str,
+    clause: &'a str,
+    class: &'a str,
+    reason: &'a str,
+    trials: Vec<&'a str>,
+}
+
+/// The matched expectations entries, by line.
+fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
+    let mut entries: BTreeMap<usize, EntryMatches> = BTreeMap::new();
+    for record in records {
+        if let Some(known) = &record.known {
+            entries
+                .entry(known.line)
+                .or_insert_with(|| EntryMatches {
+                    line: known.line,
+                    selector: &known.selector,
+                    clause: &known.clause,
+                    class: &known.class,
+                    reason: &known.reason,
+                    trials: Vec::new(),
+                })
+                .trials
+                .push(&record.name);
+        }
+    }
+    entries.into_values().collect()
 }
 
 /// How many of `records` have `status`.
@@ -144,7 +125,10 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
         excluded_by: exclusions(records).into_iter().collect(),
         implementation_defined: count(records, Status::ImplementationDefined),
         not_run: count(records, Status::NotRun),
+        shape_checked: count(records, Status::ShapeChecked),
+        rejected_unclassified: count(records, Status::RejectedUnclassified),
         problems,
+        known_failure_entries: entry_matches(records),
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
@@ -176,11 +160,45 @@ pub fn summary(records: &[Record]) -> String {
         (Status::ImplementationDefined, "implementation-defined"),
         (Status::NotRun, "not run"),
     ];
+    // Shown only when a backend gave them: most runs have none.
+    let rare = [
+        (Status::ShapeChecked, "shape-checked (built, not run)"),
+        (
+            Status::RejectedUnclassified,
+            "rejected without an error kind",
+        ),
+    ];
+    let rare = rare
+        .into_iter()
+        .filter(|(status, _)| count(records, *status) > 0);
     counts
-        .iter()
-        .map(|(status, label)| format!("{} {label}", count(records, *status)))
+        .into_iter()
+        .chain(rare)
+        .map(|(status, label)| format!("{} {label}", count(records, status)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
+/// counted under each clause their cases cite (most first), or nothing when none failed. A
+/// trial citing no clause (a spec error, a stale entry) counts under `(no clause)`.
+pub fn failures_by_clause(records: &[Record]) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.status.fails()) {
+        if record.clauses.is_empty() {
+            *counts.entry("(no clause)").or_default() += 1;
+        }
+        for clause in &record.clauses {
+            *counts.entry(clause).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    (!counts.is_empty()).then(|| {
+        let failed = records.iter().filter(|r| r.status.fails()).count();
+        let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        format!("{failed} failing, by clause: {}", parts.join(", "))
+    })
 }
 
 /// How many trials each hello declaration excluded, most first (then by name).
@@ -209,6 +227,17 @@ pub fn exclusion_line(records: &[Record]) -> Option<String> {
     })
 }
 
+/// With `--require-error-kinds`: why the run is no pass because cases that expect an error
+/// were rejected without an error kind (none when there are none).
+pub fn unclassified_problem(records: &[Record]) -> Option<String> {
+    let unclassified = count(records, Status::RejectedUnclassified);
+    (unclassified > 0).then(|| {
+        format!(
+            "{unclassified} trial(s) that expect an error were rejected without an error kind, so maybe for another rule, and --require-error-kinds (OPSPEC_REQUIRE_ERROR_KINDS=1) is set; have the backend give the kind of each rejection"
+        )
+    })
+}
+
 /// Why a run is no pass although its trials may all be: nothing passed, or the backend
 /// answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials sent to it.
 pub fn run_problems(records: &[Record]) -> Vec<String> {
@@ -217,7 +246,10 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
         return problems;
     }
     let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
-    if count(records, Status::Passed) == 0 {
+    // A run where a trial failed fails for that: "nothing passed", and its advice to allow
+    // skips, would be the wrong lead.
+    let failed = records.iter().any(|r| r.status.fails());
+    if count(records, Status::Passed) == 0 && !failed {
         problems.push(format!(
             "nothing passed: {} of {} trials; {advice}",
             summary(records),
@@ -337,7 +369,10 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
                         xml_escape(&r.message)
                     );
                 }
-                Status::ImplementationDefined => {
+                // Ran, without a full verdict: neither failed nor skipped, with the status named.
+                Status::ImplementationDefined
+                | Status::ShapeChecked
+                | Status::RejectedUnclassified => {
                     let _ = writeln!(
                         xml,
                         "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><system-out>{}</system-out></testcase>",
@@ -353,12 +388,15 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
     xml
 }
 
-/// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
-/// (unsupported, excluded, known failure) / implementation-defined divergences per cell.
+/// The op × dtype table (of the ops the backend declares): passed / failed (not run included: it fails the run) / skipped
+/// (unsupported, excluded, known failure) / implementation-defined divergences (with the
+/// shape-checked and unclassified rejections, which are neither passes nor failures) per cell.
 pub fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
-    for r in records {
+    // An op the backend does not declare has no row: the exclusion line counts it.
+    let undeclared = |r: &Record| r.excluded_by.as_deref() == Some(&format!("op {}", r.op));
+    for r in records.iter().filter(|r| !undeclared(r)) {
         let dtype = r.dtype.as_deref().unwrap_or("-");
         if !dtypes.contains(&dtype) {
             dtypes.push(dtype);
@@ -368,7 +406,9 @@ pub fn table(records: &[Record]) -> String {
             Status::Passed => 0,
             Status::Failed | Status::NotRun => 1,
             Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
-            Status::ImplementationDefined => 3,
+            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified => {
+                3
+            }
         }] += 1;
     }
     dtypes.sort();
@@ -394,46 +434,16 @@ pub fn table(records: &[Record]) -> String {
         }
         text.push('\n');
     }
-    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence\n");
+    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence (or, from a build-only backend or a rejection without a kind: shape-checked, rejected without an error kind)\n");
     text
-}
-
-/// The order reports list the statuses in, and how they name them to people.
-impl Status {
-    /// Every status, in the order pages and lists show them.
-    pub const ALL: [Status; 7] = [
-        Status::Passed,
-        Status::Failed,
-        Status::KnownFailure,
-        Status::Unsupported,
-        Status::ImplementationDefined,
-        Status::Excluded,
-        Status::NotRun,
-    ];
-
-    /// Whether a trial of this status fails the run.
-    pub fn fails(self) -> bool {
-        matches!(self, Status::Failed | Status::NotRun)
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::KnownFailure => "known failure",
-            Status::Unsupported => "unsupported",
-            Status::ImplementationDefined => "implementation-defined",
-            Status::Excluded => "excluded",
-            Status::NotRun => "not run",
-        }
-    }
 }
 
 /// The lines of a failure report that describe the case rather than the problem
 /// ([`crate::verdict::describe_case`]), and the replay line that ends it.
-const CASE_LINES: [&str; 8] = [
+const CASE_LINES: [&str; 9] = [
     "case:",
     "source:",
+    "clauses:",
     "inputs:",
     "attrs:",
     "compare:",
@@ -668,6 +678,12 @@ mod tests {
             problems[0].starts_with("nothing passed: 0 passed"),
             "{problems:?}"
         );
+        // A failed trial fails the run by itself: no advice to allow skips beside it.
+        let failed = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::e", None, Status::Failed, "spec error"),
+        ];
+        assert_eq!(run_problems(&failed), Vec::<String>::new());
         // 1 unsupported reply in 10 sent trials is within the share; 2 in 11 is not.
         let mut records: Vec<Record> = (0..9)
             .map(|i| record(&format!("slice::f::p{i}"), None, Status::Passed, ""))
