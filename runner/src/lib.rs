@@ -7,6 +7,7 @@
 pub mod attributes;
 pub mod backend;
 pub mod checkout;
+pub mod child;
 pub mod config;
 pub mod coverage;
 pub mod diff;
@@ -15,6 +16,8 @@ pub mod fuzz;
 pub mod generated;
 pub mod html;
 pub mod in_process;
+pub mod merge;
+pub mod partition;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -210,6 +213,12 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
+        // A case in flight when --fail-fast stopped the run is reported as one not sent.
+        if verdict.status == Status::NotRun {
+            if let Some(result) = self.stopped(case, started) {
+                return result;
+            }
+        }
         let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
         let verdict = decide(
             verdict,
@@ -281,8 +290,11 @@ impl Run {
     }
 
     fn record(&self, record: Record) {
-        if matches!(record.status, Status::Failed | Status::NotRun) {
-            let _ = self.first_failure.set(record.name.clone());
+        if matches!(record.status, Status::Failed | Status::NotRun)
+            && self.first_failure.set(record.name.clone()).is_ok()
+            && self.fail_fast
+        {
+            self.backend.halt();
         }
         self.records
             .lock()
@@ -366,8 +378,13 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
                 let _ = std::fs::create_dir_all(parent);
             }
             Arc::new(
-                ProcessBackend::start(command, config.timeout, config.backend_log.clone())
-                    .map_err(|e| e.to_string())?,
+                ProcessBackend::start_pool(
+                    command,
+                    config.timeout,
+                    config.backend_log.clone(),
+                    config.jobs,
+                )
+                .map_err(|e| e.to_string())?,
             )
         }
     };
@@ -400,7 +417,7 @@ pub fn main_with(args: Arguments, config: Config) -> ExitCode {
 
 /// Runs the suite against `backend`, or the backend `config` names (the reference by default).
 fn run(
-    args: Arguments,
+    mut args: Arguments,
     config: Config,
     backend: Option<Arc<dyn Backend>>,
 ) -> Result<RunSummary, RunError> {
@@ -421,7 +438,10 @@ fn run(
             expectations,
             &config,
         ));
-        let trials = trials(&run, &args, loaded, false, generated.as_ref());
+        let mut trials = trials(&run, &args, loaded, false, generated.as_ref());
+        if let Some(part) = config.partition {
+            trials.retain(|t| part.contains(t.name()));
+        }
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
@@ -469,7 +489,37 @@ fn run(
             backend.name()
         )));
     }
+    let judged = !(config.allow_skips || single_file(&args).is_some());
+    let mut run_info = merge::RunInfo::new(
+        trials
+            .iter()
+            .filter(|t| !args.is_filtered_out(t))
+            .map(Trial::name),
+        config.partition,
+        judged,
+    );
+    run_info.require_error_kinds = config.require_error_kinds;
+    let trials = match config.partition {
+        Some(part) => trials
+            .into_iter()
+            .filter(|t| part.contains(t.name()))
+            .collect(),
+        None => trials,
+    };
+    if let Some(file) = &config.shard_status_file {
+        // Bazel's sign that the test shards.
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file);
+    }
+    if config.jobs > 1 && args.test_threads.is_none() {
+        // Every worker busy at once, and no fewer threads than libtest would take.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        args.test_threads = Some(config.jobs.max(cores));
+    }
     let conclusion = libtest_mimic::run(&args, trials);
+    let late = backend.finish();
     if let Some(generated) = &generated {
         generated
             .finish()
@@ -477,6 +527,18 @@ fn run(
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
+    for fault in &late {
+        eprintln!(
+            "error: {} failed after its verdict: {}",
+            fault.trial, fault.message
+        );
+        if let Some(record) = records.iter_mut().find(|r| r.name == fault.trial) {
+            record.status = Status::Failed;
+            record.message = format!("{}\n{}", fault.message, record.message)
+                .trim_end()
+                .to_owned();
+        }
+    }
     if records.len() > 1 {
         println!(
             "backend: {}\n{}{}",
@@ -493,10 +555,10 @@ fn run(
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-    let mut problems = if config.allow_skips || single_file(&args).is_some() {
-        Vec::new()
-    } else {
+    let mut problems = if judged {
         report::run_problems(&records)
+    } else {
+        Vec::new()
     };
     if config.require_error_kinds {
         problems.extend(report::unclassified_problem(&records));
@@ -505,7 +567,8 @@ fn run(
         RunError::Report(format!("cannot write {}: {e}", path.display()))
     };
     if let Some(path) = &config.report_json {
-        std::fs::write(path, report::json(&backend.name(), &records, &problems))
+        let json = report::json(&backend.name(), &records, &problems);
+        std::fs::write(path, merge::with_run_info(json, &run_info))
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
@@ -515,5 +578,9 @@ fn run(
     for problem in &problems {
         eprintln!("error: the run is no pass: {problem}");
     }
-    Ok(RunSummary::new(&records, problems, conclusion.has_failed()))
+    Ok(RunSummary::new(
+        &records,
+        problems,
+        conclusion.has_failed() || !late.is_empty(),
+    ))
 }
