@@ -12,8 +12,8 @@
 //! of 5 after one warm-up, as wall time and as the loading thread's CPU time (the machine is
 //! shared, so wall time moves with its load). MB/s counts the spec's bytes, the `.npy` files'
 //! included. The peak is the maximum resident set of `runner -q` over the folder (`/usr/bin/time
-//! -f %M`), over those bytes. With `OPSPEC_BENCH_MARKDOWN=FILE` the section *Loading spec data*
-//! of FILE (BENCHMARKS.md) is replaced by this run's, or added at its end.
+//! -f %M`), over those bytes. It prints the section *Loading spec data* of BENCHMARKS.md, which
+//! `scripts/bench.sh` merges into the file (`scripts/benchmarks_md.py`); a bench only prints.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -184,7 +184,7 @@ fn main() {
     let mut section = format!(
         "{SECTION}\n\n\
          `cargo bench -p opspec --bench spec_load` (`benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
-         bench and keeps this section). One shuffle case whose input and expected output hold the same \
+         bench and merges this section into BENCHMARKS.md). One shuffle case whose input and expected output hold the same \
          float32 values: inline as shortest decimals (about 11 bytes a value), or as two `.npy` files. \
          *Load* is `opspec::spec::load_dirs` over the spec's folder, median of {REPS}: wall time, and the \
          loading thread's CPU time (this 2-core machine is shared; its load average was {load} when this ran, \
@@ -264,22 +264,6 @@ fn main() {
     );
     section.push_str(BEFORE);
     println!("{section}");
-    if let Ok(path) = std::env::var("OPSPEC_BENCH_MARKDOWN") {
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        let document = match old.find(SECTION) {
-            Some(start) => {
-                let end = old[start + SECTION.len()..]
-                    .find("\n## ")
-                    .map_or(old.len(), |i| start + SECTION.len() + i + 1);
-                format!("{}{section}{}", &old[..start], &old[end..])
-            }
-            None => format!(
-                "{}\n{section}",
-                old.trim_end_matches('\n').to_owned() + "\n"
-            ),
-        };
-        std::fs::write(&path, document).unwrap();
-    }
 }
 
 /// What the loader was before lifting, as recorded once (not regenerated).

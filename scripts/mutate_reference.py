@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Mutation testing of the reference interpreter by the conformance suite (cargo-mutants).
 
-The mutants are cargo-mutants' over the reference path: `src/ops`, the plain loops of
-`src/layout.rs`, `src/float.rs` and `src/compare.rs` (.cargo/mutants.toml says which files
-and which functions are left out, and why). Each mutant is the crate with one change; it is
-killed when `cargo test -p opspec-runner --test conformance -- --engine plain` fails, i.e. when
-some case of the suite, run on the reference's plain loops, catches it (the mutants of compare.rs
-and layout.rs also face tests of their own: see `test_args`).
+The mutants are cargo-mutants' over the reference path: `src/ops` (the plans and their plain
+evaluations), the tensor helpers those evaluations use (`src/tensor.rs`), `src/float.rs` and
+`src/compare.rs` (.cargo/mutants.toml says which files and which functions are left out, and
+why). Each mutant is the crate with one change; it is killed when `cargo test -p opspec-runner
+--test conformance -- --engine plain` fails, i.e. when some case of the suite, run on the
+reference's plain evaluations, catches it (the mutants of compare.rs also face its own tests:
+see `test_args`).
 
 A surviving mutant either gets a case that kills it (specs/<op>/mutants.yaml, citing the clause
 it breaks) or is listed with the reason no case can kill it in `mutants-equivalent.toml` at the
@@ -16,21 +17,26 @@ repository root, keyed by the mutant's name without its line and column
     python3 scripts/mutate_reference.py list                  # the mutants, by group
     python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1] [--build NAME]
     python3 scripts/mutate_reference.py summary               # target/mutation/reference.json
-    python3 scripts/mutate_reference.py report                # docs/mutation.md (both sections)
+    python3 scripts/mutate_reference.py report                # docs/mutation.md (its section)
+    python3 scripts/mutate_reference.py check                 # the configuration is consistent
 
-`run` runs cargo-mutants once per group (ops, float, compare, layout: the order of priority),
+`run` runs cargo-mutants once per group (ops, float, compare, tensor: the order of priority),
 under `nice -n 10`, its output in target/mutation/reference/<group>/mutants.out and its builds
 in target/mutation/build (kept between runs: only the workspace crates are rebuilt). One run
 builds one mutant at a time, since its builds share that folder; two runs at once (different
-groups) need two folders, e.g. `--group ops` beside `--group float compare layout --build b2`
+groups) need two folders, e.g. `--group ops` beside `--group float compare tensor --build b2`
 (target/mutation/b2).
 `--shard K/N` runs cargo-mutants' slice K of N of each group (a fixed, reproducible subset).
 `summary` gathers the verdicts of every group into target/mutation/reference.json, and
-`report` writes docs/mutation.md: the numpy backend's section from target/mutation/numpy.json
-(scripts/mutate_numpy.py) and this one's from target/mutation/reference.json.
+`report` writes this campaign's section of docs/mutation.md from it (the numpy backend's
+sections are scripts/mutate_numpy.py's; both go through scripts/mutation_page.py). `check`
+needs no cargo-mutants: every file .cargo/mutants.toml examines exists and belongs to one group,
+every function its `exclude_re` names and every function an entry of mutants-equivalent.toml
+names is still in the examined source.
 """
 
 import argparse
+import glob as globlib
 import json
 import os
 import re
@@ -40,11 +46,15 @@ import sys
 import time
 import tomllib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mutation_page import KINDS, ORDER, header_lines, md_cell, replace_sections  # noqa: E402,F401
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "target", "mutation", "reference")
 BUILD = os.path.join(ROOT, "target", "mutation", "build")
 RESULTS = os.path.join(ROOT, "target", "mutation", "reference.json")
 EQUIVALENT = os.path.join(ROOT, "mutants-equivalent.toml")
+CONFIG = os.path.join(ROOT, ".cargo", "mutants.toml")
 
 # The groups, in the order they run (the op semantics first): a regex on the mutant names
 # (cargo-mutants' `--list`), and one for the names of the group's file that belong to another
@@ -53,7 +63,7 @@ GROUPS = {
     "ops": (r"^src/ops/", r"Attrs::has_power"),
     "float": (r"^src/float\.rs:", None),
     "compare": (r"^src/compare\.rs:|^src/ops/scale\.rs:.*Attrs::has_power\b", None),
-    "layout": (r"^src/layout\.rs:", None),
+    "tensor": (r"^src/tensor\.rs:", None),
 }
 # A test run of the suite takes a second or two; a mutant that loops (or builds a huge output) is
 # stopped after this, and counts as killed.
@@ -108,12 +118,7 @@ def test_args(group):
     (.cargo/mutants.toml); for compare.rs, also its own unit tests. A judge that passes too much
     is seen only against a wrong output, which the reference never gives, so the suite alone
     cannot kill those mutants; compare.rs's tests give it wrong outputs. The crate's other unit
-    tests are skipped (no conformance trial's name contains `tests::`). For layout.rs, also
-    tests/memory.rs: how a large map is cut into blocks bounds the memory an op holds
-    (docs/protocol.md, "Memory"), not its output, so the suite alone cannot see a mutant that
-    cuts it otherwise; the memory test measures that bound."""
-    if group == "layout":
-        return ["--cargo-arg=--package=opspec", "--cargo-arg=--test=memory"]
+    tests are skipped (no conformance trial's name contains `tests::`)."""
     if group != "compare":
         return []
     # cargo-mutants hands what follows its own `--` to `cargo test`, so a second `--` passes the
@@ -204,21 +209,13 @@ def run(groups, shard, jobs, only=None):
 # Verdicts
 
 
-def kinds():
-    """The kinds of reason a mutant is not killable, shared with the numpy backend's campaign."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import mutate_numpy
-
-    return mutate_numpy.KINDS
-
-
 def load_equivalent():
     if not os.path.exists(EQUIVALENT):
         return {}
     with open(EQUIVALENT, "rb") as f:
         data = tomllib.load(f)
     out = {}
-    prefixes = tuple(k + ":" for k in kinds())
+    prefixes = tuple(k + ":" for k in KINDS)
     for key, entry in data.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             sys.exit(f"{EQUIVALENT}: [{key!r}] needs a non-empty `reason` string")
@@ -320,24 +317,6 @@ def summary():
 # Report
 
 
-def md_cell(text):
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def header_lines():
-    """The title and introduction of docs/mutation.md, above the numpy backend's section."""
-    return [
-        "# Mutation testing",
-        "",
-        "How many wrong implementations get past the suite. Generated from the campaigns' last",
-        "verdicts by `python3 scripts/mutate_numpy.py report` (the whole page) or",
-        "`python3 scripts/mutate_reference.py report` (the reference's section); do not edit.",
-        "Each campaign is rerun by `python3 scripts/mutate_numpy.py run` and",
-        "`python3 scripts/mutate_reference.py run` (the reference's section says how).",
-        "",
-    ]
-
-
 def reference_section():
     """The lines of docs/mutation.md's section on the reference, from target/mutation/reference.json."""
     lines = [
@@ -345,18 +324,16 @@ def reference_section():
         "",
         "Each mutant is the reference interpreter with one change by",
         "[cargo-mutants](https://mutants.rs) (an operator replaced, a function's body replaced by a",
-        "constant, a match arm or a `!` deleted) in its reference path: `src/ops`, the plain loops",
-        "of `src/layout.rs`, `src/float.rs` and `src/compare.rs`. `.cargo/mutants.toml` leaves out",
-        "the fast engine (which the plain engine never calls) and the serde, JSON Schema and `Debug`",
-        "impls and the spec loader's checks (which no evaluation calls). A mutant is killed when",
-        "the conformance suite, run on the reference's plain loops (`OPSPEC_ENGINE=plain cargo test",
-        "-p opspec-runner --test conformance`), fails or hangs; one that does not compile",
-        "(unviable) is not counted. `src/compare.rs` is the judge: a mutant that lets a wrong",
-        "output pass shows only against a wrong output, which the reference never gives, so its",
-        "mutants also face its own unit tests, which give it wrong outputs. Likewise how",
-        "`src/layout.rs` cuts a large map into blocks bounds an op's memory (docs/protocol.md,",
-        "\"Memory\"), not its output, so its mutants also face `tests/memory.rs`. A surviving mutant",
-        "that no case can kill is listed with its reason in `mutants-equivalent.toml`.",
+        "constant, a match arm or a `!` deleted) in its reference path: `src/ops` (the plans and",
+        "their plain evaluations), `src/tensor.rs`, `src/float.rs` and `src/compare.rs`.",
+        "`.cargo/mutants.toml` leaves out the serde, JSON Schema and `Debug` impls and the spec",
+        "loader's checks (which no evaluation calls); the fast kernels are a crate of their own. A",
+        "mutant is killed when the conformance suite, run on the reference's plain evaluations",
+        "(`OPSPEC_ENGINE=plain cargo test -p opspec-runner --test conformance`), fails or hangs; one",
+        "that does not compile (unviable) is not counted. `src/compare.rs` is the judge: a mutant",
+        "that lets a wrong output pass shows only against a wrong output, which the reference never",
+        "gives, so its mutants also face its own unit tests, which give it wrong outputs. A surviving",
+        "mutant that no case can kill is listed with its reason in `mutants-equivalent.toml`.",
         "Regenerated by",
         "",
         "```",
@@ -401,7 +378,7 @@ def reference_section():
         f"| killed (of which by a timeout) | {len(killed)} ({sum(m['status'] == 'timeout' for m in killed)}) |",
         f"| survived, listed as not killable | {len(eq)} ({100 * len(eq) / len(viable) if viable else 0:.1f} % of the viable) |",
     ] + [
-        f"| - {kind.lower()} | {sum(equivalent[m['key']].startswith(kind + ':') for m in eq)} |" for kind in kinds()
+        f"| - {kind.lower()} | {sum(equivalent[m['key']].startswith(kind + ':') for m in eq)} |" for kind in KINDS
     ] + [
         f"| survived, not equivalent | {len(live)} |",
         f"| **score** (killed / non-equivalent) | **{100 * score:.1f} %** |",
@@ -448,23 +425,48 @@ def reference_section():
     return lines + [""]
 
 
-def write_section(doc):
-    """Rewrites the title and the section on the reference in `doc` (docs/mutation.md),
-    keeping the numpy backend's section and the rest as they are."""
-    with open(doc) as f:
-        text = f.read()
-    numpy = text.index("## The numpy backend\n")
-    start = text.index("## The reference\n")
-    end = text.index("\n## ", start + 1) + 1
-    with open(doc, "w") as f:
-        f.write(
-            "\n".join(header_lines())
-            + "\n"
-            + text[numpy:start]
-            + "\n".join(reference_section())
-            + "\n"
-            + text[end:]
-        )
+def check():
+    """The configuration's consistency, without cargo-mutants (see the module doc): the
+    problems found, one line each."""
+    with open(CONFIG, "rb") as f:
+        config = tomllib.load(f)
+    problems = []
+    examined = []
+    for pattern in config.get("examine_globs", []):
+        found = sorted(os.path.relpath(p, ROOT) for p in globlib.glob(os.path.join(ROOT, pattern), recursive=True))
+        if not found:
+            problems.append(f"{CONFIG}: examine_globs {pattern!r} matches no file")
+        examined += found
+    for path in examined:
+        groups = [g for g, (include, _) in GROUPS.items() if re.search(include, path + ":")]
+        if not groups and not re.search(GROUPS["ops"][0], path):
+            problems.append(f"{path}: examined, but in no group of scripts/mutate_reference.py")
+    source = {}
+    for path in examined:
+        with open(os.path.join(ROOT, path)) as f:
+            source[path] = f.read()
+    everything = "\n".join(source.values())
+    # A function named `Type::name`, `name` or `mod::` in an exclusion: its last identifier.
+    for pattern in config.get("exclude_re", []):
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", pattern.replace("replace ", "").replace(" in ", " "))
+        words = [w for w in words if w not in ("impl", "for", "fmt")]
+        if words and not all(re.search(r"\b" + re.escape(w) + r"\b", everything) for w in words):
+            problems.append(f"{CONFIG}: exclude_re {pattern!r} names something no examined file has")
+    for key in load_equivalent():
+        path, _, change = key.partition(": ")
+        if path not in source:
+            problems.append(f"{EQUIVALENT}: [{key!r}] is in no examined file")
+            continue
+        function = re.sub(r" #\d+$", "", change).rpartition(" in ")[2] if " in " in change else None
+        if function is None:
+            # `replace Type::name -> T with value`
+            named = re.match(r"replace ([A-Za-z_:]+) ->", change)
+            function = named.group(1) if named else None
+        if function:
+            name = function.split("::")[-1]
+            if not re.search(r"\bfn " + re.escape(name) + r"\b", source[path]):
+                problems.append(f"{EQUIVALENT}: [{key!r}] names `{function}`, which {path} no longer has")
+    return problems
 
 
 def folder_name(text):
@@ -490,6 +492,7 @@ def main(argv=None):
                    "two runs at once need two folders")
     sub.add_parser("summary")
     sub.add_parser("report")
+    sub.add_parser("check")
     args = parser.parse_args(argv)
     if args.command == "list":
         for group in args.group:
@@ -510,9 +513,13 @@ def main(argv=None):
                 print(f"survived: {m['key']}")
     elif args.command == "report":
         summary()
-        doc = os.path.join(ROOT, "docs", "mutation.md")
-        write_section(doc)
-        print(f"wrote the reference's section of {os.path.relpath(doc, ROOT)}", file=sys.stderr)
+        replace_sections({"The reference": reference_section()}, ORDER)
+        print("wrote the reference's section of docs/mutation.md", file=sys.stderr)
+    elif args.command == "check":
+        problems = check()
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
     return 0
 
 

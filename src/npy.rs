@@ -7,8 +7,8 @@
 //! the reader's dtype says which. bool is `|b1`, float16 `<f2`, the others their numpy
 //! equivalents. Every file written is npy format 1.0, C order, little-endian.
 
+use crate::bytes::{from_le_bytes, to_le_bytes};
 use crate::dtype::DType;
-use crate::image::{from_le_bytes, to_le_bytes};
 use crate::tensor::{checked_volume, Tensor};
 
 /// The npy `descr` a dtype is stored as.

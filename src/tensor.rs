@@ -23,7 +23,9 @@ pub fn max_elements() -> u64 {
 }
 
 /// Sets the element budget of this process. The library reads no variable itself, so that a
-/// bad value is refused where it is read, with the name of the flag or variable.
+/// bad value is refused where it is read, with the name of the flag or variable. It is
+/// process-wide, not an argument, because the spec loader (`crate::spec`), the npy reader and
+/// the wire bytes check shapes against the same budget as the ops' plans.
 pub fn set_max_elements(budget: u64) {
     MAX_ELEMENTS.store(budget, Ordering::Relaxed);
 }
@@ -76,7 +78,6 @@ pub enum Buffer {
 }
 
 /// Applies `$body` to the vector inside a [`Buffer`], whatever its width.
-#[macro_export]
 macro_rules! with_buffer {
     ($buffer:expr, $vec:ident => $body:expr) => {
         match $buffer {
@@ -89,7 +90,6 @@ macro_rules! with_buffer {
 }
 
 /// Like [`with_buffer!`], wrapping a resulting `Vec` of the same width back into a `Buffer`.
-#[macro_export]
 macro_rules! map_buffer {
     ($buffer:expr, $vec:ident => $body:expr) => {
         match $buffer {
@@ -100,6 +100,8 @@ macro_rules! map_buffer {
         }
     };
 }
+
+pub(crate) use map_buffer;
 
 impl Buffer {
     /// A buffer of `len` elements of `width`, each holding `bits`.
@@ -136,6 +138,58 @@ impl Buffer {
     pub fn bits(&self, index: usize) -> u64 {
         with_buffer!(self, v => v[index] as u64)
     }
+
+    /// A buffer of the same width whose element `k` is this buffer's element at the `k`-th
+    /// offset, or `fill_bits` where that offset is `None`: `out[k] = self[offsets_k]`.
+    pub(crate) fn read_at(
+        &self,
+        offsets: impl Iterator<Item = Option<usize>>,
+        fill_bits: u64,
+    ) -> Buffer {
+        map_buffer!(self, words => offsets.map(|offset| match offset {
+            Some(offset) => words[offset],
+            None => fill_bits as _,
+        }).collect())
+    }
+
+    /// `len` elements of `fill_bits`, into which this buffer's element `k` is written at the
+    /// `k`-th offset: `out[offsets_k] = self[k]`.
+    pub(crate) fn write_at(
+        &self,
+        len: usize,
+        offsets: impl Iterator<Item = usize>,
+        fill_bits: u64,
+    ) -> Buffer {
+        map_buffer!(self, words => {
+            let mut out = vec![fill_bits as _; len];
+            for (&word, offset) in words.iter().zip(offsets) {
+                out[offset] = word;
+            }
+            out
+        })
+    }
+}
+
+/// `f(y)` for every coordinate `y` of a tensor of `shape`, in row-major order (none when a
+/// dim is 0; one, `[]`, for a scalar).
+pub(crate) fn row_major<'a, T>(
+    shape: &'a [usize],
+    mut f: impl FnMut(&[usize]) -> T + 'a,
+) -> impl Iterator<Item = T> + 'a {
+    let volume: usize = shape.iter().product();
+    let mut y = vec![0usize; shape.len()];
+    (0..volume).map(move |_| {
+        let value = f(&y);
+        // The next coordinate: an odometer, the last axis fastest.
+        for axis in (0..shape.len()).rev() {
+            y[axis] += 1;
+            if y[axis] < shape[axis] {
+                break;
+            }
+            y[axis] = 0;
+        }
+        value
+    })
 }
 
 /// A dense row-major tensor.

@@ -6,6 +6,10 @@
 //!
 //! Comparing two such outputs that differ everywhere holds at most [`OVERHEAD_MIB`] too.
 //!
+//! This binary checks the reference's plain evaluation (`opspec::ops::evaluate`), which holds
+//! nothing beyond its output; `crates/kernels/tests/memory.rs` runs the same cases on the fast
+//! engine, whose index tables and blocks take the overhead.
+//!
 //! Each case runs in a child process (this binary, re-invoked with `OPSPEC_MEMORY_CASE`), which
 //! resets its peak resident memory (`/proc/self/clear_refs`) after building the input, runs
 //! the op, and reports the peak (`VmHWM`) over its resident memory before the call. Debug
@@ -15,12 +19,13 @@
 
 use std::process::{Command, ExitCode};
 
+use opspec::bytes::byte_len;
 use opspec::compare::{compare, Comparison, Tolerance};
 use opspec::dtype::DType;
-use opspec::image::byte_len;
-use opspec::ops::{evaluate, Invocation, Op};
+use opspec::ops::{Invocation, Op};
 use opspec::spec::parse_attrs;
 use opspec::tensor::{Buffer, Tensor};
+use opspec::OpError;
 
 /// The element budget of the children, and so each case's output element count, unless
 /// `OPSPEC_MEMORY_ELEMENTS` gives another (a multiple of 8).
@@ -35,8 +40,9 @@ fn elements() -> usize {
         .unwrap_or(ELEMENTS)
 }
 
-/// What an op may hold beyond its output: tables of at most `layout::TABLE_ENTRIES` entries,
-/// blocks of at most `layout::BLOCK_ELEMENTS` elements, and the allocator's slack.
+/// What an op may hold beyond its output: on the fast engine, tables of at most
+/// `opspec_kernels::maps::TABLE_ENTRIES` entries and blocks of at most
+/// `opspec_kernels::maps::BLOCK_ELEMENTS` elements; and the allocator's slack.
 const OVERHEAD_MIB: u64 = 32;
 
 /// A case: op, attributes (YAML; `$N` is [`ELEMENTS`], `$HALF` half of it, `$LAST` one less),
@@ -160,9 +166,18 @@ const COMPARISONS: &[(&str, Comparison)] = &[
     ),
 ];
 
+/// An evaluation of an invocation: the reference's, or an engine's.
+pub type Evaluate = fn(&Invocation) -> Result<Vec<Tensor>, OpError>;
+
+#[allow(dead_code)] // a module of crates/kernels/tests/memory.rs, which has its own `main`
 fn main() -> ExitCode {
+    check_memory(opspec::ops::evaluate)
+}
+
+/// Runs every case in a child process on `evaluate` and checks its bound.
+pub fn check_memory(evaluate: Evaluate) -> ExitCode {
     if let Ok(name) = std::env::var("OPSPEC_MEMORY_CASE") {
-        return child(&name);
+        return child(&name, evaluate);
     }
     let exe = std::env::current_exe().expect("the test binary");
     let mut failures = Vec::new();
@@ -210,7 +225,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
-fn child(name: &str) -> ExitCode {
+fn child(name: &str, evaluate: Evaluate) -> ExitCode {
     if let Some(&(_, comparison)) = COMPARISONS.iter().find(|c| c.0 == name) {
         let n = elements();
         let floats = |offset: u32| Tensor {

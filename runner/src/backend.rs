@@ -1,8 +1,11 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
+use std::fmt;
+use std::str::FromStr;
+
+use opspec::ops::{Invocation, Planned};
 use opspec::spec::{Case, Expectation};
-use opspec::{DType, ErrorKind, Tensor};
-use opspec_kernels::EngineChoice as Engine;
+use opspec::{DType, ErrorKind, OpError, Tensor};
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +149,60 @@ pub fn primary_dtype(case: &Case) -> Option<DType> {
             Expectation::Outputs(outputs) => outputs.first().map(|t| t.dtype),
             Expectation::Error { .. } => None,
         })
+}
+
+/// How the reference evaluates a checked invocation's plan: `plain`, the op's own evaluation
+/// in `opspec` (element by element, as the rule reads), or `fast` (the default), the kernels
+/// of `opspec-kernels` on the same plan. Both give the same bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// [`opspec::ops::Plan::evaluate`].
+    Plain,
+    /// [`opspec_kernels::fast`].
+    #[default]
+    Fast,
+}
+
+impl Engine {
+    pub const ALL: [Engine; 2] = [Engine::Plain, Engine::Fast];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Plain => "plain",
+            Engine::Fast => "fast",
+        }
+    }
+
+    /// The invocation's plan ([`opspec::ops::plan`]), evaluated by this engine.
+    pub fn evaluate(self, invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+        let Planned { plan, input } = opspec::ops::plan(invocation)?;
+        Ok(vec![match self {
+            Engine::Plain => plan.evaluate(input),
+            Engine::Fast => opspec_kernels::fast(&plan, input),
+        }])
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An engine name other than `plain` or `fast`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine `{0}`: expected `plain` or `fast`")]
+pub struct UnknownEngine(pub String);
+
+impl FromStr for Engine {
+    type Err = UnknownEngine;
+
+    fn from_str(text: &str) -> Result<Engine, UnknownEngine> {
+        Engine::ALL
+            .into_iter()
+            .find(|engine| engine.name() == text.trim())
+            .ok_or_else(|| UnknownEngine(text.to_string()))
+    }
 }
 
 /// The interpreter in this repository, on its engine.

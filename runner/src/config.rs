@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::backend::Engine;
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
-use opspec_kernels::EngineChoice as Engine;
 
 use crate::partition::Partition;
 

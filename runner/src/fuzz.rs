@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::backend::Engine;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::rng::Rng;
 use opspec::spec::{load_file, Case, Expectation};
@@ -19,7 +20,6 @@ use opspec_generate::new_case;
 use opspec_generate::random::random_case;
 use opspec_generate::shrink::shrink;
 use opspec_generate::yaml::{to_yaml, Floats};
-use opspec_kernels::EngineChoice as Engine;
 
 use crate::backend::{Backend, Outcome};
 use crate::verdict::{judge_excluding, Status};

@@ -28,9 +28,8 @@ use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
-use opspec_kernels::EngineChoice;
 
-use crate::backend::{BackendError, Exclusion, Outcome};
+use crate::backend::{BackendError, Engine, Exclusion, Outcome};
 use crate::config::{env_flag, repository_root, Config};
 use crate::report::Record;
 use crate::verdict::{describe_case, judge_excluding, Status, Verdict};
@@ -431,7 +430,7 @@ impl Run {
 /// A generated case, which carries no expectation until its golden is read, with the error
 /// the reference gives it, if any: what known failures match it by
 /// ([`crate::expectations::Expectations::cited`]).
-pub(crate) fn with_expected_error(engine: EngineChoice, case: &Case) -> Case {
+pub(crate) fn with_expected_error(engine: Engine, case: &Case) -> Case {
     let mut case = case.clone();
     if let Err(error) = engine.evaluate(&case.invocation) {
         case.expect = Expectation::Error {

@@ -105,7 +105,7 @@ struct Run {
     /// How the runner was started ([`Config::program`]).
     program: String,
     /// The reference's engine, for goldens as for the built-in backend.
-    engine: opspec_kernels::EngineChoice,
+    engine: backend::Engine,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
     /// The part of the trials this run makes ([`Config::partition`]).
@@ -323,7 +323,7 @@ impl Run {
 /// ([`generated::with_expected_error`]). Empty when there are no known failures.
 fn trial_clauses(
     expectations: &Expectations,
-    engine: opspec_kernels::EngineChoice,
+    engine: backend::Engine,
     loaded: &Loaded,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<TrialClauses> {

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use opspec::image::byte_len;
+use opspec::bytes::byte_len;
 use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use opspec::image::{from_le_bytes, to_le_bytes, ImageError};
+use opspec::bytes::{from_le_bytes, to_le_bytes, BytesError};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::{DType, Tensor};
@@ -24,7 +24,7 @@ pub enum WireError {
     Base64(String),
     /// The bytes do not fit the dtype and shape.
     #[error("{0}")]
-    Image(#[from] ImageError),
+    Bytes(#[from] BytesError),
     /// JSON of the wrong structure (serde_json's message).
     #[error("{0}")]
     Json(String),

@@ -26,11 +26,8 @@ use serde::{Deserialize, Serialize};
 use ndarray::{ArrayView, IxDyn, ShapeBuilder};
 
 use crate::dtype::DType;
-use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::StridedView;
-use crate::map_buffer;
-use crate::tensor::{checked_volume, Buffer, Tensor};
+use crate::tensor::{checked_volume, map_buffer, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -55,8 +52,16 @@ pub struct Attrs {
     pub offset: Vec<i64>,
 }
 
-/// Checks the input, then the attributes against it, and builds the index map.
-pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
+/// A checked view: `out[y] = flat(input)[offset + Σ y_j · strides_j]`, `out.shape = shape`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub shape: Vec<usize>,
+    pub strides: Vec<usize>,
+    pub offset: usize,
+}
+
+/// Checks the input, then the attributes against it (each error citing its clause).
+pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     if input.rank() == 0 || input.rank() > MAX_RANK {
         return fail(
             ErrorKind::InvalidRank,
@@ -157,21 +162,10 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<StridedView, OpError> {
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
     checked_volume(&shape)?;
     let strides: Vec<usize> = stride.iter().map(|&s| s as usize).collect();
-    Ok(StridedView {
+    Ok(Plan {
         shape,
         strides,
-        base: offset as usize,
-    })
-}
-
-pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor, OpError> {
-    let view = plan(attrs, input)?;
-    Ok(Tensor {
-        dtype: input.dtype,
-        buffer: engine
-            .gather_view(&input.buffer, &view)
-            .unwrap_or_else(|| reference(&input.buffer, &view)),
-        shape: view.shape,
+        offset: offset as usize,
     })
 }
 
@@ -179,25 +173,31 @@ pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor,
 /// shape and strides (ndarray lets a read-only view's elements alias, which stride 0 and
 /// overlapping windows need), read in row-major order. [`plan`] has checked that the view stays
 /// inside the input.
-pub fn reference(input: &Buffer, view: &StridedView) -> Buffer {
-    if view.shape.contains(&0) {
+pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+    let buffer = if plan.shape.contains(&0) {
         // No element to read (ndarray would still check the empty view's reach).
-        return map_buffer!(input, _words => Vec::new());
+        map_buffer!(&input.buffer, _words => Vec::new())
+    } else {
+        map_buffer!(&input.buffer, words => {
+            let shape = IxDyn(&plan.shape).strides(IxDyn(&plan.strides));
+            let strided = ArrayView::from_shape(shape, &words[plan.offset..]);
+            strided.expect("the plan keeps the view inside the input").iter().copied().collect()
+        })
+    };
+    Tensor {
+        dtype: input.dtype,
+        shape: plan.shape.clone(),
+        buffer,
     }
-    map_buffer!(input, words => {
-        let shape = IxDyn(&view.shape).strides(IxDyn(&view.strides));
-        let strided = ArrayView::from_shape(shape, &words[view.base..]);
-        strided.expect("the plan keeps the view inside the input").iter().copied().collect()
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the reference engine.
+    /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        super::run(attrs, input, &crate::engine::Plain)
+        Ok(evaluate(&plan(attrs, input)?, input))
     }
 
     fn seed_input() -> Tensor {

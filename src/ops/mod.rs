@@ -8,8 +8,11 @@
 //! | `scale` | [`scale`] | TensorRT `IScaleLayer` (seed 003) |
 //! | `reformat` | [`reformat`] | TensorRT `TensorFormat` memory layouts (NvInferRuntime.h; not seed 002) |
 //!
-//! Each module has its attributes, a validating `plan` that returns a typed error before any
-//! output is allocated, and `run`. This module only names them and routes an [`Invocation`].
+//! Each module has its attributes, `plan`, which checks an invocation and returns plain data
+//! (a typed error citing its clause before any output is allocated), and `evaluate`, the plain
+//! evaluation of a plan, which reads like the vendor's rule. This module only names them and
+//! routes an [`Invocation`]: [`plan`] then [`Plan::evaluate`]. Faster evaluations (crate
+//! `opspec-kernels`) take the same [`Plan`]; this crate knows nothing of them.
 //! Every error names the clause it enforces ([`OpError::clause`]), an id of the op's catalogue
 //! `specs/<op>.clauses.yaml`, where each rule of the module docs has its clause and source.
 
@@ -21,7 +24,6 @@ pub mod slice;
 
 use std::fmt;
 
-pub use crate::engine::Engine;
 use crate::error::{ErrorKind, OpError};
 use crate::tensor::Tensor;
 
@@ -159,20 +161,44 @@ impl Invocation {
         self.attrs.op()
     }
 
-    fn input(&self, position: usize) -> Option<&Tensor> {
+    /// Input `position`, when given.
+    pub fn input(&self, position: usize) -> Option<&Tensor> {
         self.inputs.get(position).and_then(Option::as_ref)
     }
 }
 
-/// Runs the reference implementation of an invocation on its plain loops
-/// ([`crate::engine::Plain`]).
-pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
-    evaluate_with(invocation, &crate::engine::Plain)
+/// The plan of one op.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan<'a> {
+    Shuffle(shuffle::Plan),
+    Slice(slice::Plan),
+    AsStrided(as_strided::Plan),
+    Scale(scale::Plan<'a>),
+    Reformat(reformat::Plan),
 }
 
-/// Runs the reference implementation of an invocation on `engine`: every engine gives the same
-/// bits ([`crate::engine`]).
-pub fn evaluate_with(invocation: &Invocation, engine: &dyn Engine) -> Result<Vec<Tensor>, OpError> {
+impl Plan<'_> {
+    /// The op's plain evaluation of this plan on `input` (input 0 of the invocation planned).
+    pub fn evaluate(&self, input: &Tensor) -> Tensor {
+        match self {
+            Plan::Shuffle(plan) => shuffle::evaluate(plan, input),
+            Plan::Slice(plan) => slice::evaluate(plan, input),
+            Plan::AsStrided(plan) => as_strided::evaluate(plan, input),
+            Plan::Scale(plan) => scale::evaluate(plan, input),
+            Plan::Reformat(plan) => reformat::evaluate(plan, input),
+        }
+    }
+}
+
+/// A checked invocation: its op's plan, and input 0, which the plan is evaluated on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned<'a> {
+    pub plan: Plan<'a>,
+    pub input: &'a Tensor,
+}
+
+/// Checks an invocation: input 0 is required, then the op's own `plan`.
+pub fn plan(invocation: &Invocation) -> Result<Planned<'_>, OpError> {
     let input = invocation.input(0).ok_or_else(|| {
         OpError::new(
             ErrorKind::InvalidInput,
@@ -180,9 +206,11 @@ pub fn evaluate_with(invocation: &Invocation, engine: &dyn Engine) -> Result<Vec
             "input 0 is required",
         )
     })?;
-    let output = match &invocation.attrs {
-        Attrs::Shuffle(attrs) => shuffle::run(attrs, input, invocation.input(1), engine)?,
-        Attrs::Slice(attrs) => slice::run(
+    let plan = match &invocation.attrs {
+        Attrs::Shuffle(attrs) => {
+            Plan::Shuffle(shuffle::plan(attrs, &input.shape, invocation.input(1))?)
+        }
+        Attrs::Slice(attrs) => Plan::Slice(slice::plan(
             attrs,
             input,
             slice::Inputs {
@@ -192,13 +220,19 @@ pub fn evaluate_with(invocation: &Invocation, engine: &dyn Engine) -> Result<Vec
                 fill: invocation.input(4),
                 axes: invocation.input(5),
             },
-            engine,
-        )?,
-        Attrs::AsStrided(attrs) => as_strided::run(attrs, input, engine)?,
-        Attrs::Scale(attrs) => scale::run(attrs, input, engine)?,
-        Attrs::Reformat(attrs) => reformat::run(attrs, input, engine)?,
+        )?),
+        Attrs::AsStrided(attrs) => Plan::AsStrided(as_strided::plan(attrs, input)?),
+        Attrs::Scale(attrs) => Plan::Scale(scale::plan(attrs, input)?),
+        Attrs::Reformat(attrs) => Plan::Reformat(reformat::plan(attrs, input)?),
     };
-    Ok(vec![output])
+    Ok(Planned { plan, input })
+}
+
+/// Runs the reference implementation of an invocation: its [`plan`], then the plan's plain
+/// evaluation.
+pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+    let Planned { plan, input } = plan(invocation)?;
+    Ok(vec![plan.evaluate(input)])
 }
 
 #[cfg(test)]

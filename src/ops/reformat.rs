@@ -6,9 +6,9 @@
 //! unpacks a buffer (whose logical `shape` is an attribute) back, or does both in turn.
 //! Packing writes 0 into every padding slot (what TensorRT writes, \[obs\] cookbook DataFormat
 //! log); unpacking ignores padding (\[inferred\], §4 "Padding contents"). Bits move unchanged.
-//! Both are one pass over the image's slots ([`Image::slots`]: per logical coordinate, its
-//! memory offset by the §4 formulas below): unpack gathers every element from its slot, pack
-//! scatters every element to its slot in a zeroed buffer ([`crate::layout::scatter`]).
+//! Both are one pass over the image's slots ([`Image::slot`]: per logical coordinate, its
+//! memory offset by the §4 formulas below): unpack reads every element from its slot, pack
+//! writes every element to its slot in a zeroed buffer.
 //!
 //! With `C` the vector dim — the third-to-last axis, or the fourth-to-last for the `D…`
 //! formats — and the axes before it kept outermost in order (§4 general rule):
@@ -52,10 +52,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Width};
-use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_map, scatter_map, IndexMap, MapAxis};
-use crate::tensor::{checked_volume, row_major_strides, Tensor};
+use crate::tensor::{checked_volume, row_major, row_major_strides, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -271,6 +269,7 @@ pub struct Attrs {
 /// is `split` transposed by `order` (memory axis `i` is split axis `order[i]`), row-major.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
+    pub format: Format,
     pub logical: Vec<usize>,
     pub padded: Vec<usize>,
     pub split: Vec<usize>,
@@ -369,6 +368,7 @@ impl Image {
         };
         checked_volume(&padded)?;
         Ok(Image {
+            format,
             logical: shape.to_vec(),
             padded,
             split,
@@ -390,10 +390,7 @@ impl Image {
     /// each coordinate adds (a vector-major channel `y` adds its block's and its lane's offset).
     /// Every logical element has one slot and no two share one; the slots no element maps to
     /// are the padding.
-    ///
-    /// The map is given as rules, so no table sized by the dims is built here
-    /// (`crate::layout`, *Cost*).
-    pub fn slots(&self) -> IndexMap {
+    pub fn axis_slots(&self) -> Vec<AxisSlots> {
         let memory_shape: Vec<usize> = self.order.iter().map(|&axis| self.split[axis]).collect();
         let memory_strides = row_major_strides(&memory_shape);
         // The memory stride of each split axis.
@@ -401,49 +398,72 @@ impl Image {
         for (position, &axis) in self.order.iter().enumerate() {
             split_strides[axis] = memory_strides[position];
         }
-        let axes = self
-            .logical
-            .iter()
-            .enumerate()
-            .map(|(axis, &len)| match self.vector {
-                Some((c, lanes)) if axis == c => {
-                    let (block, lane) = (split_strides[c], split_strides[c + 1]);
-                    MapAxis::Rule {
-                        len,
-                        offset: Box::new(move |y| Some((y / lanes) * block + (y % lanes) * lane)),
-                    }
-                }
+        (0..self.logical.len())
+            .map(|axis| match self.vector {
+                Some((c, lanes)) if axis == c => AxisSlots::Vectors {
+                    lanes,
+                    block: split_strides[c],
+                    lane: split_strides[c + 1],
+                },
                 // Logical axes after a split one sit one further along in `split`.
-                Some((c, _)) if axis > c => MapAxis::Strided {
-                    len,
-                    stride: split_strides[axis + 1],
-                },
-                _ => MapAxis::Strided {
-                    len,
-                    stride: split_strides[axis],
-                },
+                Some((c, _)) if axis > c => AxisSlots::Strided(split_strides[axis + 1]),
+                _ => AxisSlots::Strided(split_strides[axis]),
             })
-            .collect();
-        IndexMap { base: 0, axes }
+            .collect()
+    }
+
+    /// The slot of logical coordinate `y`: the sum of what each axis adds ([`Image::axis_slots`]).
+    pub fn slot(axis_slots: &[AxisSlots], y: &[usize]) -> usize {
+        axis_slots
+            .iter()
+            .zip(y)
+            .map(|(axis, &y)| axis.offset(y))
+            .sum()
     }
 
     /// Logical tensor → buffer: every element written to its slot, padding left at 0, in one
-    /// pass (the scatter of [`Image::slots`]).
-    pub fn pack(&self, logical: &Tensor, engine: &dyn Engine) -> Tensor {
+    /// pass.
+    pub fn pack(&self, logical: &Tensor) -> Tensor {
+        let axis_slots = self.axis_slots();
+        let slots = row_major(&self.logical, |y| Image::slot(&axis_slots, y));
         Tensor {
             dtype: logical.dtype,
             shape: vec![self.len()],
-            buffer: scatter_map(&logical.buffer, &self.slots(), self.len(), 0, engine),
+            buffer: logical.buffer.write_at(self.len(), slots, 0),
         }
     }
 
-    /// Buffer → logical tensor: each logical element reads its slot (the gather of
-    /// [`Image::slots`]); padding is never read.
-    pub fn unpack(&self, buffer: &Tensor, engine: &dyn Engine) -> Tensor {
+    /// Buffer → logical tensor: each logical element reads its slot; padding is never read.
+    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+        let axis_slots = self.axis_slots();
+        let slots = row_major(&self.logical, |y| Some(Image::slot(&axis_slots, y)));
         Tensor {
             dtype: buffer.dtype,
             shape: self.logical.clone(),
-            buffer: gather_map(&buffer.buffer, &self.slots(), 0, engine),
+            buffer: buffer.buffer.read_at(slots, 0),
+        }
+    }
+}
+
+/// How the coordinate `y` of one logical axis moves through a format's memory image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisSlots {
+    /// `y · stride`.
+    Strided(usize),
+    /// A vector-major channel: `(y / lanes) · block + (y % lanes) · lane`.
+    Vectors {
+        lanes: usize,
+        block: usize,
+        lane: usize,
+    },
+}
+
+impl AxisSlots {
+    /// The memory offset coordinate `y` adds.
+    pub fn offset(self, y: usize) -> usize {
+        match self {
+            AxisSlots::Strided(stride) => y * stride,
+            AxisSlots::Vectors { lanes, block, lane } => (y / lanes) * block + (y % lanes) * lane,
         }
     }
 }
@@ -471,14 +491,14 @@ fn element_bytes(dtype: DType) -> usize {
     }
 }
 
-/// The validated images of both sides.
+/// The checked images of both sides (a LINEAR side is the logical tensor itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub from: Image,
     pub to: Image,
 }
 
-/// Checks formats, dtypes, shape and buffer length.
+/// Checks formats, dtypes, shape and buffer length (each error citing its clause).
 pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     let dla = attrs.dla.unwrap_or_default();
     check_dtype(attrs.from, input.dtype)?;
@@ -535,26 +555,26 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     Ok(Plan { from, to })
 }
 
-pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor, OpError> {
-    let plan = plan(attrs, input)?;
+/// Unpack the input unless it is LINEAR, then pack it unless the output is LINEAR.
+pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     // A LINEAR input is the logical tensor itself: borrowed, not copied, on the way to a pack.
-    let logical = match attrs.from {
+    let logical = match plan.from.format {
         Format::Linear => Cow::Borrowed(input),
-        _ => Cow::Owned(plan.from.unpack(input, engine)),
+        _ => Cow::Owned(plan.from.unpack(input)),
     };
-    Ok(match attrs.to {
+    match plan.to.format {
         Format::Linear => logical.into_owned(),
-        _ => plan.to.pack(&logical, engine),
-    })
+        _ => plan.to.pack(&logical),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the reference engine.
+    /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        super::run(attrs, input, &crate::engine::Plain)
+        Ok(evaluate(&plan(attrs, input)?, input))
     }
 
     fn tensor(dtype: DType, shape: &[usize], bits: &[u64]) -> Tensor {
@@ -737,36 +757,24 @@ mod tests {
     /// Pack as it was first written, two plain passes: pad the logical tensor with zeros to
     /// `padded`, then lay `split` out in `order` (a transpose).
     fn pack_two_pass(image: &Image, logical: &Tensor) -> Vec<u64> {
-        use crate::layout::{gather_reference, AxisGather};
         let strides = row_major_strides(&image.logical);
-        let pad = AxisGather {
-            base: 0,
-            tables: image
-                .padded
-                .iter()
-                .zip(&image.logical)
-                .zip(&strides)
-                .map(|((&padded, &dim), &stride)| {
-                    (0..padded)
-                        .map(|y| (y < dim).then_some(y * stride))
-                        .collect()
-                })
-                .collect(),
-        };
-        let padded = gather_reference(&logical.buffer, &pad, 0);
+        let pad = row_major(&image.padded, |y| {
+            let inside = y.iter().zip(&image.logical).all(|(&y, &dim)| y < dim);
+            inside.then(|| y.iter().zip(&strides).map(|(&y, &s)| y * s).sum())
+        });
+        let padded = logical.buffer.read_at(pad, 0);
         // NumPy's transpose of the padded row-major tensor: output axis i is axis order[i].
-        let strides = crate::tensor::row_major_strides(&image.split);
-        let memory = AxisGather {
-            base: 0,
-            tables: (image.order.iter())
-                .map(|&axis| {
-                    (0..image.split[axis])
-                        .map(|y| Some(y * strides[axis]))
-                        .collect()
-                })
-                .collect(),
-        };
-        let packed = gather_reference(&padded, &memory, 0);
+        let strides = row_major_strides(&image.split);
+        let memory_shape: Vec<usize> = image.order.iter().map(|&axis| image.split[axis]).collect();
+        let memory = row_major(&memory_shape, |m| {
+            Some(
+                m.iter()
+                    .zip(&image.order)
+                    .map(|(&m, &axis)| m * strides[axis])
+                    .sum(),
+            )
+        });
+        let packed = padded.read_at(memory, 0);
         (0..packed.len()).map(|i| packed.bits(i)).collect()
     }
 
@@ -803,11 +811,7 @@ mod tests {
                     let packed = run(&a, &logical).unwrap();
                     let expected = pack_two_pass(&image, &logical);
                     assert_eq!(bits(&packed), expected, "{format:?} {dtype} {shape:?}");
-                    assert_eq!(
-                        image.unpack(&packed, &crate::engine::Plain),
-                        logical,
-                        "{format:?} {shape:?}"
-                    );
+                    assert_eq!(image.unpack(&packed), logical, "{format:?} {shape:?}");
                 }
             }
         }

@@ -39,9 +39,9 @@
 //!    (\[inferred\]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
 //!    CUDA). A NaN float result is the format's canonical NaN (payloads are not compared).
 //!
-//! [`reference()`] is the reference: these steps one element at a time, in row-major order. A
-//! faster engine ([`Engine::scale`]; crate `opspec-kernels`) gives the same bits by its own
-//! loops, tested against [`reference()`] bit for bit on generated cases of every dtype pair and
+//! [`evaluate`] is the reference: these steps one element at a time, in row-major order. The
+//! fast kernels (crate `opspec-kernels`) give the same bits by their own loops on the same
+//! [`Plan`], tested against [`evaluate`] bit for bit on generated cases of every dtype pair and
 //! mode, special values included.
 
 use std::fmt;
@@ -50,10 +50,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
-use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::float::FloatFormat;
-use crate::tensor::{checked_volume, Tensor};
+use crate::tensor::{checked_volume, Buffer, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -193,9 +192,14 @@ mod dtype_name {
     }
 }
 
-/// How each element finds its coefficient: `index = (flat / inner) % count`.
+/// A checked Scale: the output dtype, the coefficients, and how each element finds its own:
+/// `index = (flat / inner) % count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub struct Plan<'a> {
+    pub mode: Mode,
+    pub scale: &'a Coefficients,
+    pub shift: &'a Coefficients,
+    pub power: &'a Coefficients,
     pub output_dtype: DType,
     pub channel_axis: usize,
     /// The mode's coefficient count.
@@ -205,7 +209,7 @@ pub struct Plan {
     pub inner: usize,
 }
 
-impl Plan {
+impl Plan<'_> {
     pub fn coefficient_index(&self, flat: usize) -> usize {
         if self.count <= 1 {
             0
@@ -215,8 +219,8 @@ impl Plan {
     }
 }
 
-/// Checks dtypes, rank, channel axis and coefficient counts.
-pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+/// Checks dtypes, rank, channel axis and coefficient counts (each error citing its clause).
+pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
     super::check_max_rank(&input.shape, "scale.rank.max", "the input")?;
     if !DTYPES.contains(&input.dtype) {
         return fail(
@@ -298,6 +302,10 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
         }
     }
     Ok(Plan {
+        mode: attrs.mode,
+        scale: &attrs.scale,
+        shift: &attrs.shift,
+        power: &attrs.power,
         output_dtype,
         channel_axis,
         count,
@@ -305,19 +313,10 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
     })
 }
 
-/// Scale on `engine`: the plan, then [`reference()`] unless the engine has its own loops for it
-/// ([`Engine::scale`]).
-pub fn run(attrs: &Attrs, input: &Tensor, engine: &dyn Engine) -> Result<Tensor, OpError> {
-    let plan = plan(attrs, input)?;
-    Ok(engine
-        .scale(attrs, &plan, input)
-        .unwrap_or_else(|| reference(attrs, &plan, input)))
-}
-
-/// The reference Scale of a validated plan: element by element in row-major order, each
-/// through [`to_f32`], [`element`] and [`from_f32`] (the module doc's four steps), its
-/// coefficients found by [`Plan::coefficient_index`].
-pub fn reference(attrs: &Attrs, plan: &Plan, input: &Tensor) -> Tensor {
+/// Scale as the module doc states it: element by element in row-major order, each through
+/// `to_f32`, [`element`] and `from_f32` (the four steps), its coefficients found by
+/// [`Plan::coefficient_index`].
+pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let coefficient = |list: &Coefficients, default: f32, flat: usize| {
         if list.is_empty() {
             default
@@ -325,19 +324,21 @@ pub fn reference(attrs: &Attrs, plan: &Plan, input: &Tensor) -> Tensor {
             list.value(plan.coefficient_index(flat))
         }
     };
-    let bits = (0..input.len())
-        .map(|flat| {
-            let x = to_f32(input.dtype, input.bits(flat));
-            let t = element(
-                x,
-                coefficient(&attrs.scale, 1.0, flat),
-                coefficient(&attrs.shift, 0.0, flat),
-                coefficient(&attrs.power, 1.0, flat),
-            );
-            from_f32(t, plan.output_dtype)
-        })
-        .collect();
-    Tensor::from_bits(plan.output_dtype, input.shape.clone(), bits)
+    let bits = (0..input.len()).map(|flat| {
+        let x = to_f32(input.dtype, input.bits(flat));
+        let t = element(
+            x,
+            coefficient(plan.scale, 1.0, flat),
+            coefficient(plan.shift, 0.0, flat),
+            coefficient(plan.power, 1.0, flat),
+        );
+        from_f32(t, plan.output_dtype)
+    });
+    Tensor {
+        dtype: plan.output_dtype,
+        shape: input.shape.clone(),
+        buffer: Buffer::from_bits(plan.output_dtype.width(), bits),
+    }
 }
 
 /// `(x · scale + shift) ^ power` in float32, steps 2 and 3 of the module doc.
@@ -353,7 +354,7 @@ pub fn element(x: f32, scale: f32, shift: f32, power: f32) -> f32 {
 }
 
 /// An element of a Scale dtype as float32 (exact).
-pub fn to_f32(dtype: DType, bits: u64) -> f32 {
+fn to_f32(dtype: DType, bits: u64) -> f32 {
     match dtype.float_format() {
         Some(format) => format.decode(bits) as f32,
         None => dtype.bits_to_int(bits) as f32,
@@ -361,7 +362,7 @@ pub fn to_f32(dtype: DType, bits: u64) -> f32 {
 }
 
 /// Rounds a float32 result to the output dtype's bits (step 4 of the module doc).
-pub fn from_f32(value: f32, dtype: DType) -> u64 {
+fn from_f32(value: f32, dtype: DType) -> u64 {
     match dtype.float_format() {
         Some(format) if value.is_nan() => format.canonical_nan(),
         Some(format) => format.encode(value as f64).unwrap_or_else(|_| {
@@ -388,9 +389,9 @@ pub fn from_f32(value: f32, dtype: DType) -> u64 {
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the reference engine.
+    /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        super::run(attrs, input, &crate::engine::Plain)
+        Ok(evaluate(&plan(attrs, input)?, input))
     }
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {

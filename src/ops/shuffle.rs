@@ -22,10 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use ndarray::{ArrayView, IxDyn};
 
-use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::map_buffer;
-use crate::tensor::{checked_volume, Tensor};
+use crate::tensor::{checked_volume, map_buffer, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 2] = ["input", "reshape_dims"];
@@ -111,21 +109,8 @@ pub fn plan(
     })
 }
 
-pub fn run(
-    attrs: &Attrs,
-    input: &Tensor,
-    reshape_input: Option<&Tensor>,
-    engine: &dyn Engine,
-) -> Result<Tensor, OpError> {
-    let plan = plan(attrs, &input.shape, reshape_input)?;
-    // An engine may compose the stages into fewer passes ([`Engine::shuffle`]).
-    Ok(engine
-        .shuffle(input, &plan)
-        .unwrap_or_else(|| run_stages(input, &plan)))
-}
-
 /// The three stages one after the other, as the layer documents them.
-pub fn run_stages(input: &Tensor, plan: &Plan) -> Tensor {
+pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let transposed = transpose(input, &plan.first);
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {
@@ -289,9 +274,9 @@ fn resolve_reshape(
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the reference engine.
+    /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor, reshape: Option<&Tensor>) -> Result<Tensor, OpError> {
-        super::run(attrs, input, reshape, &crate::engine::Plain)
+        Ok(evaluate(&plan(attrs, &input.shape, reshape)?, input))
     }
 
     fn attrs(first: Option<Vec<i64>>, dims: Option<Vec<i64>>) -> Attrs {

@@ -21,10 +21,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
-use crate::engine::Engine;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::layout::{gather_map, IndexMap, MapAxis};
-use crate::tensor::{checked_volume, row_major_strides, Tensor};
+use crate::tensor::{checked_volume, row_major, row_major_strides, Tensor};
 
 /// Input positions (TensorRT input indices 0-5).
 pub const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
@@ -101,9 +99,49 @@ pub struct Inputs<'a> {
     pub axes: Option<&'a Tensor>,
 }
 
-/// Checks everything and gives the index map (as rules: no table sized by the output's dims is
-/// built here, see `crate::layout`) and the fill value's bits.
-pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(IndexMap, u64), OpError> {
+/// One input axis of a checked slice: output coordinate `y` reads `x = y·stride + start` on an
+/// axis of `extent` elements. An axis not listed in `axes` is copied whole (start 0, size
+/// `extent`, stride 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisSlice {
+    pub start: i64,
+    pub size: usize,
+    pub stride: i64,
+    pub extent: usize,
+}
+
+/// A checked slice: its mode, one [`AxisSlice`] per input axis, and the fill value's bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub mode: Mode,
+    pub axes: Vec<AxisSlice>,
+    pub fill_bits: u64,
+}
+
+impl Plan {
+    /// The output shape: the size of every axis.
+    pub fn shape(&self) -> Vec<usize> {
+        self.axes.iter().map(|axis| axis.size).collect()
+    }
+
+    /// The input coordinate that output coordinate `y` of `axis` reads, or `None` for the fill
+    /// value: the rule of §2.2 (the module doc's table) at `x = y·stride + start`. [`plan`] has
+    /// ruled out every error, so strict bounds reads inside the axis.
+    pub fn source_coordinate(&self, axis: usize, y: usize) -> Option<usize> {
+        let AxisSlice {
+            start,
+            stride,
+            extent,
+            ..
+        } = self.axes[axis];
+        let x = y as i128 * stride as i128 + start as i128;
+        source_coordinate(self.mode, x, extent as i128).map(|z| z as usize)
+    }
+}
+
+/// Checks everything (each error citing its clause) and gives the plan: nothing sized by the
+/// output is built here.
+pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Plan, OpError> {
     super::check_max_rank(&input.shape, "slice.rank.max", "the input")?;
     let mode = attrs.mode.unwrap_or_default();
     let dtype = input.dtype;
@@ -157,80 +195,67 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<(IndexMap, 
         );
     }
     // Unlisted axes are copied whole: start 0, size d, stride 1.
-    let mut per_axis: Vec<(i64, i64, i64)> =
-        input.shape.iter().map(|&d| (0, d as i64, 1)).collect();
+    let mut per_axis: Vec<AxisSlice> = input
+        .shape
+        .iter()
+        .map(|&extent| AxisSlice {
+            start: 0,
+            size: extent,
+            stride: 1,
+            extent,
+        })
+        .collect();
     for (k, &axis) in axes.iter().enumerate() {
-        per_axis[axis] = (start[k], size[k], stride[k]);
+        per_axis[axis].start = start[k];
+        per_axis[axis].size = size[k] as usize;
+        per_axis[axis].stride = stride[k];
     }
-    let out_shape: Vec<usize> = per_axis.iter().map(|&(_, size, _)| size as usize).collect();
-    checked_volume(&out_shape)?;
+    let plan = Plan {
+        mode,
+        axes: per_axis,
+        fill_bits,
+    };
+    checked_volume(&plan.shape())?;
+    for (axis, slice) in plan.axes.iter().enumerate() {
+        check_axis(mode, slice, axis)?;
+    }
+    Ok(plan)
+}
+
+/// The slice as the layer documents it: output element `y` is the input element at the source
+/// coordinates of every axis, or the fill value where an axis has none.
+pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+    let shape = plan.shape();
     let strides = row_major_strides(&input.shape);
-    let mut axes = Vec::with_capacity(rank);
-    for (axis, &(start, size, stride)) in per_axis.iter().enumerate() {
-        let d = input.shape[axis] as i128;
-        check_axis(mode, start, size, stride, d, axis)?;
-        let (start, stride, axis_stride) = (start as i128, stride as i128, strides[axis]);
-        axes.push(MapAxis::Rule {
-            len: size as usize,
-            offset: Box::new(move |y| {
-                let x = y as i128 * stride + start;
-                // `check_axis` has ruled out every error.
-                let z = source_coordinate(mode, x, d, axis).ok().flatten()?;
-                Some(z as usize * axis_stride)
-            }),
-        });
-    }
-    Ok((IndexMap { base: 0, axes }, fill_bits))
-}
-
-pub fn run(
-    attrs: &Attrs,
-    input: &Tensor,
-    inputs: Inputs,
-    engine: &dyn Engine,
-) -> Result<Tensor, OpError> {
-    let (map, fill_bits) = plan(attrs, input, inputs)?;
-    Ok(Tensor {
+    let offsets = row_major(&shape, |y| {
+        let mut offset = 0;
+        for (axis, (&y, stride)) in y.iter().zip(&strides).enumerate() {
+            offset += plan.source_coordinate(axis, y)? * stride;
+        }
+        Some(offset)
+    });
+    Tensor {
         dtype: input.dtype,
-        shape: map.shape(),
-        buffer: gather_map(&input.buffer, &map, fill_bits, engine),
-    })
+        buffer: input.buffer.read_at(offsets, plan.fill_bits),
+        shape,
+    }
 }
 
-/// The error [`source_coordinate`] gives for the first coordinate `y` in `0..size` that has
-/// one, found in constant time: `x = y·stride + start` is monotonic in `y`, so in
-/// `strict_bounds` mode the first coordinate outside `[0, d)` is at an end of the range the
-/// inside ones form; the other modes fail on every coordinate or none.
-fn check_axis(
-    mode: Mode,
-    start: i64,
-    size: i64,
-    stride: i64,
-    d: i128,
-    axis: usize,
-) -> Result<(), OpError> {
+/// The error of the first output coordinate `y` in `0..size` of an axis that has none to
+/// read, found in constant time: an extent of 0 leaves wrap, clamp and reflect nothing to read
+/// for a non-empty output; in `strict_bounds` mode, `x = y·stride + start` is monotonic in `y`,
+/// so the first coordinate outside `[0, d)` is at an end of the range the inside ones form.
+fn check_axis(mode: Mode, slice: &AxisSlice, axis: usize) -> Result<(), OpError> {
+    let d = slice.extent as i128;
+    let (start, stride, size) = (
+        slice.start as i128,
+        slice.stride as i128,
+        slice.size as i128,
+    );
     if size == 0 {
         return Ok(());
     }
-    let (start, stride, size) = (start as i128, stride as i128, size as i128);
-    let first_outside = match mode {
-        Mode::StrictBounds if !(0..d).contains(&start) => 0,
-        // The last y inside: x stays below d going up, at or above 0 going down.
-        Mode::StrictBounds if stride > 0 => (d - 1 - start) / stride + 1,
-        Mode::StrictBounds if stride < 0 => start / -stride + 1,
-        Mode::StrictBounds => size,
-        _ => 0,
-    };
-    if first_outside < size {
-        source_coordinate(mode, first_outside * stride + start, d, axis)?;
-    }
-    Ok(())
-}
-
-/// The input coordinate `x` maps to on an axis of extent `d`; `None` = fill value.
-fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option<i128>, OpError> {
-    let inside = 0 <= x && x < d;
-    if d == 0 && mode != Mode::Fill && mode != Mode::StrictBounds {
+    if d == 0 && matches!(mode, Mode::Wrap | Mode::Clamp | Mode::Reflect) {
         let clause = match mode {
             Mode::Wrap => "slice.empty-dim.wrap",
             _ => "slice.empty-dim.clamp-reflect",
@@ -241,25 +266,45 @@ fn source_coordinate(mode: Mode, x: i128, d: i128, axis: usize) -> Result<Option
             format!("axis {axis} has extent 0, so {mode:?} has no element to read for a non-empty output"),
         );
     }
-    Ok(match mode {
-        Mode::StrictBounds if inside => Some(x),
-        Mode::StrictBounds => {
-            return fail(
-                ErrorKind::OutOfBounds,
-                "slice.strict.out-of-bounds",
-                format!("coordinate {x} on axis {axis} is outside [0, {d})"),
-            )
-        }
+    if mode != Mode::StrictBounds {
+        return Ok(());
+    }
+    let first_outside = if !(0..d).contains(&start) {
+        0
+    } else if stride > 0 {
+        // The last y inside: x stays below d going up, at or above 0 going down.
+        (d - 1 - start) / stride + 1
+    } else if stride < 0 {
+        start / -stride + 1
+    } else {
+        size
+    };
+    if first_outside < size {
+        let x = first_outside * stride + start;
+        return fail(
+            ErrorKind::OutOfBounds,
+            "slice.strict.out-of-bounds",
+            format!("coordinate {x} on axis {axis} is outside [0, {d})"),
+        );
+    }
+    Ok(())
+}
+
+/// The rule (§2.2): the input coordinate `x` reads on an axis of extent `d` in `mode`; `None`
+/// = the fill value. Strict bounds reads `x` itself ([`plan`] rejects an `x` outside).
+fn source_coordinate(mode: Mode, x: i128, d: i128) -> Option<i128> {
+    let inside = 0 <= x && x < d;
+    match mode {
+        Mode::StrictBounds | Mode::Fill => inside.then_some(x),
         Mode::Wrap => Some(modulo(x, d)),
         Mode::Clamp => Some(x.clamp(0, d - 1)),
-        Mode::Fill => inside.then_some(x),
         Mode::Reflect if d == 1 => Some(0),
         Mode::Reflect => {
             let period = 2 * d - 2;
             let c = modulo(x.abs(), period);
             Some(if c >= d { period - c } else { c })
         }
-    })
+    }
 }
 
 /// `x.rem_euclid(m)` for `m > 0`, in 64 bits when both fit: an output of 2^28 elements takes
@@ -393,14 +438,22 @@ fn fill_value(mode: Mode, dtype: DType, fill: Option<&Tensor>) -> Result<u64, Op
 mod tests {
     use super::*;
 
-    /// [`super::run`] on the reference engine.
+    /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
-        super::run(attrs, input, inputs, &crate::engine::Plain)
+        Ok(evaluate(&plan(attrs, input, inputs)?, input))
     }
 
     fn coordinates(mode: Mode, d: i128, xs: std::ops::RangeInclusive<i128>) -> Vec<Option<i128>> {
-        xs.map(|x| source_coordinate(mode, x, d, 0).unwrap())
-            .collect()
+        xs.map(|x| source_coordinate(mode, x, d)).collect()
+    }
+
+    fn axis(start: i64, size: i64, stride: i64, d: i128) -> AxisSlice {
+        AxisSlice {
+            start,
+            size: size as usize,
+            stride,
+            extent: d as usize,
+        }
     }
 
     #[test]
@@ -426,16 +479,9 @@ mod tests {
             coordinates(Mode::Fill, 2, -1..=2),
             vec![None, Some(0), Some(1), None]
         );
-        assert_eq!(
-            source_coordinate(Mode::StrictBounds, 3, 3, 0)
-                .unwrap_err()
-                .kind,
-            ErrorKind::OutOfBounds
-        );
-        assert_eq!(
-            source_coordinate(Mode::Wrap, 0, 0, 0).unwrap_err().kind,
-            ErrorKind::EmptyDimension
-        );
+        let error = |mode, start, d| check_axis(mode, &axis(start, 1, 1, d), 0).unwrap_err();
+        assert_eq!(error(Mode::StrictBounds, 3, 3).kind, ErrorKind::OutOfBounds);
+        assert_eq!(error(Mode::Wrap, 0, 0).kind, ErrorKind::EmptyDimension);
     }
 
     #[test]
@@ -452,18 +498,29 @@ mod tests {
                 for start in -4..5i64 {
                     for stride in -3..4i64 {
                         for size in 0..6i64 {
+                            // Each coordinate in turn: wrap, clamp and reflect have none
+                            // to read on an empty axis; strict bounds none outside it.
                             let visited = (0..size as i128)
-                                .try_for_each(|y| {
-                                    source_coordinate(
-                                        mode,
-                                        y * stride as i128 + start as i128,
-                                        d,
-                                        2,
-                                    )
-                                    .map(drop)
-                                })
-                                .err();
-                            let checked = check_axis(mode, start, size, stride, d, 2).err();
+                                .map(|y| y * stride as i128 + start as i128)
+                                .find_map(|x| {
+                                    if d == 0
+                                        && matches!(mode, Mode::Wrap | Mode::Clamp | Mode::Reflect)
+                                    {
+                                        return Some((ErrorKind::EmptyDimension, None));
+                                    }
+                                    let outside = source_coordinate(mode, x, d).is_none();
+                                    (mode == Mode::StrictBounds && outside).then(|| {
+                                        let message =
+                                            format!("coordinate {x} on axis 2 is outside [0, {d})");
+                                        (ErrorKind::OutOfBounds, Some(message))
+                                    })
+                                });
+                            let checked = check_axis(mode, &axis(start, size, stride, d), 2)
+                                .err()
+                                .map(|e| {
+                                    let message = e.kind == ErrorKind::OutOfBounds;
+                                    (e.kind, message.then_some(e.message))
+                                });
                             assert_eq!(
                                 checked, visited,
                                 "{mode:?} d {d} start {start} stride {stride} size {size}"
@@ -474,7 +531,7 @@ mod tests {
             }
         }
         // A size past any table, checked at once.
-        let error = check_axis(Mode::StrictBounds, 0, 1 << 40, 1, 3, 0).unwrap_err();
+        let error = check_axis(Mode::StrictBounds, &axis(0, 1 << 40, 1, 3), 0).unwrap_err();
         assert_eq!(error.message, "coordinate 3 on axis 0 is outside [0, 3)");
     }
 

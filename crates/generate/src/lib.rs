@@ -31,8 +31,8 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::golden::GoldenId;
+use opspec::bytes::to_le_bytes;
 use opspec::dtype::DType;
-use opspec::image::to_le_bytes;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::spec::{Case, Expectation};
 

@@ -6,12 +6,16 @@
 //! scripts/bench.sh                      regenerates BENCHMARKS.md (builds the runner first)
 //! cargo bench -p opspec-kernels --bench layout            prints the table
 //! cargo bench -p opspec-kernels --bench layout -- slice   only the lines whose name contains `slice`
+//! cargo bench -p opspec-kernels --bench layout -- --markdown   BENCHMARKS.md's sections on stdout
 //! ```
+//! A bench only prints: with `--markdown`, the table goes to stderr and stdout carries the
+//! title and sections of BENCHMARKS.md this bench measures, which `scripts/bench.sh` merges into
+//! the file (`scripts/benchmarks_md.py`, keeping the sections other benches or people wrote).
 //! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 11; the median is kept),
 //! `OPSPEC_BENCH_RUNS` (whole runs, default 1: each line's row is the run whose ratio to the
 //! copy is the median, the slower middle one for an even count, and a column gives the
 //! ratio's range over all of them),
-//! `OPSPEC_BENCH_MARKDOWN` (write the report there), `OPSPEC_BENCH_NUMPY=0` (skip numpy).
+//! `OPSPEC_BENCH_NUMPY=0` (skip numpy).
 //!
 //! What is compared:
 //! - **copy**: a fresh zeroed buffer as large as the op's *output* (`pages::zeroed`: `calloc`,
@@ -38,10 +42,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use opspec::dtype::{DType, Width};
-use opspec::ops::{as_strided, reformat, scale, shuffle, slice};
+use opspec::ops::{as_strided, reformat, scale, shuffle, slice, Plan};
 use opspec::tensor::{Buffer, Tensor};
+use opspec::OpError;
 use opspec_kernels::pages;
-use opspec_kernels::Fast;
+
+/// The fast engine on an op's plan ([`opspec_kernels::fast`]), the plan included in the time.
+fn fast(plan: Result<Plan, OpError>, input: &Tensor) -> Tensor {
+    opspec_kernels::fast(&plan.expect("plans"), input)
+}
 
 struct Counting;
 
@@ -92,8 +101,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// The heading of BENCHMARKS.md's section written by hand from `protocol_throughput`.
-const PROTOCOL_SECTION: &str = "## Protocol throughput";
 const MIB: usize = 1 << 20;
 
 /// One benchmark line: an input and the op call on it. `layout` lines are held to the
@@ -187,7 +194,7 @@ fn shuffle_line(name: &'static str, attrs: shuffle::Attrs) -> Line {
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| shuffle::run(&attrs, x, None, &Fast).expect("shuffle"),
+        move |x| fast(shuffle::plan(&attrs, &x.shape, None).map(Plan::Shuffle), x),
     )
 }
 
@@ -209,7 +216,10 @@ fn slice_line(
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| slice::run(&attrs, x, slice::Inputs::default(), &Fast).expect("slice"),
+        move |x| {
+            let plan = slice::plan(&attrs, x, slice::Inputs::default());
+            fast(plan.map(Plan::Slice), x)
+        },
     )
 }
 
@@ -239,13 +249,19 @@ fn reformat_lines(
             pack,
             true,
             move || noise(dtype, &shape),
-            move |x| reformat::run(&to, x, &Fast).expect("pack"),
+            move |x| fast(reformat::plan(&to, x).map(Plan::Reformat), x),
         ),
         line(
             unpack,
             true,
-            move || reformat::run(&packed_input, &noise(dtype, &shape), &Fast).expect("pack"),
-            move |x| reformat::run(&back, x, &Fast).expect("unpack"),
+            move || {
+                let logical = noise(dtype, &shape);
+                fast(
+                    reformat::plan(&packed_input, &logical).map(Plan::Reformat),
+                    &logical,
+                )
+            },
+            move |x| fast(reformat::plan(&back, x).map(Plan::Reformat), x),
         ),
     ]
 }
@@ -324,7 +340,7 @@ fn lines() -> Vec<Line> {
         "as_strided overlapping windows (64 every 32)",
         true,
         || noise(DType::Float16, &[FLAT_F16]),
-        move |x| as_strided::run(&strided, x, &Fast).expect("as_strided"),
+        move |x| fast(as_strided::plan(&strided, x).map(Plan::AsStrided), x),
     ));
     use reformat::Format::*;
     lines.extend(reformat_lines(
@@ -371,7 +387,7 @@ fn lines() -> Vec<Line> {
         "scale CHANNEL (float32)",
         false,
         || floats(&NCHW),
-        move |x| scale::run(&scale_attrs, x, &Fast).expect("scale"),
+        move |x| fast(scale::plan(&scale_attrs, x).map(Plan::Scale), x),
     ));
     lines
 }
@@ -923,14 +939,20 @@ fn main() {
             every_run("Faster than numpy", &numpy_losses);
         }
     }
-    println!("{report}\n{suite_text}\n\n{targets}");
+    let markdown = args.iter().any(|a| a == "--markdown");
+    if markdown {
+        eprintln!("{report}\n{suite_text}\n\n{targets}");
+    } else {
+        println!("{report}\n{suite_text}\n\n{targets}");
+    }
 
-    if let Ok(path) = std::env::var("OPSPEC_BENCH_MARKDOWN") {
+    if markdown {
         let document = format!(
             "# Benchmarks\n\n\
              Regenerate with `scripts/bench.sh` (builds `target/release/runner`, then runs \
-             `OPSPEC_BENCH_RUNS=3 OPSPEC_BENCH_MARKDOWN=BENCHMARKS.md cargo bench -p opspec-kernels \
-             --bench layout`; about three minutes). The harness is \
+             `OPSPEC_BENCH_RUNS=3 cargo bench -p opspec-kernels --bench layout -- --markdown`, \
+             whose sections `scripts/benchmarks_md.py` merges into this file; about three \
+             minutes). The harness is \
              `crates/kernels/benches/layout.rs`; numpy's side is \
              `crates/kernels/benches/numpy_layout.py`. The same binary's ratios move between whole runs on this \
              shared 2-core virtual machine, most on the lines bound by memory traffic (see *What \
@@ -966,7 +988,7 @@ fn main() {
              tables, a miss.\n\
              - Shuffle's transpose–reshape–transpose runs as one composed pass \
              (`opspec_kernels::shuffle::transpose_reshape_transpose`); pack lines are `reformat`'s one pass, the \
-             `layout::scatter` of the image's slots.\n\n\
+             `opspec_kernels::maps::scatter_map` of the image's slots.\n\n\
              {report}\n\
              ## Whole suite\n\n{suite_text}\n\n\
              ## Targets\n\n{targets}\n\
@@ -975,17 +997,6 @@ fn main() {
             machine(),
             shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         );
-        // The protocol-throughput section is measured by another bench: kept as it was.
-        let kept = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|old| old.find(PROTOCOL_SECTION).map(|at| old[at..].to_owned()))
-            .unwrap_or_default();
-        let document = if kept.is_empty() {
-            document
-        } else {
-            format!("{}\n\n{kept}", document.trim_end())
-        };
-        std::fs::write(&path, document).expect("write the markdown report");
-        eprintln!("wrote {path}");
+        print!("{document}");
     }
 }

@@ -1,5 +1,6 @@
 //! Where the kernels start to pay: each op, on outputs of 1 to 65,536 elements, timed on the
-//! plain loops ([`Plain`]) and on the kernels at every size ([`Kernels`]), alternately, in
+//! plain evaluation ([`opspec::ops::Plan::evaluate`]) and on the kernels at every size
+//! ([`opspec_kernels::kernels`]), alternately, in
 //! the same run, the fastest of 7 batches of each. Prints, per op and size, the kernels' time over the plain loops' (below 1:
 //! the kernels are faster); [`opspec_kernels::THRESHOLD`] is chosen from it (BENCHMARKS.md,
 //! "Engine threshold").
@@ -12,11 +13,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use opspec::dtype::DType;
-use opspec::engine::{Engine, Plain};
-use opspec::ops::{evaluate_with, Invocation, Op};
+use opspec::ops::{plan, Invocation, Op, Plan, Planned};
 use opspec::spec::parse_attrs;
 use opspec::tensor::Tensor;
-use opspec_kernels::Kernels;
 
 /// An op at a size: attributes (YAML; `$N` is the size, `$HALF` half of it, `$LAST` one less),
 /// input dtype and shape.
@@ -116,11 +115,17 @@ fn invocation(case: &Case, n: usize) -> Invocation {
     }
 }
 
-/// Seconds per call over a batch of `reps` calls.
-fn per_call(invocation: &Invocation, engine: &dyn Engine, reps: usize) -> f64 {
+/// The plain evaluation of a plan.
+fn plain(plan: &Plan, input: &Tensor) -> Tensor {
+    plan.evaluate(input)
+}
+
+/// Seconds per call, the plan included, over a batch of `reps` calls.
+fn per_call(invocation: &Invocation, engine: fn(&Plan, &Tensor) -> Tensor, reps: usize) -> f64 {
     let start = Instant::now();
     for _ in 0..reps {
-        black_box(evaluate_with(black_box(invocation), engine).expect("evaluates"));
+        let Planned { plan, input } = plan(black_box(invocation)).expect("plans");
+        black_box(engine(&plan, input));
     }
     start.elapsed().as_secs_f64() / reps as f64
 }
@@ -148,8 +153,8 @@ fn main() {
             // each, the one least disturbed by other load.
             let (mut plain, mut kernels) = (f64::INFINITY, f64::INFINITY);
             for _ in 0..7 {
-                plain = plain.min(per_call(&invocation, &Plain, reps));
-                kernels = kernels.min(per_call(&invocation, &Kernels, reps));
+                plain = plain.min(per_call(&invocation, self::plain, reps));
+                kernels = kernels.min(per_call(&invocation, opspec_kernels::kernels, reps));
             }
             print!("{:>7.2}", kernels / plain);
         }

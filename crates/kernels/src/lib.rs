@@ -1,20 +1,20 @@
-//! opspec-kernels: the fast engine of the opspec reference interpreter ([`Fast`]), and the
-//! choice between it and the plain reference loops ([`EngineChoice`]).
+//! opspec-kernels: the fast engine of the opspec reference interpreter.
 //!
-//! A crate of its own because the reference never needs it: `opspec` runs its plain loops
-//! alone ([`opspec::engine::Plain`]) and takes any other [`opspec::Engine`] as an argument.
-//! [`Fast`] replaces those loops by the kernels below, Scale's element loop by typed loops
+//! A crate of its own because the reference never needs it: each op of `opspec` checks an
+//! invocation into a plan ([`opspec::ops::plan`]) and evaluates it by its plain rule
+//! ([`opspec::ops::Plan::evaluate`]); [`fast`] evaluates the same plan by the kernels below
+//! (index maps built from the plan's rules, [`maps`]), Scale's element loop by typed loops
 //! ([`scale`]) and Shuffle's three stages by one pass where the reshape needs no copy
-//! ([`shuffle`]); outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
-//! on the plain loops, which can be faster there (BENCHMARKS.md, "Engine threshold").
-//! [`Kernels`] is the same without the threshold.
+//! ([`shuffle`]). Outputs below [`THRESHOLD`] elements ([`SCALE_THRESHOLD`] for Scale) stay
+//! on the plain evaluation, which can be faster there (BENCHMARKS.md, "Engine threshold");
+//! [`kernels`] is the same without the threshold.
 //!
 //! # The layout kernels
 //!
-//! Fast paths for the index maps of [`opspec::layout`]: the same results as its plain loops
-//! ([`opspec::layout::gather_reference`], [`opspec::layout::scatter_reference`]), reached by
-//! other means, and tested against them on generated plans of every dtype (the tests also
-//! check that the generated plans take every path below).
+//! Fast paths for the index maps of [`maps`]: the same results as its plain table loops
+//! ([`maps::gather_reference`], [`maps::scatter_reference`]), reached by other means, and
+//! tested against them on generated tables of every dtype (the tests also check that the
+//! generated tables take every path below), and against the reference's evaluation of each op.
 //!
 //! 1. **Normalise** the map. An element moves from `src[s + Σ src_i(y_i)]` to
 //!    `dst[d + Σ dst_i(y_i)]`; length-1 axes are folded into `s` and `d`, per-axis tables that
@@ -58,22 +58,46 @@
 // stores), both measured in BENCHMARKS.md.
 #![deny(unsafe_code)]
 
-use opspec::layout::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
-use opspec::map_buffer;
 use opspec::tensor::{row_major_strides, Buffer};
 
-mod engine;
+/// Applies `$body` to the vector inside a [`Buffer`], whatever its width.
+macro_rules! with_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            Buffer::W8($vec) => $body,
+            Buffer::W16($vec) => $body,
+            Buffer::W32($vec) => $body,
+            Buffer::W64($vec) => $body,
+        }
+    };
+}
+
+/// Like [`with_buffer!`], wrapping a resulting `Vec` of the same width back into a `Buffer`.
+macro_rules! map_buffer {
+    ($buffer:expr, $vec:ident => $body:expr) => {
+        match $buffer {
+            Buffer::W8($vec) => Buffer::W8($body),
+            Buffer::W16($vec) => Buffer::W16($body),
+            Buffer::W32($vec) => Buffer::W32($body),
+            Buffer::W64($vec) => Buffer::W64($body),
+        }
+    };
+}
+
+mod evaluate;
+pub mod maps;
 pub mod pages;
 pub mod scale;
 pub mod shuffle;
 pub mod stream;
 pub mod words;
 
-pub use engine::{EngineChoice, Fast, Kernels, UnknownEngine, SCALE_THRESHOLD, THRESHOLD};
+pub use evaluate::{evaluate, fast, kernels, SCALE_THRESHOLD, THRESHOLD};
+use maps::{advance, gather_reference, scatter_reference, AxisGather, StridedView};
 use stream::Stores;
 pub use words::Word;
 
-/// Counts the paths taken, so that a test can show the generated plans reach every one.
+/// Counts the paths taken, so that a test can show the generated tables reach every one.
 #[cfg(test)]
 pub(crate) mod coverage {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -367,16 +391,19 @@ impl Transfer {
     }
 }
 
-/// The side of a copy that a plan's tables index (the source of a gather, the destination of
+/// The side of a copy that per-axis tables index (the source of a gather, the destination of
 /// a scatter): its base with each table's anchor added; the copy's axes, that side's maps
-/// against the row-major strides of the plan's shape on the other (`order` says which is
+/// against the row-major strides of the tables' shape on the other (`order` says which is
 /// `(dst, src)`); and whether some non-empty table has no entry at all, so that no element
 /// has an offset on that side.
-fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize, Vec<Axis>, bool) {
-    let shape = plan.shape();
+fn indexed_side(
+    tables: &AxisGather,
+    order: fn(Map, Map) -> (Map, Map),
+) -> (isize, Vec<Axis>, bool) {
+    let shape = tables.shape();
     let row_major = row_major_strides(&shape);
-    let (mut base, mut vacant) = (plan.base as isize, false);
-    let axes = plan
+    let (mut base, mut vacant) = (tables.base as isize, false);
+    let axes = tables
         .tables
         .iter()
         .zip(row_major)
@@ -402,21 +429,21 @@ fn indexed_side(plan: &AxisGather, order: fn(Map, Map) -> (Map, Map)) -> (isize,
     (base, axes, vacant)
 }
 
-/// [`opspec::layout::gather`], fast.
-pub fn gather(source: &Buffer, plan: &AxisGather, fill_bits: u64) -> Buffer {
-    let (src_base, axes, vacant) = indexed_side(plan, |table, row_major| (row_major, table));
+/// [`maps::gather_reference`], fast.
+pub fn gather(source: &Buffer, tables: &AxisGather, fill_bits: u64) -> Buffer {
+    let (src_base, axes, vacant) = indexed_side(tables, |table, row_major| (row_major, table));
     let copy = Transfer {
         dst_base: 0,
         src_base,
         axes,
     };
     gather_copy(source, copy, vacant, fill_bits, || {
-        gather_reference(source, plan, fill_bits)
+        gather_reference(source, tables, fill_bits)
     })
 }
 
 /// A strided view (AsStrided, a Shuffle's transposes) read by the kernels: the view's strides
-/// are the copy's source maps. The same bits as `opspec::ops::as_strided::reference`.
+/// are the copy's source maps. The same bits as `opspec::ops::as_strided::evaluate`.
 pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
     let row_major = row_major_strides(&view.shape);
     let axes = view
@@ -436,17 +463,17 @@ pub fn gather_view(source: &Buffer, view: &StridedView) -> Buffer {
         axes,
     };
     gather_copy(source, copy, false, 0, || {
-        gather_reference(source, &view_plan(view), 0)
+        gather_reference(source, &view_tables(view), 0)
     })
 }
 
 /// A strided view as per-axis tables, for the plain loop.
-pub fn view_plan(view: &StridedView) -> AxisGather {
-    strided_plan(&view.shape, &view.strides, view.base)
+pub fn view_tables(view: &StridedView) -> AxisGather {
+    strided_tables(&view.shape, &view.strides, view.base)
 }
 
 /// `out[y] = in[base + Σ y_i · strides_i]` as per-axis tables.
-pub fn strided_plan(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
+pub fn strided_tables(shape: &[usize], strides: &[usize], base: usize) -> AxisGather {
     let tables = shape
         .iter()
         .zip(strides)
@@ -457,11 +484,11 @@ pub fn strided_plan(shape: &[usize], strides: &[usize], base: usize) -> AxisGath
 
 /// NumPy transpose of a row-major tensor of `shape` as per-axis tables: output axis `i` is
 /// input axis `perm[i]`, a permutation of `0..shape.len()`.
-pub fn transpose_plan(shape: &[usize], perm: &[usize]) -> AxisGather {
+pub fn transpose_tables(shape: &[usize], perm: &[usize]) -> AxisGather {
     let strides = row_major_strides(shape);
     let out_shape: Vec<usize> = perm.iter().map(|&axis| shape[axis]).collect();
     let out_strides: Vec<usize> = perm.iter().map(|&axis| strides[axis]).collect();
-    strided_plan(&out_shape, &out_strides, 0)
+    strided_tables(&out_shape, &out_strides, 0)
 }
 
 /// A gather's output from its copy (`vacant`: every element is fill); a copy that reaches
@@ -508,7 +535,7 @@ fn gather_copy(
 
 /// Output bytes from which a gather is split across threads. Below it a thread's start-up
 /// (tens of µs) is a noticeable share of the op; 4 MiB takes about a millisecond. Tests use a
-/// small threshold so that the generated plans cross it both ways.
+/// small threshold so that the generated tables cross it both ways.
 #[cfg(not(test))]
 const PARALLEL_BYTES: usize = 4 << 20;
 #[cfg(test)]
@@ -739,15 +766,15 @@ fn outermost(copy: &Transfer) -> Option<(usize, usize)> {
     disjoint.then_some((a, step))
 }
 
-/// [`opspec::layout::scatter`], fast.
-pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
-    let (dst_base, axes, vacant) = indexed_side(plan, |table, row_major| (table, row_major));
+/// [`maps::scatter_reference`], fast.
+pub fn scatter(source: &Buffer, tables: &AxisGather, len: usize, fill_bits: u64) -> Buffer {
+    let (dst_base, axes, vacant) = indexed_side(tables, |table, row_major| (table, row_major));
     let copy = Transfer {
         dst_base,
         src_base: 0,
         axes,
     };
-    let volume: usize = plan.shape().iter().product();
+    let volume: usize = tables.shape().iter().product();
     let normal = if vacant {
         Normal::Vacant
     } else {
@@ -766,7 +793,7 @@ pub fn scatter(source: &Buffer, plan: &AxisGather, len: usize, fill_bits: u64) -
         }
         _ => {
             hit!(Outside);
-            scatter_reference(source, plan, len, fill_bits)
+            scatter_reference(source, tables, len, fill_bits)
         }
     }
 }

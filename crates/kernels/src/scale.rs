@@ -1,16 +1,16 @@
-//! Scale's typed loops: the same bits as `opspec::ops::scale::reference`, faster. Each dtype's
+//! Scale's typed loops: the same bits as `opspec::ops::scale::evaluate`, faster. Each dtype's
 //! words are decoded and encoded in typed loops, one coefficient set per run of elements that
 //! share it (the whole tensor for uniform, one channel row for channel, the trailing block for
 //! elementwise), the output written straight into a buffer of its width. Every element still
-//! goes through `scale::element`; the conversions are `scale::to_f32` and `scale::from_f32`
-//! specialised per dtype. Tested against the reference bit for bit on generated cases of every
+//! goes through `scale::element`; the conversions are the reference's (exact to float32, then
+//! rounded to the output dtype) specialised per dtype. Tested against the reference bit for bit on generated cases of every
 //! dtype pair and mode, special values included.
 
 use half::{bf16, f16};
 
 use opspec::dtype::DType;
 use opspec::float::FloatFormat;
-use opspec::ops::scale::{element, Attrs, Coefficients, Mode, Plan};
+use opspec::ops::scale::{element, Coefficients, Mode, Plan};
 use opspec::tensor::{Buffer, Tensor};
 
 use crate::pages::{self, ZeroBits};
@@ -133,33 +133,33 @@ impl Lane for Float32 {
 
 /// Scale of a validated plan by typed loops, or `None` when the input's buffer is not of its
 /// dtype's width (then the plain loop reads it bit by bit).
-pub fn run(attrs: &Attrs, plan: &Plan, input: &Tensor) -> Option<Tensor> {
+pub fn run(plan: &Plan, input: &Tensor) -> Option<Tensor> {
     Some(Tensor {
         dtype: plan.output_dtype,
         shape: input.shape.clone(),
-        buffer: buffer(attrs, plan, input)?,
+        buffer: buffer(plan, input)?,
     })
 }
 
 /// The output buffer, or `None` when the input's buffer is not of its dtype's width (or a
 /// dtype is not a Scale dtype; `opspec::ops::scale::plan` has already refused those).
-fn buffer(attrs: &Attrs, plan: &Plan, input: &Tensor) -> Option<Buffer> {
+fn buffer(plan: &Plan, input: &Tensor) -> Option<Buffer> {
     match input.dtype {
-        DType::Int8 => to_output::<Int8>(attrs, plan, &input.buffer),
-        DType::Float16 => to_output::<Float16>(attrs, plan, &input.buffer),
-        DType::BFloat16 => to_output::<BFloat16>(attrs, plan, &input.buffer),
-        DType::Float32 => to_output::<Float32>(attrs, plan, &input.buffer),
+        DType::Int8 => to_output::<Int8>(plan, &input.buffer),
+        DType::Float16 => to_output::<Float16>(plan, &input.buffer),
+        DType::BFloat16 => to_output::<BFloat16>(plan, &input.buffer),
+        DType::Float32 => to_output::<Float32>(plan, &input.buffer),
         _ => None,
     }
 }
 
-fn to_output<I: Lane>(attrs: &Attrs, plan: &Plan, input: &Buffer) -> Option<Buffer> {
+fn to_output<I: Lane>(plan: &Plan, input: &Buffer) -> Option<Buffer> {
     let words = I::words(input)?;
     Some(match plan.output_dtype {
-        DType::Int8 => Int8::wrap(scale::<I, Int8>(attrs, plan, words)),
-        DType::Float16 => Float16::wrap(scale::<I, Float16>(attrs, plan, words)),
-        DType::BFloat16 => BFloat16::wrap(scale::<I, BFloat16>(attrs, plan, words)),
-        DType::Float32 => Float32::wrap(scale::<I, Float32>(attrs, plan, words)),
+        DType::Int8 => Int8::wrap(scale::<I, Int8>(plan, words)),
+        DType::Float16 => Float16::wrap(scale::<I, Float16>(plan, words)),
+        DType::BFloat16 => BFloat16::wrap(scale::<I, BFloat16>(plan, words)),
+        DType::Float32 => Float32::wrap(scale::<I, Float32>(plan, words)),
         _ => return None,
     })
 }
@@ -178,23 +178,23 @@ fn coefficient(list: &Coefficients, default: f32, index: usize) -> f32 {
 /// everything; channel, rows of `inner` elements (the volume after the channel axis), row
 /// `r` taking coefficient `r % count`; elementwise, rows of `count` elements, element `j`
 /// of each taking coefficient `j`.
-fn scale<I: Lane, O: Lane>(attrs: &Attrs, plan: &Plan, input: &[I::Word]) -> Vec<O::Word> {
+fn scale<I: Lane, O: Lane>(plan: &Plan, input: &[I::Word]) -> Vec<O::Word> {
     let mut output = pages::zeroed::<O::Word>(input.len());
     if input.is_empty() {
         return output;
     }
-    match attrs.mode {
+    match plan.mode {
         Mode::Uniform | Mode::Channel => {
-            let row = match attrs.mode {
+            let row = match plan.mode {
                 Mode::Uniform => input.len(),
                 _ => plan.inner,
             };
             let pairs = input.chunks(row).zip(output.chunks_mut(row));
             for (r, (src, dst)) in pairs.enumerate() {
                 let c = r % plan.count;
-                let scale = coefficient(&attrs.scale, 1.0, c);
-                let shift = coefficient(&attrs.shift, 0.0, c);
-                let power = coefficient(&attrs.power, 1.0, c);
+                let scale = coefficient(plan.scale, 1.0, c);
+                let shift = coefficient(plan.shift, 0.0, c);
+                let power = coefficient(plan.power, 1.0, c);
                 // The same `element`; with the power a constant 1 its `pow` branch folds.
                 if power == 1.0 {
                     map::<I, O>(src, dst, |x| element(x, scale, shift, 1.0));
@@ -209,9 +209,9 @@ fn scale<I: Lane, O: Lane>(attrs: &Attrs, plan: &Plan, input: &[I::Word]) -> Vec
                 for (j, (&x, y)) in src.iter().zip(dst).enumerate() {
                     let t = element(
                         I::decode(x),
-                        coefficient(&attrs.scale, 1.0, j),
-                        coefficient(&attrs.shift, 0.0, j),
-                        coefficient(&attrs.power, 1.0, j),
+                        coefficient(plan.scale, 1.0, j),
+                        coefficient(plan.shift, 0.0, j),
+                        coefficient(plan.power, 1.0, j),
                     );
                     *y = O::encode(t);
                 }
@@ -231,7 +231,7 @@ fn map<I: Lane, O: Lane>(src: &[I::Word], dst: &mut [O::Word], f: impl Fn(f32) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opspec::ops::scale::{self, from_f32, to_f32, DTYPES};
+    use opspec::ops::scale::{self, Attrs, DTYPES};
     use opspec::rng::Rng;
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
@@ -413,8 +413,8 @@ mod tests {
                         a.shift = list(&SHIFTS);
                         a.power = list(&POWERS);
                         let plan = scale::plan(&a, &input).unwrap();
-                        let fast = run(&a, &plan, &input).unwrap();
-                        let reference = scale::reference(&a, &plan, &input);
+                        let fast = run(&plan, &input).unwrap();
+                        let reference = scale::evaluate(&plan, &input);
                         assert_eq!(fast, reference, "{a:?} on {input_dtype} {shape:?}");
                         elements += volume;
                     }
@@ -424,18 +424,35 @@ mod tests {
         assert!(elements > 100_000, "only {elements} elements compared");
     }
 
+    /// The reference's Scale of `bits` with scale 1 and shift -0 (`x · 1 + -0` is `x`, -0
+    /// included): its conversions alone, exact to float32 then rounded to `output`.
+    fn converted(input: DType, bits: Vec<u64>, output: DType) -> Vec<u64> {
+        let input = Tensor::from_bits(input, vec![1, 1, 1, bits.len()], bits);
+        let mut a = attrs(Mode::Uniform, &[1.0], &[-0.0], &[]);
+        a.output_dtype = Some(output);
+        let out = scale::evaluate(&scale::plan(&a, &input).unwrap(), &input);
+        (0..out.len()).map(|i| out.bits(i)).collect()
+    }
+
     #[test]
-    fn fast_conversions_match_to_f32_and_from_f32() {
+    fn fast_conversions_match_the_reference() {
         // Decoding: every word of the 8- and 16-bit dtypes (NaN for NaN: payloads never reach
         // an output, which holds the canonical NaN).
-        let same = |a: f32, b: f32| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
-        for word in 0..=u8::MAX {
-            assert!(same(Int8::decode(word), to_f32(DType::Int8, word as u64)));
+        let same = |a: f32, b: u64| {
+            (a.is_nan() && f32::from_bits(b as u32).is_nan()) || a.to_bits() as u64 == b
+        };
+        let bytes: Vec<u64> = (0..=u8::MAX as u64).collect();
+        let int8 = converted(DType::Int8, bytes.clone(), DType::Float32);
+        for (&word, &reference) in bytes.iter().zip(&int8) {
+            assert!(same(Int8::decode(word as u8), reference));
         }
-        for word in 0..=u16::MAX {
-            let bits = word as u64;
-            assert!(same(Float16::decode(word), to_f32(DType::Float16, bits)));
-            assert!(same(BFloat16::decode(word), to_f32(DType::BFloat16, bits)));
+        let halves: Vec<u64> = (0..=u16::MAX as u64).collect();
+        let float16 = converted(DType::Float16, halves.clone(), DType::Float32);
+        let bfloat16 = converted(DType::BFloat16, halves.clone(), DType::Float32);
+        for ((&word, &f16_reference), &bf16_reference) in halves.iter().zip(&float16).zip(&bfloat16)
+        {
+            assert!(same(Float16::decode(word as u16), f16_reference));
+            assert!(same(BFloat16::decode(word as u16), bf16_reference));
         }
         // Encoding: every high half of a float32 with the low halves that decide a rounding
         // (ties to float16 and bfloat16 at every exponent, just below and above them), then
@@ -445,25 +462,20 @@ mod tests {
             0xf000, 0xffff,
         ];
         let mut rng = Rng::new(0xf32);
-        let patterns = (0..=u16::MAX as u32)
-            .flat_map(|high| lows.iter().map(move |&low| high << 16 | low))
-            .chain((0..200_000).map(|_| rng.next_u64() as u32));
-        for bits in patterns {
-            let value = f32::from_bits(bits);
-            assert_eq!(Int8::encode(value) as u64, from_f32(value, DType::Int8));
-            assert_eq!(
-                Float16::encode(value) as u64,
-                from_f32(value, DType::Float16)
-            );
-            assert_eq!(
-                BFloat16::encode(value) as u64,
-                from_f32(value, DType::BFloat16),
-                "{bits:#x}"
-            );
-            assert_eq!(
-                Float32::encode(value) as u64,
-                from_f32(value, DType::Float32)
-            );
+        let patterns: Vec<u64> = (0..=u16::MAX as u32)
+            .flat_map(|high| lows.iter().map(move |&low| (high << 16 | low) as u64))
+            .chain((0..200_000).map(|_| rng.next_u64() as u32 as u64))
+            .collect();
+        let int8 = converted(DType::Float32, patterns.clone(), DType::Int8);
+        let float16 = converted(DType::Float32, patterns.clone(), DType::Float16);
+        let bfloat16 = converted(DType::Float32, patterns.clone(), DType::BFloat16);
+        let float32 = converted(DType::Float32, patterns.clone(), DType::Float32);
+        for (k, &bits) in patterns.iter().enumerate() {
+            let value = f32::from_bits(bits as u32);
+            assert_eq!(Int8::encode(value) as u64, int8[k]);
+            assert_eq!(Float16::encode(value) as u64, float16[k]);
+            assert_eq!(BFloat16::encode(value) as u64, bfloat16[k], "{bits:#x}");
+            assert_eq!(Float32::encode(value) as u64, float32[k]);
         }
     }
 }

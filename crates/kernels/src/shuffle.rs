@@ -5,9 +5,10 @@
 //! one gather instead of two or three. Same bits as the stages, tested below and in the
 //! kernels' tests.
 
-use opspec::layout::StridedView;
 use opspec::ops::shuffle::Plan;
 use opspec::tensor::{row_major_strides, Tensor};
+
+use crate::maps::StridedView;
 
 /// Shuffle of a validated plan on the kernels: in one pass, or its stages one after the other
 /// when the reshape needs a copy.
@@ -148,7 +149,7 @@ mod tests {
                         zero_is_placeholder: None,
                     };
                     let plan = shuffle::plan(&attrs, &input.shape, None).unwrap();
-                    let staged = shuffle::run_stages(&input, &plan);
+                    let staged = shuffle::evaluate(&plan, &input);
                     // Composed into one pass where it can be, the stages otherwise.
                     assert_eq!(run(&input, &plan), staged, "{attrs:?}");
                     composed += usize::from(one_pass(&input, &plan).is_some());

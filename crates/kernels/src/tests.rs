@@ -1,4 +1,4 @@
-//! The fast paths against the plain loops, on generated plans: transposes, slices with every
+//! The fast paths against the plain loops, on generated tables: transposes, slices with every
 //! out-of-bounds rule, strided views (as tables and as strides) with zero and repeated strides, format maps with split
 //! axes, random tables; ranks 0–6, axes long enough to cross tile edges; every dtype (so all
 //! four word widths, int4 and bool among the bytes).
@@ -6,7 +6,6 @@
 use super::*;
 use crate::shuffle::{reshape_strides, transpose_reshape_transpose};
 use opspec::dtype::DType;
-use opspec::layout::StridedView;
 use opspec::tensor::Tensor;
 
 /// xorshift64*: deterministic, no dependency.
@@ -78,7 +77,7 @@ impl Rng {
 }
 
 /// Slice's tables (semantics of `ops::slice`, all five rules) for an input of `shape`.
-fn slice_plan(rng: &mut Rng, shape: &[usize]) -> AxisGather {
+fn slice_tables(rng: &mut Rng, shape: &[usize]) -> AxisGather {
     let strides = row_major_strides(shape);
     let mode = rng.below(5);
     let mut budget = 8000; // output elements
@@ -117,7 +116,7 @@ fn slice_plan(rng: &mut Rng, shape: &[usize]) -> AxisGather {
 }
 
 /// The unpack map of a vector-major format: axis `c` split into (blocks, lanes) slots.
-fn vector_plan(rng: &mut Rng, shape: &[usize]) -> Option<(AxisGather, usize)> {
+fn vector_tables(rng: &mut Rng, shape: &[usize]) -> Option<(AxisGather, usize)> {
     if shape.is_empty() {
         return None;
     }
@@ -149,26 +148,26 @@ fn vector_plan(rng: &mut Rng, shape: &[usize]) -> Option<(AxisGather, usize)> {
     Some((AxisGather { base: 0, tables }, memory.iter().product()))
 }
 
-/// A plan over a source of the returned length.
-fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
+/// Tables over a source of the returned length.
+fn gather_tables(rng: &mut Rng) -> (AxisGather, usize) {
     match rng.below(6) {
         0 => {
             let shape = rng.shape(6000);
             let perm = rng.permutation(shape.len());
-            (transpose_plan(&shape, &perm), shape.iter().product())
+            (transpose_tables(&shape, &perm), shape.iter().product())
         }
         1 => {
             let shape = rng.shape(6000);
-            (slice_plan(rng, &shape), shape.iter().product())
+            (slice_tables(rng, &shape), shape.iter().product())
         }
         2 => {
             let (view, len) = strided_view(rng);
-            (view_plan(&view), len)
+            (view_tables(&view), len)
         }
         3 => {
             let shape = rng.shape(6000);
-            match vector_plan(rng, &shape) {
-                Some((plan, len)) => (plan, len),
+            match vector_tables(rng, &shape) {
+                Some((tables, len)) => (tables, len),
                 None => (
                     AxisGather {
                         base: 0,
@@ -197,10 +196,13 @@ fn gather_plan(rng: &mut Rng) -> (AxisGather, usize) {
         _ => {
             // A transpose of a sliced tensor: tiles over tables with fills around them.
             let shape = rng.shape(6000);
-            let mut plan = slice_plan(rng, &shape);
-            let perm = rng.permutation(plan.tables.len());
-            plan.tables = perm.iter().map(|&axis| plan.tables[axis].clone()).collect();
-            (plan, shape.iter().product())
+            let mut tables = slice_tables(rng, &shape);
+            let perm = rng.permutation(tables.tables.len());
+            tables.tables = perm
+                .iter()
+                .map(|&axis| tables.tables[axis].clone())
+                .collect();
+            (tables, shape.iter().product())
         }
     }
 }
@@ -247,9 +249,9 @@ fn difference(got: &Buffer, expected: &Buffer) -> Option<String> {
     ))
 }
 
-/// A plan, briefly: shape, base, and each table's first entries.
-fn brief(plan: &AxisGather) -> String {
-    let tables: Vec<String> = plan
+/// Tables, briefly: shape, base, and each table's first entries.
+fn brief(tables: &AxisGather) -> String {
+    let entries: Vec<String> = tables
         .tables
         .iter()
         .map(|t| {
@@ -262,9 +264,9 @@ fn brief(plan: &AxisGather) -> String {
         .collect();
     format!(
         "shape {:?} base {} tables [{}]",
-        plan.shape(),
-        plan.base,
-        tables.join(", ")
+        tables.shape(),
+        tables.base,
+        entries.join(", ")
     )
 }
 
@@ -275,13 +277,13 @@ fn dtypes() -> impl Iterator<Item = DType> {
 fn generated_gathers() {
     let mut rng = Rng(0x5eed_1a70_0000_0001);
     for (case, dtype) in (0..2000).zip(dtypes()) {
-        let (plan, len) = gather_plan(&mut rng);
+        let (tables, len) = gather_tables(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
         let fill = rng.tensor(dtype, vec![]).bits(0);
-        let expected = gather_reference(&source.buffer, &plan, fill);
-        let got = gather(&source.buffer, &plan, fill);
+        let expected = gather_reference(&source.buffer, &tables, fill);
+        let got = gather(&source.buffer, &tables, fill);
         if let Some(why) = difference(&got, &expected) {
-            panic!("case {case}, {dtype}, {}: {why}", brief(&plan));
+            panic!("case {case}, {dtype}, {}: {why}", brief(&tables));
         }
     }
 }
@@ -291,7 +293,7 @@ fn generated_views() {
     for (case, dtype) in (0..1000).zip(dtypes()) {
         let (view, len) = strided_view(&mut rng);
         let source = rng.tensor(dtype, vec![len]);
-        let expected = gather_reference(&source.buffer, &view_plan(&view), 0);
+        let expected = gather_reference(&source.buffer, &view_tables(&view), 0);
         let got = gather_view(&source.buffer, &view);
         if let Some(why) = difference(&got, &expected) {
             panic!("case {case}, {dtype}, {view:?}: {why}");
@@ -304,7 +306,7 @@ fn generated_scatters() {
     for (case, dtype) in (0..2000).zip(dtypes()) {
         let shape = rng.shape(6000);
         // Injective maps: a format's unpack map, or a transpose of a padded row-major layout.
-        let (mut plan, len) = match vector_plan(&mut rng, &shape) {
+        let (mut tables, len) = match vector_tables(&mut rng, &shape) {
             Some(found) if rng.chance(50) => found,
             _ => {
                 let padded: Vec<usize> = shape.iter().map(|&d| d + rng.below(3)).collect();
@@ -317,12 +319,12 @@ fn generated_scatters() {
                 }
                 let base = rng.below(4);
                 let len = base + padded.iter().product::<usize>() + rng.below(3);
-                (strided_plan(&shape, &of_axis, base), len)
+                (strided_tables(&shape, &of_axis, base), len)
             }
         };
         // Now and then drop some elements (None = not written).
         if rng.chance(20) {
-            for table in &mut plan.tables {
+            for table in &mut tables.tables {
                 for entry in table.iter_mut() {
                     if rng.chance(5) {
                         *entry = None;
@@ -336,10 +338,10 @@ fn generated_scatters() {
         } else {
             rng.tensor(dtype, vec![]).bits(0)
         };
-        let expected = scatter_reference(&source.buffer, &plan, len, fill);
-        let got = scatter(&source.buffer, &plan, len, fill);
+        let expected = scatter_reference(&source.buffer, &tables, len, fill);
+        let got = scatter(&source.buffer, &tables, len, fill);
         if let Some(why) = difference(&got, &expected) {
-            panic!("case {case}, {dtype}, len {len}, {}: {why}", brief(&plan));
+            panic!("case {case}, {dtype}, len {len}, {}: {why}", brief(&tables));
         }
     }
 }
@@ -349,19 +351,19 @@ fn scatter_of_the_unpack_map_inverts_gather() {
     let mut rng = Rng(7);
     for _ in 0..300 {
         let shape = rng.shape(4000);
-        let Some((plan, len)) = vector_plan(&mut rng, &shape) else {
+        let Some((tables, len)) = vector_tables(&mut rng, &shape) else {
             continue;
         };
         let logical = rng.tensor(DType::Float16, shape);
-        let image = scatter(&logical.buffer, &plan, len, 0);
-        let back = gather(&image, &plan, 0);
+        let image = scatter(&logical.buffer, &tables, len, 0);
+        let back = gather(&image, &tables, 0);
         if let Some(why) = difference(&back, &logical.buffer) {
-            panic!("{}: {why}", brief(&plan));
+            panic!("{}: {why}", brief(&tables));
         }
     }
 }
 
-fn large_plans() {
+fn large_tables() {
     // Big enough for many tiles and long rows: NCHW → NHWC, a swap of the last two axes,
     // a padded window with each rule, a flip.
     let mut rng = Rng(11);
@@ -374,20 +376,20 @@ fn large_plans() {
         DType::Int64,
     ] {
         let input = rng.tensor(dtype, shape.to_vec());
-        let mut plans = vec![
-            transpose_plan(&shape, &[0, 2, 3, 1]),
-            transpose_plan(&shape, &[0, 1, 3, 2]),
-            transpose_plan(&shape, &[3, 2, 1, 0]),
+        let mut all_tables = vec![
+            transpose_tables(&shape, &[0, 2, 3, 1]),
+            transpose_tables(&shape, &[0, 1, 3, 2]),
+            transpose_tables(&shape, &[3, 2, 1, 0]),
         ];
         for _ in 0..8 {
-            plans.push(slice_plan(&mut rng, &shape));
+            all_tables.push(slice_tables(&mut rng, &shape));
         }
         // N, W, two channels between fill, H: tiles of W rows (a split piece's share of 67)
         // far apart in the destination, built in the local buffer and stored, some of them
         // all fill.
         let strides = row_major_strides(&shape);
         let axis = |len: usize, stride: usize| (0..len).map(|y| Some(y * stride)).collect();
-        plans.push(AxisGather {
+        all_tables.push(AxisGather {
             base: 0,
             tables: vec![
                 axis(shape[0], strides[0]),
@@ -396,43 +398,43 @@ fn large_plans() {
                 axis(shape[2], strides[2]),
             ],
         });
-        for plan in plans {
-            let expected = gather_reference(&input.buffer, &plan, 1);
-            let got = gather(&input.buffer, &plan, 1);
+        for tables in all_tables {
+            let expected = gather_reference(&input.buffer, &tables, 1);
+            let got = gather(&input.buffer, &tables, 1);
             if let Some(why) = difference(&got, &expected) {
-                panic!("{dtype}, {}: {why}", brief(&plan));
+                panic!("{dtype}, {}: {why}", brief(&tables));
             }
         }
     }
 }
 
-/// Gathers and scatters on generated plans, and large ones, agree with the plain loops; and
+/// Gathers and scatters on generated tables, and large ones, agree with the plain loops; and
 /// between them they take every fast path (one test, so that the path counts are its own).
 #[test]
-fn fast_paths_match_the_reference_on_generated_plans() {
+fn fast_paths_match_the_reference_on_generated_tables() {
     generated_gathers();
     generated_views();
     generated_scatters();
-    large_plans();
+    large_tables();
     out_of_bounds();
     let missed: Vec<_> = coverage::ALL
         .iter()
         .copied()
         .filter(|&path| coverage::hits(path) == 0)
         .collect();
-    assert!(missed.is_empty(), "no generated plan takes {missed:?}");
+    assert!(missed.is_empty(), "no generated tables take {missed:?}");
 }
 
 #[test]
-fn out_of_bounds_plans_panic_as_the_reference_does() {
+fn out_of_bounds_tables_panic_as_the_plain_loop_does() {
     out_of_bounds();
 }
 
 fn out_of_bounds() {
     let source = Buffer::W32(vec![1, 2, 3]);
-    let plan = strided_plan(&[4], &[1], 0);
-    let fast = std::panic::catch_unwind(|| gather(&source, &plan, 0));
-    let plain = std::panic::catch_unwind(|| gather_reference(&source, &plan, 0));
+    let tables = strided_tables(&[4], &[1], 0);
+    let fast = std::panic::catch_unwind(|| gather(&source, &tables, 0));
+    let plain = std::panic::catch_unwind(|| gather_reference(&source, &tables, 0));
     assert!(fast.is_err() && plain.is_err());
 }
 
@@ -494,12 +496,12 @@ fn composed_shuffles_match_two_passes() {
             [DType::Int4, DType::Int32, DType::BFloat16][case % 3],
             shape.clone(),
         );
-        let t1 = gather_tensor(&input, &transpose_plan(&shape, &first));
+        let t1 = gather_tensor(&input, &transpose_tables(&shape, &first));
         let t2 = Tensor {
             shape: reshaped.clone(),
             ..t1
         };
-        let two_passes = gather_tensor(&t2, &transpose_plan(&reshaped, &second));
+        let two_passes = gather_tensor(&t2, &transpose_tables(&reshaped, &second));
         if let Some(view) = transpose_reshape_transpose(&shape, &first, &reshaped, &second) {
             composed += 1;
             let got = gather_view(&input.buffer, &view);
@@ -512,11 +514,35 @@ fn composed_shuffles_match_two_passes() {
     assert!(composed > 1000, "only {composed} of 2000 composed");
 }
 
-/// A plan applied to a tensor by the plain loop, keeping its dtype.
-fn gather_tensor(source: &Tensor, plan: &AxisGather) -> Tensor {
+/// Tables applied to a tensor by the plain loop, keeping its dtype.
+fn gather_tensor(source: &Tensor, tables: &AxisGather) -> Tensor {
     Tensor {
         dtype: source.dtype,
-        shape: plan.shape(),
-        buffer: gather_reference(&source.buffer, plan, 0),
+        shape: tables.shape(),
+        buffer: gather_reference(&source.buffer, tables, 0),
     }
+}
+
+/// Every op on random invocations (crates/generate, the fuzzer's cases: every dtype, modes,
+/// formats, broken rules): where the reference's plan accepts one, the kernels at every size
+/// give the bits of the reference's plain evaluation of the same plan.
+#[test]
+fn kernels_match_the_reference_evaluation_of_every_op() {
+    use opspec::ops::{plan, Op, Planned};
+    let mut rng = opspec::rng::Rng::new(0x0b5e55ed);
+    let mut planned = [0usize; Op::ALL.len()];
+    for _ in 0..20_000 {
+        let invocation = opspec_generate::random::random_case(&mut rng, &Op::ALL);
+        let Ok(Planned { plan, input }) = plan(&invocation) else {
+            continue;
+        };
+        let expected = plan.evaluate(input);
+        assert_eq!(kernels(&plan, input), expected, "{invocation:?}");
+        assert_eq!(fast(&plan, input), expected, "{invocation:?}");
+        planned[Op::ALL
+            .iter()
+            .position(|&op| op == invocation.op())
+            .unwrap()] += 1;
+    }
+    assert!(planned.iter().all(|&n| n > 1000), "{planned:?}");
 }

@@ -1,11 +1,12 @@
-//! Memory images: the bytes of a tensor's elements as the wire protocol carries them and npy
-//! files hold them (docs/protocol.md, "Tensors"). Not part of the interpreter's rules: the ops
+//! The bytes of a tensor's elements, as the wire protocol carries them and npy files hold them
+//! (docs/protocol.md, "Tensors"). (A format's memory image, padding included, is something
+//! else: `ops::reformat::Image`.) Not part of the interpreter's rules: the ops
 //! work on [`crate::tensor::Buffer`]s of one word per element.
 
 use crate::dtype::{DType, Width};
 use crate::tensor::{checked_volume, Buffer, Tensor};
 
-/// The memory image of a tensor's elements: row-major, little-endian, the dtype's width;
+/// The bytes of a tensor's elements: row-major, little-endian, the dtype's width;
 /// bool one byte 0/1; int4 two per byte, element 2k in the low nibble (TensorRT Constant
 /// docs), an odd count leaving the last high nibble 0. Used on the wire and in golden files.
 pub fn to_le_bytes(tensor: &Tensor) -> Vec<u8> {
@@ -42,10 +43,10 @@ pub fn byte_len(dtype: DType, elements: usize) -> usize {
     }
 }
 
-/// A memory image that does not fit its dtype and shape ([`from_le_bytes`]).
+/// Bytes that do not fit their dtype and shape ([`from_le_bytes`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ImageError {
+pub enum BytesError {
     /// The shape's element count overflows or exceeds the element budget.
     #[error("{0}")]
     TooLarge(String),
@@ -62,13 +63,13 @@ pub enum ImageError {
     Bool(u8),
 }
 
-/// Reads a memory image back; `Err` says what does not fit (byte count, a bool other than
+/// Reads the bytes of a tensor's elements back; `Err` says what does not fit (byte count, a bool other than
 /// 0/1, a non-zero unused int4 nibble is accepted and ignored).
-pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Tensor, ImageError> {
-    let elements = checked_volume(&shape).map_err(|e| ImageError::TooLarge(e.message))?;
+pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Tensor, BytesError> {
+    let elements = checked_volume(&shape).map_err(|e| BytesError::TooLarge(e.message))?;
     let expected = byte_len(dtype, elements);
     if bytes.len() != expected {
-        return Err(ImageError::Length {
+        return Err(BytesError::Length {
             dtype,
             shape,
             expected,
@@ -86,7 +87,7 @@ pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Te
         ),
         (DType::Bool, _) => {
             if let Some(bad) = bytes.iter().find(|&&b| b > 1) {
-                return Err(ImageError::Bool(*bad));
+                return Err(BytesError::Bool(*bad));
             }
             Buffer::W8(bytes.to_vec())
         }
@@ -152,7 +153,7 @@ mod tests {
         );
         assert_eq!(
             from_le_bytes(DType::Float16, vec![2], &[0; 3]),
-            Err(ImageError::Length {
+            Err(BytesError::Length {
                 dtype: DType::Float16,
                 shape: vec![2],
                 expected: 4,
@@ -161,7 +162,7 @@ mod tests {
         );
         assert_eq!(
             from_le_bytes(DType::Bool, vec![1], &[2]),
-            Err(ImageError::Bool(2))
+            Err(BytesError::Bool(2))
         );
         let odd = Tensor::from_bits(DType::Int4, vec![3], vec![0xf9, 0x01, 0x07]);
         assert_eq!(to_le_bytes(&odd), [0x19, 0x07]);
