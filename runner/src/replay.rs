@@ -20,7 +20,7 @@ use opspec::spec::Case;
 use opspec::DType;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::GeneratedTrials;
 use crate::protocol::{run_request, WireTensor};
@@ -98,6 +98,14 @@ impl Backend for Dumping {
                 ))
             })?;
         self.inner.run(case)
+    }
+
+    fn halt(&self) {
+        self.inner.halt();
+    }
+
+    fn finish(&self) -> Vec<LateFault> {
+        self.inner.finish()
     }
 }
 

@@ -572,11 +572,15 @@ fn the_page_works_in_chromium_with_javascript_off() {
         "{drill}"
     );
     let row = between(drill, "<tr class=\"failed\">", "</tr>");
+    let replay = format!(
+        "<code>{} replay slice::mine::wrong --specs ",
+        env!("CARGO_BIN_EXE_runner")
+    );
     for needle in [
         "<code>slice::mine::wrong</code>",
         "<code>slice.coordinates.any-stride</code>",
         "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0<details>",
-        "<code>cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
+        &replay,
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");
     }
