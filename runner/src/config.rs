@@ -48,9 +48,12 @@ pub enum ValueError {
     NoPath,
     #[error("not an engine: expected `plain` or `fast`")]
     NotAnEngine,
-<<<<<<< HEAD
     #[error("over the largest element budget this machine's memory allows, {bound} ({BYTES_PER_BUDGETED_ELEMENT} bytes an element, for a case's input, output and one copy of 8-byte elements, of {memory} bytes of memory)")]
     BudgetOverMemory { bound: u64, memory: u64 },
+    #[error("not a number of processes from 1 to {MAX_JOBS}")]
+    NotJobs,
+    #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
+    NotAPartition,
 }
 
 /// The memory an element of the budget may take: an 8-byte input, its output and one copy.
@@ -74,12 +77,6 @@ pub fn check_budget(budget: u64, memory: Option<u64>) -> Result<u64, ValueError>
         return Err(ValueError::BudgetOverMemory { bound, memory });
     }
     Ok(budget)
-=======
-    #[error("not a number of processes from 1 to {MAX_JOBS}")]
-    NotJobs,
-    #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
-    NotAPartition,
->>>>>>> main
 }
 
 /// A configuration that cannot be used.
@@ -456,12 +453,10 @@ impl Options {
                 None => DEFAULT_TIMEOUT,
             },
         };
-<<<<<<< HEAD
         let backend = match self.backend {
             Some(command) => Some(command),
             None => text("OPSPEC_BACKEND")?,
         };
-=======
         let jobs = match self.jobs {
             Some(jobs) => jobs,
             None => match text("OPSPEC_JOBS")? {
@@ -496,7 +491,6 @@ impl Options {
                 "--bless writes the goldens of every trial: it cannot run on a partition (--partition, OPSPEC_PARTITION or Bazel's sharding)".into(),
             ));
         }
->>>>>>> main
         Ok(Config {
             jobs,
             partition,
@@ -514,15 +508,8 @@ impl Options {
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
             program: crate::replay::CARGO_RUNNER.to_owned(),
-<<<<<<< HEAD
-            backend: backend.clone(),
-=======
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
-            backend: match self.backend {
-                Some(command) => Some(command),
-                None => text("OPSPEC_BACKEND")?,
-            },
->>>>>>> main
+            backend: backend.clone(),
             timeout,
             expectations: self
                 .expectations
