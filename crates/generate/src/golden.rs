@@ -344,11 +344,22 @@ impl GoldenStore {
             removals: Mutex::default(),
             staged: Mutex::default(),
             failed: Mutex::default(),
-            injected: if bless { injected_fault() } else { None },
+            injected: None,
             steps: AtomicUsize::new(0),
             kept: Mutex::default(),
             verdicts: Mutex::default(),
             checks: AtomicUsize::new(0),
+        }
+    }
+
+    /// Injects a fault into a bless, for its tests: `<step>` fails at that step, and
+    /// `pause:<step>:<marker file>` stops there (having written the marker) until the process
+    /// is killed. Steps: `golden`, `manifest`, `switch`, `link`, `rename`, `cleanup`. Ignored
+    /// unless blessing, or when `text` names no step.
+    #[doc(hidden)]
+    pub fn inject_fault(&mut self, text: &str) {
+        if self.bless {
+            self.injected = parse_fault(text);
         }
     }
 
@@ -1192,9 +1203,10 @@ enum FaultAction {
     Pause(PathBuf),
 }
 
-/// The fault `OPSPEC_BLESS_FAULT` asks for: a hook for the tests of interrupted blesses.
-fn injected_fault() -> Option<(Step, FaultAction)> {
-    let text = std::env::var("OPSPEC_BLESS_FAULT").ok()?;
+/// The fault `text` asks for (`OPSPEC_BLESS_FAULT`, read by the runner): a hook for the tests
+/// of interrupted blesses.
+fn parse_fault(text: &str) -> Option<(Step, FaultAction)> {
+    let text = text.to_owned();
     let (action, step) = match text.strip_prefix("pause:") {
         Some(rest) => {
             let (step, marker) = rest.split_once(':')?;
