@@ -107,12 +107,12 @@ impl GeneratedTrials {
 
     pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
         let sweeps = load_dirs(&config.sweeps, only);
-        let mut store = GoldenStore::new(config.golden.clone(), config.label.clone(), config.bless);
-        // The tests of an interrupted bless (runner/tests/bless.rs) inject a fault at a step.
-        if let Some(fault) = std::env::var_os("OPSPEC_BLESS_FAULT") {
-            store.inject_fault(&fault.to_string_lossy());
-        }
-        let store = Arc::new(store);
+        // The tests of an interrupted bless ask for a fault through the environment.
+        let fault = std::env::var("OPSPEC_BLESS_FAULT").ok();
+        let store = Arc::new(
+            GoldenStore::new(config.golden.clone(), config.label.clone(), config.bless)
+                .with_fault(fault.as_deref()),
+        );
         // A partial load would report every other golden as unused.
         let unused = if only.is_none() && sweeps.errors.is_empty() {
             let used: BTreeSet<_> = sweeps.cases.iter().map(|g| g.golden.clone()).collect();

@@ -34,7 +34,7 @@
 //!   switch leaves the sweep exactly as it was; after it, whole and new. What a killed bless
 //!   left (its staged files, its lock) is reported and removed by the next bless; blesses of
 //!   one golden folder take turns switching (`<golden>/.bless.lock`, taken over from a process
-//!   that is gone). `OPSPEC_BLESS_FAULT` injects a failure or a pause at a step, for the tests
+//!   that is gone). [`GoldenStore::with_fault`] injects a failure or a pause at a step, for the tests
 //!   of all this (`runner/tests/bless.rs`);
 //! - only goldens shown to be orphans of a sweep that was loaded are removed: an entry of a
 //!   readable manifest that none of the sweep's cases uses, or a file that the sweep's final
@@ -334,6 +334,16 @@ pub struct BlessSummary {
 }
 
 impl GoldenStore {
+    /// A blessing store that fails or pauses at the step `fault` names (`golden`, `manifest`,
+    /// `switch`, `link`, `rename`, `cleanup`, or `pause:<step>:<marker file>`): for the tests
+    /// of an interrupted bless, which the runner passes it through `OPSPEC_BLESS_FAULT`.
+    pub fn with_fault(mut self, fault: Option<&str>) -> GoldenStore {
+        if self.bless {
+            self.injected = fault.and_then(injected_fault);
+        }
+        self
+    }
+
     pub fn new(root: PathBuf, label: impl Into<String>, bless: bool) -> GoldenStore {
         GoldenStore {
             root,
@@ -349,17 +359,6 @@ impl GoldenStore {
             kept: Mutex::default(),
             verdicts: Mutex::default(),
             checks: AtomicUsize::new(0),
-        }
-    }
-
-    /// Injects a fault into a bless, for its tests: `<step>` fails at that step, and
-    /// `pause:<step>:<marker file>` stops there (having written the marker) until the process
-    /// is killed. Steps: `golden`, `manifest`, `switch`, `link`, `rename`, `cleanup`. Ignored
-    /// unless blessing, or when `text` names no step.
-    #[doc(hidden)]
-    pub fn inject_fault(&mut self, text: &str) {
-        if self.bless {
-            self.injected = parse_fault(text);
         }
     }
 
@@ -1203,16 +1202,15 @@ enum FaultAction {
     Pause(PathBuf),
 }
 
-/// The fault `text` asks for (`OPSPEC_BLESS_FAULT`, read by the runner): a hook for the tests
-/// of interrupted blesses.
-fn parse_fault(text: &str) -> Option<(Step, FaultAction)> {
-    let text = text.to_owned();
+/// The fault `text` (the runner's `OPSPEC_BLESS_FAULT`) asks for: a hook for the tests of
+/// interrupted blesses.
+fn injected_fault(text: &str) -> Option<(Step, FaultAction)> {
     let (action, step) = match text.strip_prefix("pause:") {
         Some(rest) => {
             let (step, marker) = rest.split_once(':')?;
             (FaultAction::Pause(PathBuf::from(marker)), step.to_owned())
         }
-        None => (FaultAction::Fail, text),
+        None => (FaultAction::Fail, text.to_owned()),
     };
     let step = match step.as_str() {
         "golden" => Step::Golden,
