@@ -8,7 +8,7 @@
 //!                      clauses and documented combinations no case reaches, and spec lint
 //! runner replay TRIAL [run options]
 //!                      run one trial, printing the request, the reply and the verdict
-//! runner report A.json B.json ... --html FILE
+//! runner report A.json B.json ... --html FILE [--show-undeclared]
 //!                      the JSON reports of several runs (engines) on one HTML page
 //! runner diff OLD.json NEW.json
 //!                      the trials that newly fail, newly pass, appeared or disappeared
@@ -81,6 +81,10 @@ enum Command {
         /// Where to write the page
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
+        /// Also list the trials of ops an engine's hello does not declare (by default they are
+        /// only counted)
+        #[arg(long)]
+        show_undeclared: bool,
     },
     /// Lists the trials that newly fail, newly pass, appeared or disappeared between two JSON
     /// reports; exit 1 on a regression (a trial that passed and no longer does, or a trial that
@@ -110,7 +114,15 @@ fn main() -> ExitCode {
             Ok(config) => replay::main(&trial, config),
             Err(e) => fail(&e.to_string()),
         },
-        Some(Command::Report { reports, html }) => opspec_runner::html::main(&reports, &html),
+        Some(Command::Report {
+            reports,
+            html,
+            show_undeclared,
+        }) => opspec_runner::html::main(
+            &reports,
+            &html,
+            opspec_runner::html::PageOptions { show_undeclared },
+        ),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {

@@ -545,6 +545,27 @@ fn the_page_works_in_chromium_with_javascript_off() {
     }
     // Closed drill-downs, one per cell.
     assert_eq!(dom.matches("<details class=\"drill\">").count(), 2, "{dom}");
+    // The page opens on the failures, grouped by clause: the one failing trial, with its whole
+    // report, under the clause its case cites, before the matrix.
+    let failures = between(
+        &dom,
+        "<details class=\"drill failures\" open=\"\">",
+        "</details>\n",
+    );
+    assert!(
+        failures.contains("<span class=\"where\">slice.coordinates.any-stride</span>1 failing"),
+        "{failures}"
+    );
+    let row = between(
+        failures,
+        "<tr class=\"failed\" id=\"t-failure-reference-slice__mine__wrong\">",
+        "</tr>",
+    );
+    assert!(
+        row.contains("<summary>report</summary><pre>case:   slice::mine::wrong"),
+        "{row}"
+    );
+    assert!(dom.find("id=\"failures\"").unwrap() < dom.find("id=\"matrix\"").unwrap());
 
     // Following the failing cell's link opens its drill-down, without any script.
     let id = between(
@@ -574,7 +595,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     for needle in [
         "<code>slice::mine::wrong</code>",
         "<code>slice.coordinates.any-stride</code>",
-        "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0<details>",
+        "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0 <a href=\"#t-failure-reference-slice__mine__wrong\">report</a>",
         "<code>cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");
