@@ -242,6 +242,16 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
         assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
     }
 
+    // The same exclusions on both sides are no news: nothing is said of them.
+    let output = runner().arg("diff").args([&dla, &dla]).output().unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{listed}");
+    assert!(!listed.contains("excluded"), "{listed}");
+    assert!(
+        listed.contains("no regression: 0 of 4 trials differ"),
+        "{listed}"
+    );
+
     // A trial that disappeared having passed is a regression; one that appeared passing is not.
     let mut trimmed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&reference).unwrap()).unwrap();
