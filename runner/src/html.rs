@@ -747,6 +747,15 @@ pub fn page_with(reports: &[Report], options: PageOptions) -> String {
 /// `runner report A.json B.json ... --html FILE`; exit code 2 when a report cannot be read or
 /// the page cannot be written.
 pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode {
+    let reports_read: Vec<(&str, &Path)> = inputs.iter().map(|p| ("REPORT", p.as_path())).collect();
+    let inputs_read = crate::output::Inputs {
+        files: reports_read,
+        folders: Vec::new(),
+    };
+    if let Err(e) = crate::output::check_outputs(&[("--html", output)], &inputs_read) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let reports: Result<Vec<Report>, _> = inputs.iter().map(|path| read(path)).collect();
     let reports = match reports {
         Ok(reports) => reports,
@@ -755,7 +764,7 @@ pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = std::fs::write(output, page_with(&reports, options)) {
+    if let Err(e) = crate::output::write_replacing(output, page_with(&reports, options)) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return ExitCode::from(2);
     }
