@@ -380,32 +380,42 @@ pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: &str) -> Verdict 
 /// Outputs of at most this many elements get their values shown whole, as a line diff.
 pub const SMALL_TENSOR: usize = 64;
 
-/// The report of a mismatch: [`Mismatch`]'s own text, then, for an output of at most
-/// [`SMALL_TENSOR`] elements with more differing elements than that text lists, every value as
-/// a line diff (one element a line, `-` expected, `+` actual), where a misplaced block is
-/// easier to see than in a list of the first differences. Each difference is shown once.
+/// The report of a mismatch: [`Mismatch`]'s own text; for an output of at most
+/// [`SMALL_TENSOR`] elements with more differing elements than that text lists, its summary
+/// lines and then every value as a line diff (one element a line, `-` expected, `+` actual),
+/// where a misplaced block is easier to see than in a list of the first differences. Each
+/// difference is shown once.
 pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) -> String {
-    let mut text = mismatch.to_string();
-    // When the list of the first differences holds them all, the value diff would only say it
-    // again: it is shown when it adds differences (or a misplaced block) the list leaves out.
-    let listed_all = matches!(mismatch, Mismatch::Elements(e) if e.count <= e.first.len());
-    if matches!(mismatch, Mismatch::Elements(_)) && expected.len() <= SMALL_TENSOR && !listed_all {
-        let lines = |tensor: &Tensor| {
-            (0..tensor.len())
-                .map(|i| {
-                    let index = Tensor::unravel(&tensor.shape, i);
-                    format!("{index:?} {}\n", tensor.dtype.format_bits(tensor.bits(i)))
-                })
-                .collect::<String>()
-        };
-        text.push_str(&line_diff(
-            "values",
-            &lines(expected),
-            "expected",
-            &lines(actual),
-        ));
+    let text = mismatch.to_string();
+    let Mismatch::Elements(elements) = mismatch else {
+        return text;
+    };
+    // When the list of the first differences holds them all, it says everything; otherwise
+    // the value diff shows every element and the list, which would repeat its first lines,
+    // is left out.
+    if expected.len() > SMALL_TENSOR || elements.count <= elements.first.len() {
+        return text;
     }
-    text
+    let lines = |tensor: &Tensor| {
+        (0..tensor.len())
+            .map(|i| {
+                let index = Tensor::unravel(&tensor.shape, i);
+                format!("{index:?} {}\n", tensor.dtype.format_bits(tensor.bits(i)))
+            })
+            .collect::<String>()
+    };
+    let mut summary = String::new();
+    for line in text.lines() {
+        let line = match line.rsplit_once("; first ") {
+            Some((head, _)) => head,
+            None => line,
+        };
+        if !line.starts_with("  at ") && !line.starts_with("first ") {
+            summary.push_str(line);
+            summary.push('\n');
+        }
+    }
+    summary + &line_diff("values", &lines(expected), "expected", &lines(actual))
 }
 
 /// `expected` against `actual` as similar-asserts' line diff, headed
@@ -637,8 +647,14 @@ cases:
         let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
         let report = render_mismatch(&mismatch, &expected, &actual);
         assert!(report.contains("values (-expected|+actual):"), "{report}");
+        assert!(
+            report.starts_with("12 of 12 elements differ (int8 [12])\nvalues"),
+            "{report}"
+        );
         assert!(report.contains("\n-[0] 0\n"), "{report}");
         assert!(report.contains("\n+[11] 1\n"), "{report}");
+        // Each wrong value once: in the diff, not again in a list.
+        assert_eq!(report.matches("[0] 2").count(), 1, "{report}");
         assert!(
             !report.contains('\u{1b}'),
             "no terminal colours in a report: {report:?}"
