@@ -17,6 +17,7 @@ pub mod generated;
 pub mod html;
 pub mod in_process;
 pub mod merge;
+pub mod output;
 pub mod partition;
 pub mod process;
 pub mod protocol;
@@ -37,7 +38,9 @@ use opspec::spec::{load_dirs, Case, Loaded};
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::{Expectations, TrialClauses};
-pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
+pub use in_process::{
+    run_in_process, Declaration, InProcessBackend, Refusal, RunError, RunSummary,
+};
 use process::ProcessBackend;
 use report::Record;
 use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
@@ -105,6 +108,10 @@ struct Run {
     engine: backend::Engine,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// The part of the trials this run makes ([`Config::partition`]).
+    partition: Option<partition::Partition>,
+    /// The names of the selected trials excluded quietly, in every part.
+    quietly_excluded: Mutex<Vec<String>>,
     /// The spec folders, whose catalogues the cases' clause ids are checked against.
     specs: Vec<PathBuf>,
     /// Trials the hello excludes are recorded and counted, not made libtest trials
@@ -124,6 +131,8 @@ impl Run {
             program: config.program.clone(),
             quiet_exclusions: !config.list_excluded,
             specs: config.specs.clone(),
+            partition: config.partition,
+            quietly_excluded: Mutex::default(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -156,7 +165,13 @@ impl Run {
             return false;
         }
         let name = case.trial_name();
-        if !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            return true;
+        }
+        (self.quietly_excluded.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .push(name.clone());
+        if self.partition.map_or(true, |part| part.contains(&name)) {
             let verdict = Verdict::excluded(exclusion);
             self.record(Record {
                 excluded_by: verdict.excluded_by,
@@ -421,6 +436,10 @@ fn run(
     config: Config,
     backend: Option<Arc<dyn Backend>>,
 ) -> Result<RunSummary, RunError> {
+    config::check_arguments(args.test_threads, args.logfile.as_deref()).map_err(RunError::Usage)?;
+    config
+        .check_outputs(args.logfile.as_deref().map(Path::new))
+        .map_err(RunError::Usage)?;
     let expectations = match &config.expectations {
         Some(path) => {
             Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
@@ -475,11 +494,20 @@ fn run(
     let run = Arc::new(run);
     let case_count = loaded.cases.len();
     let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
-    let quietly_excluded = run.records.lock().unwrap_or_else(|p| p.into_inner()).len();
-    let selected = quietly_excluded + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let quietly_excluded = std::mem::take(
+        &mut *run
+            .quietly_excluded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    let selected =
+        quietly_excluded.len() + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
+            None if !args.skip.is_empty() => {
+                format!("the --skip filters {:?} leave no trial to run", args.skip)
+            }
             None => "no case to run (are the spec folders empty?)".into(),
         }));
     }
@@ -491,10 +519,10 @@ fn run(
     }
     let judged = !(config.allow_skips || single_file(&args).is_some());
     let mut run_info = merge::RunInfo::new(
-        trials
-            .iter()
+        (trials.iter())
             .filter(|t| !args.is_filtered_out(t))
-            .map(Trial::name),
+            .map(Trial::name)
+            .chain(quietly_excluded.iter().map(String::as_str)),
         config.partition,
         judged,
     );
@@ -568,11 +596,11 @@ fn run(
     };
     if let Some(path) = &config.report_json {
         let json = report::json(&backend.name(), &records, &problems);
-        std::fs::write(path, merge::with_run_info(json, &run_info))
+        output::write_replacing(path, merge::with_run_info(json, &run_info))
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
-        std::fs::write(path, report::junit(&backend.name(), &records, &problems))
+        output::write_replacing(path, report::junit(&backend.name(), &records, &problems))
             .map_err(|e| cannot_write(path, e))?;
     }
     for problem in &problems {

@@ -303,6 +303,60 @@ fn three_parts_merge_into_the_whole_run() {
     refused(&[&parts[0], &parts[1], &other], "trials are missing");
 }
 
+/// A backend that declares only some ops: the trials its hello excludes (recorded without a
+/// libtest trial) fall in one part each too, and the parts merge into the whole run.
+#[test]
+fn parts_of_a_run_with_excluded_ops_merge_into_the_whole_run() {
+    let scratch = scratch("partition-excluded");
+    let dir = scratch.path();
+    let hello = r#"{"type":"hello","protocol":1,"name":"slices","ops":["slice"]}"#;
+    let backend = format!("{} --hello '{hello}'", faulty_backend());
+    let specs = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["-q", "--specs", specs, "--backend", &backend]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let whole_path = dir.join("whole.json");
+    let whole_args = args(&[]);
+    let ran = run(
+        &whole_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &whole_path,
+    );
+    assert!(ran.status.success(), "{}", text(&ran));
+    let whole = read_json(&whole_path);
+    assert!(whole["excluded"].as_u64().unwrap() > 100);
+    let mut parts = Vec::new();
+    let mut seen = BTreeSet::new();
+    for k in 1..=2 {
+        let part = dir.join(format!("part-{k}.json"));
+        let part_args = args(&["--partition", &format!("{k}/2")]);
+        let ran = run(
+            &part_args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &part,
+        );
+        assert!(ran.status.success(), "{}", text(&ran));
+        let held = names(&read_json(&part));
+        assert!(seen.is_disjoint(&held), "part {k} overlaps part 1");
+        seen.extend(held);
+        parts.push(part);
+    }
+    assert_eq!(seen, names(&whole));
+    let merged = dir.join("merged.json");
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    assert_eq!(trials(&read_json(&merged)), trials(&whole));
+}
+
 /// Bazel's sharding variables select the same part as `--partition`, and the status file is
 /// touched.
 #[test]
