@@ -9,9 +9,16 @@
 //! did not pass, and the command that replays it. The link opens the drill-down without any
 //! script: a browser opens a closed `<details>` holding the target of the fragment it navigates
 //! to (HTML Living Standard, "scroll to the fragment": the ancestor details revealing
-//! algorithm). Above the matrix, the totals of each report, and the trials each declaration of
-//! an engine's hello excluded (its op, a dtype, an attribute value, a target: docs/protocol.md,
-//! "What the runner does with a hello"), a column per engine.
+//! algorithm).
+//!
+//! The page opens on what needs attention: the totals of each report, then the failing trials
+//! grouped by clause (each trial once, under the clause of its case that the most failing trials
+//! cite), the first group open. The matrix comes next, then the trials each declaration of an
+//! engine's hello excluded (its op, a dtype, an attribute value, a target: docs/protocol.md,
+//! "What the runner does with a hello"), a column per engine. The trials of ops a hello does not
+//! declare (excluded by `op X`) are counted but not listed unless asked
+//! ([`PageOptions::show_undeclared`], `runner report --show-undeclared`): for an engine of two
+//! ops they are most of a run, and they say nothing but that the op is absent.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -19,6 +26,22 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::report::{exclusions, read, xml_escape as escape, Record, Report, Status};
+
+/// What the page shows beyond its default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageOptions {
+    /// List the trials of ops an engine's hello does not declare, as any excluded trial.
+    pub show_undeclared: bool,
+}
+
+/// A trial excluded because the hello does not declare its op.
+fn undeclared(record: &Record) -> bool {
+    record.status == Status::Excluded
+        && record
+            .excluded_by
+            .as_deref()
+            .is_some_and(|by| by.starts_with("op "))
+}
 
 /// The CSS class of a status: its name in the JSON report.
 fn class(status: Status) -> &'static str {
@@ -111,6 +134,9 @@ td.reason pre { white-space: pre-wrap; font-size: 12px; margin: 4px 0; max-heigh
   overflow: auto; background: var(--head); padding: 6px; }
 details.passed { margin-top: 8px; }
 p.problem { color: var(--failed); margin: 6px 0; }
+table.failure-clauses td.failed { color: var(--failed); font-weight: 600; }
+p.undeclared { color: #59636e; margin: 4px 0 8px; }
+table.trials td.clauses code { white-space: nowrap; overflow-wrap: normal; }
 ul.legend { list-style: none; padding: 0; margin: 8px 0 16px; }
 ul.legend li { display: inline-block; margin-right: 14px; }
 "#;
@@ -195,10 +221,13 @@ fn unique_id(parts: &[&str], taken: &mut BTreeSet<String>) -> String {
 /// The trials of one cell (one op, dtype and report), keyed by op and dtype (`None` first).
 type Cells<'a> = BTreeMap<(&'a str, Option<&'a str>), Vec<Vec<&'a Record>>>;
 
-fn cells(reports: &[Report]) -> Cells<'_> {
+fn cells(reports: &[Report], options: PageOptions) -> Cells<'_> {
     let mut cells: Cells = BTreeMap::new();
     for (index, report) in reports.iter().enumerate() {
         for record in &report.trials {
+            if undeclared(record) && !options.show_undeclared {
+                continue;
+            }
             let row = cells
                 .entry((&record.op, record.dtype.as_deref()))
                 .or_insert_with(|| vec![Vec::new(); reports.len()]);
@@ -256,8 +285,20 @@ fn replay_template(record: &Record) -> Option<String> {
     )
 }
 
-/// The drill-down of one cell: the trials that did not pass, then the passed ones folded.
-fn drill_down(html: &mut String, id: &str, title: &str, records: &[&Record]) {
+/// The ids of the failing trials' rows in the failures section, by report index and name.
+type FailureIds<'a> = BTreeMap<(usize, &'a str), String>;
+
+/// The drill-down of one cell: the trials that did not pass, then the passed ones folded. A
+/// failing trial links to its row in the failures section, which holds its whole report; an
+/// excluded one gives why (it was never sent, so there is nothing to replay).
+fn drill_down(
+    html: &mut String,
+    id: &str,
+    title: &str,
+    records: &[&Record],
+    engine: usize,
+    failure_ids: &FailureIds,
+) {
     let _ = write!(
         html,
         "<details class=\"drill\"><summary><span class=\"where\">{}</span>{}</summary>\n<div class=\"trials\" id=\"{id}\">\n",
@@ -281,23 +322,30 @@ fn drill_down(html: &mut String, id: &str, title: &str, records: &[&Record]) {
             )
         });
         for record in other {
-            let report = if record.message.trim().is_empty() {
-                String::new()
-            } else {
-                format!(
+            let failure = failure_ids.get(&(engine, record.name.as_str()));
+            let report = match failure {
+                Some(failure) => format!(" <a href=\"#{failure}\">report</a>"),
+                None if record.status == Status::Excluded || record.message.trim().is_empty() => {
+                    String::new()
+                }
+                None => format!(
                     "<details><summary>report</summary><pre>{}</pre></details>",
                     escape(&record.message)
-                )
+                ),
+            };
+            let replay = if record.status == Status::Excluded {
+                String::new()
+            } else {
+                replay(record)
             };
             let _ = writeln!(
                 html,
-                "<tr class=\"{0}\"><td class=\"name\"><code>{1}</code></td><td><span class=\"chip {0}\">{2}</span></td><td>{3}</td><td class=\"reason\">{4}{report}</td><td>{5}</td></tr>",
+                "<tr class=\"{0}\"><td class=\"name\"><code>{1}</code></td><td><span class=\"chip {0}\">{2}</span></td><td>{3}</td><td class=\"reason\">{4}{report}</td><td>{replay}</td></tr>",
                 class(record.status),
                 escape(&record.name),
                 record.status.label(),
                 clauses(record),
                 escape(&record.reason()),
-                replay(record),
             );
         }
         html.push_str("</tbody></table>\n");
@@ -352,6 +400,170 @@ fn drill_down(html: &mut String, id: &str, title: &str, records: &[&Record]) {
     html.push_str("</div></details>\n");
 }
 
+/// The failing trials (failed or not run) grouped by clause: each trial once, under the clause of
+/// its case that the most failing trials of all the reports cite (ties by name), so that a rule
+/// broken everywhere gathers its trials, and those citing no clause last. A table of the groups
+/// (a column per engine), then each group's trials with their whole report, the first group
+/// open. Gives the HTML and the id of each failing trial's row.
+fn failures<'a>(
+    reports: &'a [Report],
+    labels: &[String],
+    ids: &mut BTreeSet<String>,
+) -> (String, FailureIds<'a>) {
+    let mut html = String::new();
+    let mut failure_ids = FailureIds::new();
+    let failing: Vec<(usize, &Record)> = reports
+        .iter()
+        .enumerate()
+        .flat_map(|(engine, report)| {
+            report
+                .trials
+                .iter()
+                .filter(|r| r.status.fails())
+                .map(move |r| (engine, r))
+        })
+        .collect();
+    if failing.is_empty() {
+        return (html, failure_ids);
+    }
+    let mut citing: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, record) in &failing {
+        for clause in &record.clauses {
+            *citing.entry(clause).or_default() += 1;
+        }
+    }
+    let mut groups: BTreeMap<&str, Vec<(usize, &Record)>> = BTreeMap::new();
+    for &(engine, record) in &failing {
+        let clause = record
+            .clauses
+            .iter()
+            .map(String::as_str)
+            .max_by(|a, b| citing[a].cmp(&citing[b]).then(b.cmp(a)))
+            .unwrap_or("");
+        groups.entry(clause).or_default().push((engine, record));
+    }
+    let mut groups: Vec<(&str, Vec<(usize, &Record)>)> = groups.into_iter().collect();
+    groups.sort_by(|a, b| {
+        (a.0.is_empty(), std::cmp::Reverse(a.1.len()), a.0).cmp(&(
+            b.0.is_empty(),
+            std::cmp::Reverse(b.1.len()),
+            b.0,
+        ))
+    });
+    let _ = write!(
+        html,
+        "<h2 id=\"failures\">Failures by clause</h2>\n<p class=\"lead\">{} failing trials (failed or \
+         not run). Each is counted once, under the clause of its case that the most failing \
+         trials cite; its row lists all of its clauses.</p>\n\
+         <table class=\"failure-clauses\" id=\"failure-clauses\"><thead><tr><th>clause</th>",
+        failing.len()
+    );
+    for label in labels {
+        let _ = write!(html, "<th scope=\"col\">{}</th>", escape(label));
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    let group_ids: Vec<String> = groups
+        .iter()
+        .map(|(clause, _)| {
+            unique_id(
+                &["clause", if clause.is_empty() { "none" } else { clause }],
+                ids,
+            )
+        })
+        .collect();
+    for ((clause, trials), id) in groups.iter().zip(&group_ids) {
+        let name = if clause.is_empty() {
+            "(no clause)".to_owned()
+        } else {
+            format!("<code>{}</code>", escape(clause))
+        };
+        let _ = write!(
+            html,
+            "<tr><th scope=\"row\"><a href=\"#{id}\">{name}</a></th>"
+        );
+        for engine in 0..reports.len() {
+            let n = trials.iter().filter(|(e, _)| *e == engine).count();
+            let _ = write!(
+                html,
+                "<td class=\"n{}\" data-engine=\"{engine}\">{n}</td>",
+                if n > 0 { " failed" } else { "" }
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table>\n");
+    // The engine of each trial, when there are several.
+    let several = reports.len() > 1;
+    for (index, ((clause, trials), id)) in groups.iter().zip(&group_ids).enumerate() {
+        let title = if clause.is_empty() {
+            "no clause"
+        } else {
+            clause
+        };
+        let _ = write!(
+            html,
+            "<details class=\"drill failures\"{}><summary><span class=\"where\">{}</span>{} failing</summary>\n<div class=\"trials\" id=\"{id}\">\n\
+             <table class=\"trials\"><thead><tr><th>trial</th>{}<th>clauses</th><th>reason</th><th>replay</th></tr></thead><tbody>\n",
+            if index == 0 { " open" } else { "" },
+            escape(title),
+            trials.len(),
+            if several { "<th>engine</th>" } else { "" },
+        );
+        let mut trials = trials.clone();
+        trials.sort_by_key(|(engine, record)| (*engine, record.name.as_str()));
+        for (engine, record) in trials {
+            let id = unique_id(&["failure", &labels[engine], &record.name], ids);
+            let report = if record.message.trim().is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<details><summary>report</summary><pre>{}</pre></details>",
+                    escape(&record.message)
+                )
+            };
+            let _ = writeln!(
+                html,
+                "<tr class=\"{0}\" id=\"{id}\"><td class=\"name\"><code>{1}</code></td>{2}<td class=\"clauses\">{3}</td><td class=\"reason\">{4}{report}</td><td>{5}</td></tr>",
+                class(record.status),
+                escape(&record.name),
+                if several {
+                    format!("<td>{}</td>", escape(&labels[engine]))
+                } else {
+                    String::new()
+                },
+                clauses(record),
+                escape(&record.reason()),
+                replay(record),
+            );
+            failure_ids.insert((engine, record.name.as_str()), id);
+        }
+        html.push_str("</tbody></table>\n</div></details>\n");
+    }
+    (html, failure_ids)
+}
+
+/// The trials not listed because their engine's hello does not declare their op, per engine.
+fn undeclared_note(html: &mut String, reports: &[Report], labels: &[String]) {
+    for (report, label) in reports.iter().zip(labels) {
+        let counts: Vec<String> = exclusions(&report.trials)
+            .into_iter()
+            .filter(|(by, _)| by.starts_with("op "))
+            .map(|(by, n)| format!("{n} by {}", escape(by)))
+            .collect();
+        if counts.is_empty() {
+            continue;
+        }
+        let total = report.trials.iter().filter(|r| undeclared(r)).count();
+        let _ = writeln!(
+            html,
+            "<p class=\"undeclared\">{}: {total} trials of ops its hello does not declare are not \
+             listed ({}); <code>runner report --show-undeclared</code> lists them.</p>",
+            escape(label),
+            counts.join(", ")
+        );
+    }
+}
+
 /// The trials each hello declaration excluded, a row per declaration (most first, over all the
 /// reports) and a column per report; nothing when no hello excluded a trial.
 fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
@@ -388,10 +600,15 @@ fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
     html.push_str("</tbody></table>\n");
 }
 
-/// The page.
+/// The page, with the default [`PageOptions`].
 pub fn page(reports: &[Report]) -> String {
+    page_with(reports, PageOptions::default())
+}
+
+/// The page.
+pub fn page_with(reports: &[Report], options: PageOptions) -> String {
     let labels = engine_labels(reports);
-    let cells = cells(reports);
+    let cells = cells(reports, options);
     let mut html = String::new();
     let _ = write!(
         html,
@@ -399,11 +616,12 @@ pub fn page(reports: &[Report]) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>opspec conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>opspec conformance across engines</h1>\n\
-         <p class=\"lead\">{} reports, {} trials. A cell counts the trials of one op and dtype \
+         <p class=\"lead\">{} report{}, {} trials. A cell counts the trials of one op and dtype \
          on one engine; follow it to its trials, with their clauses, reason and replay \
          command.</p>\n",
         escape(&labels.join(", ")),
         reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
         reports.iter().map(|r| r.trials.len()).sum::<usize>()
     );
 
@@ -440,10 +658,15 @@ pub fn page(reports: &[Report]) -> String {
             );
         }
     }
-    exclusion_table(&mut html, reports, &labels);
+    let mut ids = BTreeSet::new();
+    let (failures, failure_ids) = failures(reports, &labels, &mut ids);
+    html.push_str(&failures);
 
     // The matrix, after the legend of its chips.
     html.push_str("<h2>Op × dtype × engine</h2>\n");
+    if !options.show_undeclared {
+        undeclared_note(&mut html, reports, &labels);
+    }
     html.push_str("<ul class=\"legend\">");
     for status in Status::ALL {
         let _ = write!(
@@ -461,7 +684,6 @@ pub fn page(reports: &[Report]) -> String {
         let _ = write!(html, "<th scope=\"col\">{}</th>", escape(label));
     }
     html.push_str("</tr></thead>\n");
-    let mut ids = BTreeSet::new();
     let mut drills = String::new();
     let mut op_rows: BTreeMap<&str, usize> = BTreeMap::new();
     for (op, _) in cells.keys() {
@@ -505,6 +727,8 @@ pub fn page(reports: &[Report]) -> String {
                 &id,
                 &format!("{op} · {dtype_label} · {label}"),
                 records,
+                engine,
+                &failure_ids,
             );
         }
         html.push_str("</tr>\n");
@@ -512,7 +736,9 @@ pub fn page(reports: &[Report]) -> String {
     if current_op.is_some() {
         html.push_str("</tbody>\n");
     }
-    html.push_str("</table>\n<h2>Trials</h2>\n");
+    html.push_str("</table>\n");
+    exclusion_table(&mut html, reports, &labels);
+    html.push_str("<h2>Trials</h2>\n");
     html.push_str(&drills);
     html.push_str("</body>\n</html>\n");
     html
@@ -520,7 +746,7 @@ pub fn page(reports: &[Report]) -> String {
 
 /// `runner report A.json B.json ... --html FILE`; exit code 2 when a report cannot be read or
 /// the page cannot be written.
-pub fn main(inputs: &[PathBuf], output: &Path) -> ExitCode {
+pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode {
     let reports_read: Vec<(&str, &Path)> = inputs.iter().map(|p| ("REPORT", p.as_path())).collect();
     let inputs_read = crate::output::Inputs {
         files: reports_read,
@@ -538,7 +764,7 @@ pub fn main(inputs: &[PathBuf], output: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = crate::output::write_replacing(output, page(&reports)) {
+    if let Err(e) = crate::output::write_replacing(output, page_with(&reports, options)) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return ExitCode::from(2);
     }
@@ -633,7 +859,9 @@ mod tests {
     #[test]
     fn every_cell_links_to_its_drill_down() {
         let page = page(&sample());
-        let hrefs: Vec<&str> = page
+        let matrix = page.split("id=\"matrix\"").nth(1).unwrap();
+        let matrix = matrix.split("</table>").next().unwrap();
+        let hrefs: Vec<&str> = matrix
             .split("href=\"#")
             .skip(1)
             .map(|s| s.split('"').next().unwrap())
@@ -647,7 +875,9 @@ mod tests {
                 "t-slice-int8-engine__x_"
             ]
         );
-        for href in &hrefs {
+        // Every link of the page (cells, clauses, failures) reaches exactly one element.
+        for href in page.split("href=\"#").skip(1) {
+            let href = href.split('"').next().unwrap();
             assert_eq!(page.matches(&format!("id=\"{href}\"")).count(), 1, "{href}");
         }
         // The engine without a shuffle trial has an empty cell.
@@ -737,5 +967,107 @@ mod tests {
         // Most first, a cell per engine.
         assert!(table.contains("<th>declaration</th><th scope=\"col\">reference</th><th scope=\"col\">engine &lt;x&gt;</th>"), "{table}");
         assert!(table.contains("<tbody>\n<tr><th scope=\"row\">slice dtype int8</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">2</td></tr>\n<tr><th scope=\"row\">slice mode=&lt;wrap&gt;</th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n\" data-engine=\"1\">1</td></tr>"), "{table}");
+    }
+
+    #[test]
+    fn the_page_opens_on_the_failures_grouped_by_clause() {
+        let mut reports = sample();
+        let mut cites = |name: &str, clauses: &[&str]| {
+            let mut failed = record(name, Some("int8"), Status::Failed);
+            failed.clauses = clauses.iter().map(|c| c.to_string()).collect();
+            reports[1].trials.push(failed);
+        };
+        cites(
+            "slice::r::one::int8",
+            &["slice.reflect.mirror", "slice.axes.subset"],
+        );
+        cites("slice::r::two::int8", &["slice.reflect.mirror"]);
+        cites(
+            "slice::r::three::int8",
+            &["slice.axes.subset", "slice.reflect.mirror"],
+        );
+        cites("slice::r::four::int8", &[]);
+        let page = page(&reports);
+        // Before the matrix and the exclusions, right after the totals.
+        let failures = page.find("id=\"failures\"").unwrap();
+        assert!(page.find("id=\"summary\"").unwrap() < failures);
+        assert!(failures < page.find("id=\"matrix\"").unwrap());
+        // Each failing trial once, under the clause most failures cite (the mirror: 3 of 5;
+        // slice::f::a cites slice.strict.in-bounds alone), those citing none last.
+        let table = page.split("id=\"failure-clauses\">").nth(1).unwrap();
+        let table = table.split("</table>").next().unwrap();
+        let rows: Vec<&str> = table.split("<tr><th scope=\"row\">").skip(1).collect();
+        assert_eq!(rows.len(), 3, "{table}");
+        assert!(rows[0].contains("<code>slice.reflect.mirror</code></a></th><td class=\"n\" data-engine=\"0\">0</td><td class=\"n failed\" data-engine=\"1\">3</td>"), "{table}");
+        assert!(
+            rows[1].contains("<code>slice.strict.in-bounds</code>"),
+            "{table}"
+        );
+        assert!(rows[2].contains("(no clause)"), "{table}");
+        // The first group is open; each failing trial's row holds its whole report, once.
+        assert!(page.contains("<details class=\"drill failures\" open><summary><span class=\"where\">slice.reflect.mirror</span>3 failing"));
+        assert_eq!(
+            page.matches("<details class=\"drill failures\" open>")
+                .count(),
+            1
+        );
+        for name in [
+            "slice::r::one::int8",
+            "slice::r::two::int8",
+            "slice::f::a::int8",
+        ] {
+            let id = format!("id=\"t-failure-engine__x_-{}\"", name.replace("::", "__"));
+            let row = page.split(&id).nth(1).unwrap_or_else(|| panic!("{id}"));
+            let row = row.split("</tr>").next().unwrap();
+            assert!(
+                row.contains("<details><summary>report</summary><pre>case:   "),
+                "{row}"
+            );
+            assert_eq!(
+                page.matches(&format!("case:   {name}")).count(),
+                1,
+                "{name}"
+            );
+        }
+        // The cell's drill-down links to it.
+        let drill = page.split("id=\"t-slice-int8-engine__x_\"").nth(1).unwrap();
+        assert!(drill.contains("<tr class=\"failed\"><td class=\"name\"><code>slice::f::a::int8</code></td><td><span class=\"chip failed\">failed</span></td><td><code>slice.strict.in-bounds</code></td><td class=\"reason\">at [0]: expected 1, got &lt;2&gt; &amp; 3 <a href=\"#t-failure-engine__x_-slice__f__a__int8\">report</a></td>"), "{drill}");
+        // No failure, no section.
+        assert!(!super::page(&sample()[..1]).contains("id=\"failures\""));
+    }
+
+    #[test]
+    fn trials_of_undeclared_ops_are_counted_but_listed_only_when_asked() {
+        let mut reports = sample();
+        for (name, by) in [
+            ("scale::f::s::float32", "op scale"),
+            ("scale::f::t::float32", "op scale"),
+            ("slice::f::w::int8", "slice mode=wrap"),
+        ] {
+            let mut excluded = record(
+                name,
+                name.ends_with("int8").then_some("int8"),
+                Status::Excluded,
+            );
+            excluded.excluded_by = Some(by.into());
+            excluded.message = format!("{by} is not declared");
+            reports[1].trials.push(excluded);
+        }
+        let hidden = page(&reports);
+        assert!(!hidden.contains("scale::f::s::float32"));
+        assert!(!hidden.contains("<th scope=\"rowgroup\" rowspan=\"1\">scale</th>"));
+        assert!(hidden.contains("<p class=\"undeclared\">engine &lt;x&gt;: 2 trials of ops its hello does not declare are not listed (2 by op scale); <code>runner report --show-undeclared</code> lists them.</p>"), "{hidden}");
+        // Still counted: the totals and the exclusions table.
+        assert!(hidden.contains("<tr><th scope=\"row\">op scale</th>"));
+        // An excluded trial of a declared op is listed, without a replay command (never sent).
+        assert!(hidden.contains("<tr class=\"excluded\"><td class=\"name\"><code>slice::f::w::int8</code></td><td><span class=\"chip excluded\">excluded</span></td><td><code>slice.strict.in-bounds</code></td><td class=\"reason\">slice mode=wrap is not declared</td><td></td></tr>"), "{hidden}");
+        let shown = page_with(
+            &reports,
+            PageOptions {
+                show_undeclared: true,
+            },
+        );
+        assert!(shown.contains("<code>scale::f::s::float32</code>"));
+        assert!(!shown.contains("class=\"undeclared\""));
     }
 }

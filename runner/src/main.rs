@@ -8,7 +8,7 @@
 //!                      clauses and documented combinations no case reaches, and spec lint
 //! runner replay TRIAL [run options]
 //!                      run one trial, printing the request, the reply and the verdict
-//! runner report A.json B.json ... --html FILE
+//! runner report A.json B.json ... --html FILE [--show-undeclared]
 //!                      the JSON reports of several runs (engines) on one HTML page
 //! runner merge A.json B.json ... --out FILE
 //!                      the JSON reports of the parts of one run (--partition) as one
@@ -83,6 +83,10 @@ enum Command {
         /// Where to write the page
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
+        /// Also list the trials of ops an engine's hello does not declare (by default they are
+        /// only counted)
+        #[arg(long)]
+        show_undeclared: bool,
     },
     /// Joins the JSON reports of the parts of one run (`--partition K/N`) into one report equal
     /// to the whole run's; refuses parts that overlap, are missing, or come from another run
@@ -135,7 +139,15 @@ fn main() -> ExitCode {
             ),
             Err(e) => fail(&e.to_string()),
         },
-        Some(Command::Report { reports, html }) => opspec_runner::html::main(&reports, &html),
+        Some(Command::Report {
+            reports,
+            html,
+            show_undeclared,
+        }) => opspec_runner::html::main(
+            &reports,
+            &html,
+            opspec_runner::html::PageOptions { show_undeclared },
+        ),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
         Some(Command::Merge { parts, out }) => opspec_runner::merge::main(&parts, &out),
         None if cli.serve => serve_reference(&cli.target, cli.options),

@@ -243,6 +243,16 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
         assert!(listed.contains(needle.as_str()), "missing {needle:?} in:\n{listed}");
     }
 
+    // The same exclusions on both sides are no news: nothing is said of them.
+    let output = runner().arg("diff").args([&dla, &dla]).output().unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{listed}");
+    assert!(!listed.contains("excluded"), "{listed}");
+    assert!(
+        listed.contains("no regression: 0 of 4 trials differ"),
+        "{listed}"
+    );
+
     // A trial that disappeared having passed is a regression; one that appeared passing is not.
     let mut trimmed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&reference).unwrap()).unwrap();
@@ -546,6 +556,27 @@ fn the_page_works_in_chromium_with_javascript_off() {
     }
     // Closed drill-downs, one per cell.
     assert_eq!(dom.matches("<details class=\"drill\">").count(), 2, "{dom}");
+    // The page opens on the failures, grouped by clause: the one failing trial, with its whole
+    // report, under the clause its case cites, before the matrix.
+    let failures = between(
+        &dom,
+        "<details class=\"drill failures\" open=\"\">",
+        "</details>\n",
+    );
+    assert!(
+        failures.contains("<span class=\"where\">slice.coordinates.any-stride</span>1 failing"),
+        "{failures}"
+    );
+    let row = between(
+        failures,
+        "<tr class=\"failed\" id=\"t-failure-reference-slice__mine__wrong\">",
+        "</tr>",
+    );
+    assert!(
+        row.contains("<summary>report</summary><pre>case:   slice::mine::wrong"),
+        "{row}"
+    );
+    assert!(dom.find("id=\"failures\"").unwrap() < dom.find("id=\"matrix\"").unwrap());
 
     // Following the failing cell's link opens its drill-down, without any script.
     let id = between(
@@ -579,7 +610,7 @@ fn the_page_works_in_chromium_with_javascript_off() {
     for needle in [
         "<code>slice::mine::wrong</code>",
         "<code>slice.coordinates.any-stride</code>",
-        "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0<details>",
+        "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0 <a href=\"#t-failure-reference-slice__mine__wrong\">report</a>",
         &replay,
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");

@@ -177,15 +177,15 @@ pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) 
         field,
         message,
     };
-    let text = match std::fs::read_to_string(path) {
+    // A sweep is a few KiB of parameters: a regular file of at most 16 MiB.
+    let text = match opspec::source::read_bounded(path, 16 << 20)
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned()))
+    {
         Ok(text) => text,
         Err(e) => {
             return (
                 vec![],
-                vec![error(
-                    SpecErrorKind::Unreadable,
-                    (None, None, format!("cannot read: {e}")),
-                )],
+                vec![error(SpecErrorKind::Unreadable, (None, None, e))],
             )
         }
     };
