@@ -27,8 +27,9 @@ pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
 }
 
 /// The fast engine on a plan: [`kernels`] on outputs of [`THRESHOLD`] elements or more
-/// (Scale: [`SCALE_THRESHOLD`]), the reference's plain evaluation below. The same bits, and
-/// never slower than the plain evaluation (BENCHMARKS.md).
+/// (Scale: [`SCALE_THRESHOLD`]), the reference's plain evaluation below. The same bits, faster
+/// from the thresholds on for every measured op but a one-axis slice, whose table costs as much
+/// as the plain evaluation (BENCHMARKS.md, "Engine threshold").
 pub fn fast(plan: &Plan, input: &Tensor) -> Tensor {
     let elements = match plan {
         Plan::Shuffle(_) | Plan::Scale(_) => input.len(),
