@@ -34,7 +34,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("tensorrt_rtx", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import INPUT_COUNT, OpError, Unsupported, float_list, inputs_of, int_list, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, prod, serve  # noqa: E402
 from convert import FORMATS, Layout  # noqa: E402
 
 # Wire dtype <-> TensorRT DataType.
@@ -66,20 +66,40 @@ SCALE_MODE = {"uniform": trt.ScaleMode.UNIFORM, "channel": trt.ScaleMode.CHANNEL
 TENSOR_FORMAT = {name: getattr(trt.TensorFormat, name) for name in FORMATS}
 
 # Builder messages that name one rule of docs/protocol.md unambiguously -> error kind. A message
-# matching none (or an ambiguous one) gives a rejection without a kind. Each pattern is checked on
-# a real message of the pinned builder by test_messages.py. A builder failure that is an internal
-# error rather than a usage error is a crash caught here: kind `internal`, which fails any case.
+# matching none gives a rejection without a kind. Each pattern is checked on a real message of the
+# pinned builder by test_messages.py.
 KIND_PATTERNS = [
-    (re.compile(r"Error Code 2: Internal Error|Assertion .* failed|\[myelin\]|Myelin", re.I), "internal"),
-    (re.compile(r"out of bounds slice"), "out_of_bounds"),
+    (re.compile(r"Max expected length is 8|must have num dims <= Dims::MAX_DIMS"), "invalid_rank"),
+    (re.compile(r"`(first|second)_transpose` is not valid"), "invalid_permutation"),
+    (re.compile(r"reshape dimension with more than one -1 wildcard|reshape dimension is less than -1"
+                r"|has zero placeholder that refers to invalid axis"), "invalid_reshape"),
+    (re.compile(r"reshape changes volume|reshape wildcard -1 has no integer solution|reshape of empty tensor to non-empty tensor"),
+     "volume_mismatch"),
+    (re.compile(r"reshape wildcard -1 has infinite number of solutions or no solution"), "indeterminate_wildcard"),
+    (re.compile(r"weights has count \d+ but \d+ was expected|count \d+ conflicts with \d+ count"), "invalid_weights"),
+    (re.compile(r"\[Scale\]: For \w+ mode, channel axis -?\d+ must be in range"), "invalid_channel_axis"),
+    (re.compile(r"out of bounds slice|ISliceLayer has out of bounds access on axis"), "out_of_bounds"),
     (re.compile(r"invalid non-zero slice on an empty dimension"), "empty_dimension"),
     (re.compile(r"Fill input should only be provided when SampleMode is kFILL"), "fill_not_allowed"),
-    (re.compile(r"unsupported by tensor's allowed TensorFormats"), "unsupported_dtype"),
+    (re.compile(r"should have a fill value that is of rank 0|`input4` type must be the same as or implicitly convertible"), "invalid_fill"),
+    (re.compile(r"slice size cannot have negative dimension"), "invalid_size"),
+    (re.compile(r"mismatch in number of dimensions for (start|size|stride)|must have the same length as axes input"), "rank_mismatch"),
+    (re.compile(r"ISliceLayer input[1235] must be a 1D shape tensor"), "invalid_input"),
+    (re.compile(r"unsupported by tensor's allowed TensorFormats|\]: (first )?input has type \w+ but must have type"
+                r"|Tensor (input|fill) has datatype \w+ but is not consumed by"), "unsupported_dtype"),
 ]
+# A builder failure that is an internal error rather than a usage error, and names no rule, is a
+# crash caught here: kind `internal`, which fails any case (docs/protocol.md "Error kinds").
+INTERNAL = re.compile(r"Error Code 2: Internal Error|Error Code 1: Myelin")
 
 
 class Rejected(Exception):
-    """TensorRT refused the network: an API call raised or logged an error, or the build failed."""
+    """TensorRT refused the network: an API call raised or logged an error, or the build failed.
+    `errors`: the messages, first logged first."""
+
+    def __init__(self, errors):
+        super().__init__(" | ".join(errors))
+        self.errors = errors
 
 
 NO_GPU = "cudaError 35: CUDA driver version is insufficient"
@@ -115,9 +135,9 @@ def call(fn, *args):
     try:
         value = fn(*args)
     except (TypeError, ValueError, IndexError, OverflowError, RuntimeError) as e:
-        raise Rejected(f"{getattr(fn, '__name__', fn)}: {type(e).__name__}: {' '.join(str(e).split())}") from None
+        raise Rejected(LOGGER.errors() + [f"{getattr(fn, '__name__', fn)}: {type(e).__name__}: {' '.join(str(e).split())}"]) from None
     if len(LOGGER.errors()) > before:
-        raise Rejected(LOGGER.errors()[-1])
+        raise Rejected(LOGGER.errors())
     return value
 
 
@@ -133,9 +153,12 @@ def setattr_checked(layer, name, value):
 def weights(dtype, data, shape):
     """A numpy array (or trt.Weights for dtypes numpy lacks) of a wire tensor's bits; the array
     must outlive the network, so the caller keeps it."""
+    if prod(shape) == 0:
+        # An empty constant has no values and, as addConstant checks, no pointer.
+        return trt.Weights(TRT_TYPE[dtype])
     if dtype in NUMPY_TYPE:
-        return np.frombuffer(data, dtype=NUMPY_TYPE[dtype]).reshape(shape).copy() if data else np.zeros(shape, NUMPY_TYPE[dtype])
-    raw = np.frombuffer(data, dtype=np.uint8).copy() if data else np.zeros(1, np.uint8)
+        return np.frombuffer(data, dtype=NUMPY_TYPE[dtype]).reshape(shape).copy()
+    raw = np.frombuffer(data, dtype=np.uint8).copy()
     return raw, trt.Weights(TRT_TYPE[dtype], raw.ctypes.data, prod(shape))
 
 
@@ -171,13 +194,14 @@ class Network:
             raise Unsupported(f"dtype {wire.dtype}")
         x = call(self.net.add_input, name, TRT_TYPE[wire.dtype], dims(shape if shape is not None else wire.shape))
         if x is None:
-            raise Rejected(f"add_input returned no tensor: {LOGGER.errors()}")
+            raise Rejected(LOGGER.errors() or ["add_input returned no tensor"])
         if fmt is not None:
             x.allowed_formats = 1 << int(TENSOR_FORMAT[fmt])
         return x
 
     def constant(self, wire):
-        """A tensor the case gives as a value (a shape tensor, a fill value): a constant layer."""
+        """A shape tensor the case gives as a value (reshape dims, start, size, stride, axes): a
+        constant layer, which the builder folds into the shapes."""
         if wire.dtype not in TRT_TYPE:
             raise Unsupported(f"dtype {wire.dtype}")
         w = weights(wire.dtype, wire.data, wire.shape)
@@ -185,14 +209,13 @@ class Network:
         w = w[1] if isinstance(w, tuple) else w
         layer = call(self.net.add_constant, dims(wire.shape), w)
         if layer is None:
-            raise Rejected(f"add_constant returned no layer: {LOGGER.errors()}")
+            raise Rejected(LOGGER.errors() or ["add_constant returned no layer"])
         return layer.get_output(0)
 
 
 def checked(layer, what):
     if layer is None:
-        errors = LOGGER.errors()
-        raise Rejected(errors[-1] if errors else f"{what} returned no layer")
+        raise Rejected(LOGGER.errors() or [f"{what} returned no layer"])
     return layer
 
 
@@ -224,6 +247,10 @@ def slice_(n, attrs, t):
     # set_input instead, and the attribute stays at add_slice's placeholder (ignored by TensorRT
     # once the input is set).
     static = {name: int_list(attrs, name) for name in ("start", "size", "stride")}
+    for name in ("start", "size"):
+        if static[name] is None and t[SLICE_INPUTS[name]] is None:
+            # add_slice has no call without them: nothing to build.
+            raise OpError("invalid_input", f"slice needs {name}, as an attribute or input {SLICE_INPUTS[name]}")
     rank = len(t[0].shape)
     given = next((len(v) for v in static.values() if v is not None), rank)
     placeholder = [0] * given
@@ -248,12 +275,6 @@ def slice_(n, attrs, t):
 
 def scale(n, attrs, t):
     x = t[0]
-    out_dtype = attrs.get("output_dtype")
-    if out_dtype is not None and out_dtype != x.dtype:
-        # A strongly typed network (the only kind TensorRT-RTX and TensorRT 11 build) gives a
-        # layer's output the type its inputs imply: there is no API to ask Scale for another one.
-        raise Unsupported(f"a {x.dtype} Scale with a {out_dtype} output needs weak typing (TensorRT 10 and earlier); "
-                          "TensorRT-RTX types every tensor from its inputs")
     # In a strongly typed network the weights have the input's type (a float32 coefficient list
     # on a float16 input ends in an internal assertion of the builder: repro/).
     wtype = x.dtype if x.dtype in ("float16", "bfloat16") else "float32"
@@ -319,17 +340,28 @@ def build(op, attrs, tensors):
     plan = BUILDER.build_serialized_network(n.net, BUILDER.create_builder_config())
     errors = LOGGER.errors()
     if plan is None or errors:
-        raise Rejected(" | ".join(errors) if errors else "build_serialized_network returned no plan and logged nothing")
+        raise Rejected(errors or ["build_serialized_network returned no plan and logged nothing"])
     dims = list(out.shape)
     if any(d < 0 for d in dims):
         raise OpError("internal", f"the built network's output has unresolved dims {dims}")
+    wanted = attrs.get("output_dtype") if op == "scale" else None
+    if wanted is not None and WIRE_TYPE.get(out.dtype) != wanted:
+        # A strongly typed network (the only kind TensorRT-RTX and TensorRT 11 build) types a
+        # layer's output from its inputs: no API asks Scale for another output type.
+        raise Unsupported(f"the builder types this Scale's output {WIRE_TYPE.get(out.dtype)} from its input; a {wanted} output "
+                          "needs weak typing (TensorRT 10 and earlier), which TensorRT-RTX does not have")
     return Built(WIRE_TYPE.get(out.dtype, str(out.dtype)), dims, attrs.get("to") if op == "reformat" else None, plan.nbytes)
 
 
-def kind_of(message):
-    for pattern, kind in KIND_PATTERNS:
-        if pattern.search(message):
-            return kind
+def kind_of(errors):
+    """The kind the first error message that names a rule gives (the builder often logs the
+    rule, then what failed because of it)."""
+    for message in errors:
+        for pattern, kind in KIND_PATTERNS:
+            if pattern.search(message):
+                return kind
+        if INTERNAL.search(message):
+            return "internal"
     return None
 
 
@@ -337,11 +369,12 @@ def answer(op, attrs, built, dla):
     """The `built` answer's output: dtype and shape as the wire carries them. A tensor in a
     format other than LINEAR travels as the 1-D memory image of its logical dims
     (docs/protocol.md "reformat"); the built network's dims are the logical ones."""
+    check_budget(built.dims)
     out = {"dtype": built.dtype, "shape": built.dims}
     if built.format is not None and built.format != "LINEAR":
         out["format"] = f"{built.format} (the network output's allowed_formats; logical dims {built.dims})"
         try:
-            out["shape"] = [prod(Layout(built.format, built.dims, built.dtype, dla).memory)]
+            out["shape"] = [check_budget(Layout(built.format, built.dims, built.dtype, dla).memory, "buffer")]
         except OpError:
             # The builder took a rank the protocol's table gives no memory image for: the
             # logical dims stand, and the format text says so.
@@ -358,8 +391,7 @@ def run(op, attrs, inputs):
     try:
         built = build(op, attrs, tensors)
     except Rejected as e:
-        message = f"tensorrt_rtx {trt.__version__}: {e}"
-        raise OpError(kind_of(message), message[:2000]) from None
+        raise OpError(kind_of(e.errors), f"tensorrt_rtx {trt.__version__}: {' | '.join(e.errors)}"[:2000]) from None
     return answer(op, attrs, built, attrs.get("dla", "orin"))
 
 
