@@ -208,11 +208,12 @@ PROBES = {
 }
 
 
-def probe(dtypes, attempt):
+def probe(dtypes, attempt, ops=OPS):
     """{op: [dtype, ...]}: the `dtypes` in which `attempt(op, attrs, tensors)` runs the op's
-    PROBES case (zeros) without raising OpError or Unsupported."""
+    PROBES case (zeros) without raising OpError or Unsupported, for each of `ops`."""
     found = {}
-    for op, (attrs, shape) in PROBES.items():
+    for op in ops:
+        attrs, shape = PROBES[op]
         found[op] = []
         for dtype in dtypes:
             tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUT_COUNT[op] - 1)

@@ -34,7 +34,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("tensorrt_rtx", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, probe, prod, serve  # noqa: E402
 from convert import FORMATS, Layout  # noqa: E402
 
 # Wire dtype <-> TensorRT DataType.
@@ -395,8 +395,21 @@ def run(op, attrs, inputs):
     return answer(op, attrs, built, attrs.get("dla", "orin"))
 
 
+def attempt(op, attrs, tensors):
+    """One probe build (wire.probe): a rejection means the builder does not take the dtype; an
+    internal error does not say so, and leaves the dtype in, so that the crash stays visible."""
+    try:
+        build(op, attrs, tensors)
+    except Rejected as e:
+        if kind_of(e.errors) != "internal":
+            raise OpError(kind_of(e.errors), " | ".join(e.errors)) from None
+
+
 def hello():
-    return {"name": f"tensorrt-rtx-{trt.__version__}", "ops": list(LAYERS), "build_only": True}
+    # The dtypes in which the installed builder builds the simplest case of each op (reformat's
+    # dtypes depend on the format, and are the builder's to judge case by case).
+    dtypes = probe(TRT_TYPE, attempt, ops=["shuffle", "slice", "scale"])
+    return {"name": f"tensorrt-rtx-{trt.__version__}", "ops": list(LAYERS), "build_only": True, "dtypes": dtypes}
 
 
 if __name__ == "__main__":
