@@ -13,7 +13,7 @@ then answer `ok` with the data.
 The adapter never decides for the builder: every attribute goes to the layer as given, and a case
 is rejected only when TensorRT refuses it (an API call that raises or logs an error, or a build
 that returns no plan). The error kind is given only where the builder's message names the rule
-unambiguously (KIND_PATTERNS, each checked against a real message by test_messages.py).
+unambiguously (KIND_PATTERNS, each checked against a real message by test_errors.py).
 
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
@@ -67,27 +67,28 @@ TENSOR_FORMAT = {name: getattr(trt.TensorFormat, name) for name in FORMATS}
 
 # Builder messages that name one rule of docs/protocol.md unambiguously -> error kind. A message
 # matching none gives a rejection without a kind. Each pattern is checked on a real message of the
-# pinned builder by test_messages.py.
+# pinned builder by test_errors.py.
 KIND_PATTERNS = [
-    (re.compile(r"Max expected length is 8|must have num dims <= Dims::MAX_DIMS"), "invalid_rank"),
-    (re.compile(r"`(first|second)_transpose` is not valid"), "invalid_permutation"),
-    (re.compile(r"reshape dimension with more than one -1 wildcard|reshape dimension is less than -1"
-                r"|has zero placeholder that refers to invalid axis"), "invalid_reshape"),
-    (re.compile(r"reshape changes volume|reshape wildcard -1 has no integer solution|reshape of empty tensor to non-empty tensor"),
-     "volume_mismatch"),
-    (re.compile(r"reshape wildcard -1 has infinite number of solutions or no solution"), "indeterminate_wildcard"),
-    (re.compile(r"weights has count \d+ but \d+ was expected|count \d+ conflicts with \d+ count"), "invalid_weights"),
-    (re.compile(r"\[Scale\]: For \w+ mode, channel axis -?\d+ must be in range"), "invalid_channel_axis"),
-    (re.compile(r"out of bounds slice|ISliceLayer has out of bounds access on axis"), "out_of_bounds"),
-    (re.compile(r"invalid non-zero slice on an empty dimension"), "empty_dimension"),
-    (re.compile(r"Fill input should only be provided when SampleMode is kFILL"), "fill_not_allowed"),
-    (re.compile(r"should have a fill value that is of rank 0|`input4` type must be the same as or implicitly convertible"), "invalid_fill"),
-    (re.compile(r"slice size cannot have negative dimension"), "invalid_size"),
-    (re.compile(r"mismatch in number of dimensions for (start|size|stride)|must have the same length as axes input"), "rank_mismatch"),
-    (re.compile(r"ISliceLayer input[1235] must be a 1D shape tensor"), "invalid_input"),
-    (re.compile(r"unsupported by tensor's allowed TensorFormats|\]: (first )?input has type \w+ but must have type"
-                r"|Tensor (input|fill) has datatype \w+ but is not consumed by"), "unsupported_dtype"),
+    ("invalid_rank", [r"Max expected length is 8", r"must have num dims <= Dims::MAX_DIMS"]),
+    ("invalid_permutation", [r"`(first|second)_transpose` is not valid"]),
+    ("invalid_reshape", [r"reshape dimension with more than one -1 wildcard", r"reshape dimension is less than -1",
+                         r"has zero placeholder that refers to invalid axis"]),
+    ("volume_mismatch", [r"reshape changes volume", r"reshape wildcard -1 has no integer solution",
+                         r"reshape of empty tensor to non-empty tensor"]),
+    ("indeterminate_wildcard", [r"reshape wildcard -1 has infinite number of solutions or no solution"]),
+    ("invalid_weights", [r"weights has count \d+ but \d+ was expected", r"count \d+ conflicts with \d+ count"]),
+    ("invalid_channel_axis", [r"\[Scale\]: For \w+ mode, channel axis -?\d+ must be in range"]),
+    ("out_of_bounds", [r"out of bounds slice", r"ISliceLayer has out of bounds access on axis"]),
+    ("empty_dimension", [r"invalid non-zero slice on an empty dimension"]),
+    ("fill_not_allowed", [r"Fill input should only be provided when SampleMode is kFILL"]),
+    ("invalid_fill", [r"should have a fill value that is of rank 0", r"`input4` type must be the same as or implicitly convertible"]),
+    ("invalid_size", [r"slice size cannot have negative dimension"]),
+    ("rank_mismatch", [r"mismatch in number of dimensions for (start|size|stride)", r"must have the same length as axes input"]),
+    ("invalid_input", [r"ISliceLayer input[1235] must be a 1D shape tensor"]),
+    ("unsupported_dtype", [r"unsupported by tensor's allowed TensorFormats", r"\]: (first )?input has type \w+ but must have type",
+                           r"Tensor (input|fill) has datatype \w+ but is not consumed by"]),
 ]
+KIND_PATTERNS = [(kind, [re.compile(p) for p in patterns]) for kind, patterns in KIND_PATTERNS]
 # A builder failure that is an internal error rather than a usage error, and names no rule, is a
 # crash caught here: kind `internal`, which fails any case (docs/protocol.md "Error kinds").
 INTERNAL = re.compile(r"Error Code 2: Internal Error|Error Code 1: Myelin")
@@ -357,8 +358,8 @@ def kind_of(errors):
     """The kind the first error message that names a rule gives (the builder often logs the
     rule, then what failed because of it)."""
     for message in errors:
-        for pattern, kind in KIND_PATTERNS:
-            if pattern.search(message):
+        for kind, patterns in KIND_PATTERNS:
+            if any(p.search(message) for p in patterns):
                 return kind
         if INTERNAL.search(message):
             return "internal"

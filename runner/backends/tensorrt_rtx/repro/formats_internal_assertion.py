@@ -1,18 +1,45 @@
 #!/usr/bin/env python3
-"""A network output whose allowed_formats is CHW16 (float16, [1, 16, 1, 2]), DLA_LINEAR or
-DLA_HWC4 (float16 and int8, [1, 3, 2, 2]) ends the build in an internal assertion ("Assertion
-allowedFormatSet != FormatSet::kNONE failed", Error Code 2: Internal Error), where a format the
-builder cannot give a tensor is an API usage error elsewhere ("No TensorFormats available for
-tensor ...", "has dataType ... unsupported by tensor's allowed TensorFormats"). NvInferRuntime.h
-lists CHW16 for float16 and the DLA formats for float16 and int8."""
+"""A network output whose allowed_formats is CHW16 or a DLA format ends the build in an internal assertion, neither a plan nor a usage error.
 
-import os
+Spec: NvInferRuntime.h lists CHW16 for float16 and DLA_LINEAR / DLA_HWC4 for float16 and int8; a format the builder cannot give a tensor is a usage error elsewhere ("No TensorFormats available for tensor ...", "has dataType ... unsupported by tensor's allowed TensorFormats").
+
+Engine: CHW16 float16 [1, 16, 1, 2], DLA_LINEAR float16 and int8, DLA_HWC4 int8 ([1, 3, 2, 2]): "Assertion allowedFormatSet != FormatSet::kNONE failed" (Error Code 2: Internal Error).
+"""
+
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tensorrt_rtx as trt
 
-import tensorrt_rtx as trt  # noqa: E402
-from _common import BUILDER, build, verdict  # noqa: E402
+
+class Messages(trt.ILogger):
+    """Keeps the errors TensorRT logs (the CUDA driver probe's complaint aside: no GPU here)."""
+
+    def __init__(self):
+        trt.ILogger.__init__(self)
+        self.lines = []
+
+    def log(self, severity, msg):
+        if severity in (trt.ILogger.Severity.INTERNAL_ERROR, trt.ILogger.Severity.ERROR) and "cudaError 35" not in msg:
+            self.lines.append(" ".join(str(msg).split()))
+
+
+LOGGER = Messages()
+BUILDER = trt.Builder(LOGGER)
+
+
+def build(network):
+    """(plan or None, the errors logged while building)."""
+    LOGGER.lines.clear()
+    plan = BUILDER.build_serialized_network(network, BUILDER.create_builder_config())
+    return plan, list(LOGGER.lines)
+
+
+def verdict(reproduces, engine_answer, specified):
+    print(f"tensorrt_rtx {trt.__version__}")
+    print(f"  builder:       {engine_answer}")
+    print(f"  specification: {specified}")
+    print("the defect still reproduces" if reproduces else "the defect no longer reproduces")
+    sys.exit(0 if reproduces else 1)
 
 
 def pack(fmt, dtype, shape):
