@@ -175,6 +175,61 @@ impl Capabilities {
             build_only: false,
         })
     }
+
+    /// `Err` when the declaration leaves the case out: its op, a target it is restricted on,
+    /// an attribute value, or (for a case that expects outputs) a dtype.
+    pub fn supports(&self, case: &Case) -> Result<(), Exclusion> {
+        let op = case.op.name();
+        let backend = &self.name;
+        if !self.ops.contains(op) {
+            return Err(Exclusion {
+                by: format!("op {op}"),
+                reason: format!("{backend} does not implement {op}"),
+            });
+        }
+        let targets: Vec<&String> = self.targets.iter().collect();
+        if let Some((target, reason)) = case.unsupported_reason(&targets) {
+            return Err(Exclusion {
+                by: format!("target {target}"),
+                reason: format!("restricted on {target}: {reason}"),
+            });
+        }
+        // Every case using an undeclared value is left out, error cases too: the value names
+        // a behaviour the backend does not have, so it could not tell which rule it breaks.
+        for (attribute, values) in self.attributes.get(&case.op).into_iter().flatten() {
+            let declarable = declarable(case.op, attribute).expect("validated in the hello");
+            if let Some(value) = (declarable.used)(&case.invocation.attrs)
+                .into_iter()
+                .find(|v| !values.contains(v))
+            {
+                return Err(Exclusion {
+                    by: format!("{op} {attribute}={value}"),
+                    reason: format!("{backend} does not support {op} with {attribute} {value}"),
+                });
+            }
+        }
+        let excluded = self.excluded_dtypes(case);
+        // An error case is sent anyway: the backend must still reject what it cannot run.
+        if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
+            let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
+            return Err(Exclusion {
+                by: dtype_declaration(case, &excluded),
+                reason: format!("{backend} does not support {op} in {}", names.join(", ")),
+            });
+        }
+        Ok(())
+    }
+
+    /// The dtypes of the case ([`trial_dtypes`]) that the declaration leaves out for its op.
+    pub fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        match self.dtypes.get(case.op.name()) {
+            Some(listed) => trial_dtypes(case)
+                .into_iter()
+                .filter(|d| !listed.contains(d.name()))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
 }
 
 /// A backend run as a pool of processes (one by default).
@@ -709,61 +764,11 @@ impl Backend for ProcessBackend {
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
-        let op = case.op.name();
-        let backend = &self.capabilities.name;
-        if !self.capabilities.ops.contains(op) {
-            return Err(Exclusion {
-                by: format!("op {op}"),
-                reason: format!("{backend} does not implement {op}"),
-            });
-        }
-        let targets: Vec<&String> = self.capabilities.targets.iter().collect();
-        if let Some((target, reason)) = case.unsupported_reason(&targets) {
-            return Err(Exclusion {
-                by: format!("target {target}"),
-                reason: format!("restricted on {target}: {reason}"),
-            });
-        }
-        // Every case using an undeclared value is left out, error cases too: the value names
-        // a behaviour the backend does not have, so it could not tell which rule it breaks.
-        for (attribute, values) in self
-            .capabilities
-            .attributes
-            .get(&case.op)
-            .into_iter()
-            .flatten()
-        {
-            let declarable = declarable(case.op, attribute).expect("validated in the hello");
-            if let Some(value) = (declarable.used)(&case.invocation.attrs)
-                .into_iter()
-                .find(|v| !values.contains(v))
-            {
-                return Err(Exclusion {
-                    by: format!("{op} {attribute}={value}"),
-                    reason: format!("{backend} does not support {op} with {attribute} {value}"),
-                });
-            }
-        }
-        let excluded = self.excluded_dtypes(case);
-        // An error case is sent anyway: the backend must still reject what it cannot run.
-        if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
-            let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
-            return Err(Exclusion {
-                by: dtype_declaration(case, &excluded),
-                reason: format!("{backend} does not support {op} in {}", names.join(", ")),
-            });
-        }
-        Ok(())
+        self.capabilities.supports(case)
     }
 
     fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
-        match self.capabilities.dtypes.get(case.op.name()) {
-            Some(listed) => trial_dtypes(case)
-                .into_iter()
-                .filter(|d| !listed.contains(d.name()))
-                .collect(),
-            None => Vec::new(),
-        }
+        self.capabilities.excluded_dtypes(case)
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
