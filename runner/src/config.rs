@@ -494,7 +494,7 @@ impl Options {
         Ok(Config {
             jobs,
             partition,
-            shard_status_file: path("TEST_SHARD_STATUS_FILE"),
+            shard_status_file: path("TEST_SHARD_STATUS_FILE").map(absolute),
             specs: match specs {
                 Some(list) => all(list),
                 None => vec![root.join("specs")],
@@ -809,6 +809,71 @@ mod tests {
             default_backend_log(target),
             target.join("opspec-backend.log")
         );
+    }
+
+    #[test]
+    fn jobs_and_partitions_by_flag_variable_or_bazel() {
+        let base = Path::new("/base");
+        let config = Options::default().resolve_with(base, |_| None).unwrap();
+        assert_eq!((config.jobs, config.partition), (1, None));
+        let env = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let config = Options::default()
+            .resolve_with(
+                base,
+                env(&[("OPSPEC_JOBS", "4"), ("OPSPEC_PARTITION", "2/3")]),
+            )
+            .unwrap();
+        assert_eq!(config.jobs, 4);
+        assert_eq!(config.partition, Some(Partition { index: 2, total: 3 }));
+        let bazel = env(&[
+            ("TEST_TOTAL_SHARDS", "5"),
+            ("TEST_SHARD_INDEX", "0"),
+            ("TEST_SHARD_STATUS_FILE", "shard"),
+        ]);
+        let config = Options::default()
+            .resolve_with(base, bazel.clone())
+            .unwrap();
+        assert_eq!(config.partition, Some(Partition { index: 1, total: 5 }));
+        assert_eq!(config.shard_status_file, Some(PathBuf::from("/base/shard")));
+        // The flag wins over Bazel's variables.
+        let options = Options {
+            partition: Some(Partition { index: 3, total: 4 }),
+            ..Options::default()
+        };
+        let config = options.resolve_with(base, bazel.clone()).unwrap();
+        assert_eq!(config.partition, Some(Partition { index: 3, total: 4 }));
+        for (variable, value) in [
+            ("OPSPEC_JOBS", "0"),
+            ("OPSPEC_JOBS", "257"),
+            ("OPSPEC_PARTITION", "0/3"),
+        ] {
+            let error = Options::default()
+                .resolve_with(base, env(&[(variable, value)]))
+                .unwrap_err();
+            assert!(error.to_string().contains(variable), "{error}");
+        }
+        let bad_shard = env(&[("TEST_TOTAL_SHARDS", "2"), ("TEST_SHARD_INDEX", "2")]);
+        let error = Options::default()
+            .resolve_with(base, bad_shard)
+            .unwrap_err();
+        assert!(error.to_string().contains("TEST_SHARD_INDEX"), "{error}");
+        let options = Options {
+            bless: true,
+            ..Options::default()
+        };
+        let error = options.resolve_with(base, bazel).unwrap_err();
+        assert!(matches!(error, ConfigError::Conflict(_)), "{error}");
     }
 
     #[test]
