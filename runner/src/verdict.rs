@@ -704,7 +704,7 @@ cases:
             "{report}"
         );
         assert!(
-            report.contains("\n+channel_axis 4 is outside [0, 4)"),
+            report.contains("\n+channel_axis 4 is outside [-4, 4)"),
             "{report}"
         );
     }

@@ -11,8 +11,8 @@
 //! anything else is `invalid_weights` (\[inferred\], §3.2).
 //!
 //! Channel axis (§3.3): `channel_axis` as `add_scale_nd` takes it, or, when absent, the
-//! `add_scale` default, the third-to-last axis. It must lie in `[0, rank)`
-//! (`invalid_channel_axis`; no negative counting from the end), and exactly 2 or 3 axes must
+//! `add_scale` default, the third-to-last axis. It must lie in `[-rank, rank)`, a negative axis
+//! counting from the end (`invalid_channel_axis`; TensorRT-RTX's builder, §3.3), and exactly 2 or 3 axes must
 //! follow it ("Only 2D or 3D scale is supported"; `invalid_rank`). The input has rank ≥ 4
 //! (§3.4: the C++ header; the seed's "n ≥ 4" is off by one, §8.2; `invalid_rank`) and at most 8
 //! (TensorRT's `Dims64::MAX_DIMS`, §6.1; `invalid_rank`).
@@ -253,16 +253,18 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
     }
     let channel_axis = match attrs.channel_axis {
         None => rank - 3,
-        Some(axis) if axis < 0 || axis >= rank as i64 => {
+        Some(axis) if axis < -(rank as i64) || axis >= rank as i64 => {
             return fail(
                 ErrorKind::InvalidChannelAxis,
                 "scale.channel-axis.range",
                 format!(
-                    "channel_axis {axis} is outside [0, {rank}) for shape {:?}",
+                    "channel_axis {axis} is outside [-{rank}, {rank}) for shape {:?}",
                     input.shape
                 ),
             )
         }
+        // A negative axis counts from the end, as TensorRT-RTX's builder reads it (§3.3).
+        Some(axis) if axis < 0 => (axis + rank as i64) as usize,
         Some(axis) => axis as usize,
     };
     let spatial = rank - channel_axis - 1;
@@ -559,10 +561,11 @@ mod tests {
         assert_eq!(kind(&uniform, &[1, 2, 2]), ErrorKind::InvalidRank);
         let mut a = uniform.clone();
         for (axis, expected) in [
-            (-1, ErrorKind::InvalidChannelAxis),
+            (-5, ErrorKind::InvalidChannelAxis),
             (4, ErrorKind::InvalidChannelAxis),
-            (3, ErrorKind::InvalidRank), // 0 dims after it
-            (2, ErrorKind::InvalidRank), // 1 dim after it
+            (-1, ErrorKind::InvalidRank), // axis 3, 0 dims after it
+            (3, ErrorKind::InvalidRank),  // 0 dims after it
+            (2, ErrorKind::InvalidRank),  // 1 dim after it
         ] {
             a.channel_axis = Some(axis);
             assert_eq!(kind(&a, &[1, 1, 1, 1]), expected, "axis {axis}");

@@ -37,7 +37,8 @@ pub const SCOPES: [&str; 6] = [
 pub enum Status {
     /// Stated by the vendor's documentation or header comments.
     Doc,
-    /// Observed output of the real product, printed in a vendor-maintained log.
+    /// Observed output of the real product: printed in a vendor-maintained log, or the
+    /// TensorRT-RTX builder's answer, reproducible with `runner/backends/tensorrt_rtx/`.
     Obs,
     /// Read from the vendor's open-source implementation.
     Impl,

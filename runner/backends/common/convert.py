@@ -98,6 +98,8 @@ def scale_weights(attrs, shape):
     ca = attrs.get("channel_axis")
     if ca is None:
         ca = rank - 3
+    elif -rank <= ca < 0:
+        ca += rank  # a negative axis counts from the end (docs/semantics.md §3.3)
     if mode == "uniform":
         wshape = []
     elif not 0 <= ca < rank:

@@ -208,11 +208,12 @@ PROBES = {
 }
 
 
-def probe(dtypes, attempt):
+def probe(dtypes, attempt, ops=OPS):
     """{op: [dtype, ...]}: the `dtypes` in which `attempt(op, attrs, tensors)` runs the op's
-    PROBES case (zeros) without raising OpError or Unsupported."""
+    PROBES case (zeros) without raising OpError or Unsupported, for each of `ops`."""
     found = {}
-    for op, (attrs, shape) in PROBES.items():
+    for op in ops:
+        attrs, shape = PROBES[op]
         found[op] = []
         for dtype in dtypes:
             tensors = [Wire(dtype, shape, bytes(nbytes(dtype, prod(shape))))] + [None] * (INPUT_COUNT[op] - 1)
@@ -230,8 +231,9 @@ def _summary(e):
     return f"{type(e).__name__}: {e} at {where}"
 
 
-def serve(hello, run):
-    """The request loop: one JSON line in, one JSON line out, flushed."""
+def serve(hello, run, answer="ok"):
+    """The request loop: one JSON line in, one JSON line out, flushed. `answer` is the type of a
+    reply with outputs: `ok`, or `built` for a build-only backend (whose outputs have no data)."""
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
     out = sys.stdout
     for line in sys.stdin:
@@ -251,7 +253,7 @@ def serve(hello, run):
                 inputs = msg.get("inputs") or []
                 if not isinstance(attrs, dict) or not isinstance(inputs, list):
                     raise OpError("internal", "attrs must be an object and inputs a list")
-                reply = {"type": "ok", "id": mid, "outputs": [run(msg.get("op"), attrs, inputs)]}
+                reply = {"type": answer, "id": mid, "outputs": [run(msg.get("op"), attrs, inputs)]}
             else:
                 raise OpError("internal", f"unknown message type {kind!r}")
         except OpError as e:

@@ -498,8 +498,9 @@ def op_scale(attrs, inputs):
         ca = rank - 3
     elif type(ca) is not int:
         raise OpError("invalid_input", f"channel_axis must be an integer, got {ca!r}")
-    if not 0 <= ca < rank:
-        raise OpError("invalid_channel_axis", f"channel_axis {ca} outside [0, {rank})")
+    if not -rank <= ca < rank:
+        raise OpError("invalid_channel_axis", f"channel_axis {ca} outside [-{rank}, {rank})")
+    ca %= rank  # a negative axis counts from the end
     spatial = rank - ca - 1
     if spatial not in (2, 3):
         raise OpError("invalid_rank", f"{spatial} dims after channel axis {ca}; only 2 or 3 are supported")
