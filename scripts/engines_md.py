@@ -61,6 +61,24 @@ def rules():
     return found
 
 
+def reproducers():
+    """[(engine, path, title, spec, engine's answer)] from runner/backends/*/repro/*.py: each
+    reproducer's docstring has a title, then `Spec:` and `Engine:` paragraphs."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "runner", "backends", "*", "repro", "*.py"))):
+        text = open(path, encoding="utf-8").read()
+        m = re.search(r'"""(.*?)"""', text, re.S)
+        doc = m.group(1).strip() if m else ""
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n|\n(?=[A-Z][a-z]+: )", doc)]
+        fields = {}
+        for p in paragraphs[1:]:
+            key, _, value = p.partition(": ")
+            fields[key] = value
+        engine = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        found.append((engine, os.path.relpath(path, ROOT), paragraphs[0], fields.get("Spec", ""), fields.get("Engine", "")))
+    return found
+
+
 def matches(pattern, name):
     return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
 
@@ -120,6 +138,36 @@ def page(names):
             counts = [(cls, row[0]) for (c, cls), row in rows.items() if c == clause]
             cells.append(", ".join(f"{n} {cls}" for cls, n in counts) if counts else "")
         out.append(f"| `{clause}` | {rule.get(clause, '')} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "## Engine defects found",
+        "",
+        "Where an engine contradicts its own specification, each shown by a standalone script that calls",
+        "the engine directly (no adapter) and prints its answer beside the specification's; it exits 0",
+        "while the defect is there, and `runner/tests/engines.rs` runs every one, so a fixed engine is",
+        "noticed. Where the adapter can write the case another way with the engine's own ops, it does,",
+        "and no trial fails for the defect; a `defect` entry in the tables below names its script.",
+        "",
+    ]
+    found = reproducers()
+    # `config_*.py`: what a configuration setting changes (why an adapter uses one, or not).
+    defects = [r for r in found if not os.path.basename(r[1]).startswith("config_")]
+    settings = [r for r in found if os.path.basename(r[1]).startswith("config_")]
+    for heading, group in ((None, defects), ("### Configuration findings", settings)):
+        if heading and group:
+            out += [
+                "",
+                heading,
+                "",
+                "What a setting of the engine changes, shown the same way: why an adapter sets it, or does not.",
+                "",
+            ]
+        for engine, script, title, spec, answer in group:
+            out += [
+                f"- **{ENGINE_NAMES.get(engine, engine)}**: {title} [`{script}`](../{script})",
+                f"  - specification: {spec}",
+                f"  - engine: {answer}",
+            ]
     for engine, path, rows in engines:
         total = sum(row[0] for row in rows.values())
         out += [

@@ -121,15 +121,22 @@ class SlicePlan:
         need_before = [b if d != 1 else 0 for b, d in zip(self.before, self.shape)]
         need_after = [a if d != 1 else 0 for a, d in zip(self.after, self.shape)]
         length = list(self.shape)
+
+        def amount(need, length, d):
+            # An empty axis has nothing to reflect: one Pad of the whole amount, for the engine to
+            # judge. Otherwise what is left if the Pad can reflect it, else the most it can that
+            # ends where the reflection turns (a multiple of d - 1, at least d - 1 itself).
+            if d < 2 or need <= length - 1:
+                return need
+            return (length - 1) // (d - 1) * (d - 1)
+
         while any(need_before) or any(need_after):
-            # An empty axis has nothing to reflect: one Pad of the whole amount, for the engine
-            # to judge.
-            step_b = [nb if d < 2 else min(nb, d - 1) for nb, d in zip(need_before, length)]
-            step_a = [na if d < 2 else min(na, d - 1) for na, d in zip(need_after, length)]
+            step_b = [amount(n, n_len, d) for n, n_len, d in zip(need_before, length, self.shape)]
+            step_a = [amount(n, n_len, d) for n, n_len, d in zip(need_after, length, self.shape)]
             stages.append((engine_modes["reflect"], step_b, step_a))
-            need_before = [nb - b for nb, b in zip(need_before, step_b)]
-            need_after = [na - a for na, a in zip(need_after, step_a)]
-            length = [d + b + a for d, b, a in zip(length, step_b, step_a)]
+            need_before = [n - b for n, b in zip(need_before, step_b)]
+            need_after = [n - a for n, a in zip(need_after, step_a)]
+            length = [n_len + b + a for n_len, b, a in zip(length, step_b, step_a)]
         return stages
 
 

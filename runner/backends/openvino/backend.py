@@ -30,6 +30,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
 
 from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from errors import error_kind  # noqa: E402
 
 OV_TYPE = {
     "bool": ov.Type.boolean,
@@ -45,11 +46,13 @@ OV_TYPE = {
 }
 WIRE_TYPE = {t.get_type_name(): n for n, t in OV_TYPE.items()}
 CORE = ov.Core()
-# The CPU plugin's default configuration. No thread, stream or precision setting: with
-# INFERENCE_NUM_THREADS 1 the plugin skips run-time shape checks and returns what was in memory
-# (repro/config_one_thread_skips_shape_checks.py); the default inference precision (bfloat16 on
-# a CPU with AMX or AVX512_BF16) changes no result of the suite (BENCHMARKS.md, "Engine adapters").
-CONFIG = {}
+# The CPU plugin's default configuration but for one setting. On a CPU with bfloat16 arithmetic
+# (AVX512_BF16, AMX) the plugin runs float32 computations at bfloat16 precision by default, which
+# flushes subnormal results and rewrites NaNs of bfloat16 Scale cases
+# (repro/config_bf16_inference_precision.py); TensorRT's Scale computes in float32, so the adapter
+# asks for f32. No thread or stream setting: with INFERENCE_NUM_THREADS 1 the plugin skips run-time
+# shape checks and returns what was in memory (repro/config_one_thread_skips_shape_checks.py).
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
 class Builder:
@@ -108,11 +111,13 @@ def tensor(value):
     return t
 
 
-def engine_error(e, when):
+def engine_error(e, when, op):
+    """An exception of OpenVINO: a type without a kernel is `unsupported`, anything else is the
+    engine rejecting the case, with the kind its message names (errors.py) or none."""
     text = " ".join(str(e).split())
     if "support" in text.lower() and "type" in text.lower() or "Unsupported" in text:
         return Unsupported(f"openvino {when}: {text[:300]}")
-    return OpError(None, f"openvino {when}: {text[:300]}")
+    return OpError(error_kind(text, op), f"openvino {when}: {text[:600]}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -246,7 +251,7 @@ def run(op, attrs, inputs):
     except (OpError, Unsupported):
         raise
     except RuntimeError as e:  # OpenVINO checks each op as it is made
-        raise engine_error(e, "building the model") from None
+        raise engine_error(e, "building the model", op) from None
     key = (op, tuple(b.key))
     compiled = CACHE.get(key)
     if compiled is None:
@@ -254,14 +259,14 @@ def run(op, attrs, inputs):
             model = ov.Model([ops.result(out)], b.params)
             compiled = CORE.compile_model(model, "CPU", CONFIG).create_infer_request()
         except Exception as e:
-            compiled = engine_error(e, "compiling the model")
+            compiled = engine_error(e, "compiling the model", op)
         CACHE[key] = compiled
     if isinstance(compiled, Exception):
         raise compiled
     try:
         compiled.infer([tensor(v) for v in b.feeds])
     except Exception as e:
-        raise engine_error(e, "running the model") from None
+        raise engine_error(e, "running the model", op) from None
     out = compiled.get_output_tensor(0)
     dtype = WIRE_TYPE.get(out.element_type.get_type_name())
     if dtype is None:
