@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use opspec::spec::load_dirs;
 use opspec_runner::backend::Backend;
 use opspec_runner::process::ProcessBackend;
-use opspec_runner::verdict::{judge, Verdict};
+use opspec_runner::verdict::{judge, Status};
 use opspec_runner::Config;
 
 const DEFAULT_BACKEND: &str = "python3 runner/backends/numpy/backend.py";
@@ -43,7 +43,7 @@ fn main() {
     while passes == 0 || started.elapsed().as_secs_f64() < MIN_SECONDS {
         for case in &cases {
             let outcome = backend.run(case).unwrap_or_else(|e| panic!("{e}"));
-            if matches!(judge(case, outcome, false), Verdict::Fail(_)) {
+            if judge(case, outcome, false).status == Status::Failed {
                 failed += 1;
             }
             sent += 1;

@@ -15,6 +15,17 @@ pub enum Outcome {
     },
     /// The implementation does not support the case.
     Unsupported(String),
+    /// A build-only backend built the case: the outputs' dtypes and shapes, without values.
+    Built(Vec<BuiltOutput>),
+}
+
+/// One output of a built engine, as a build-only backend describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltOutput {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    /// The engine's description of the output's format, when it gives one.
+    pub format: Option<String>,
 }
 
 /// Why a backend gave no outcome for a case.
@@ -52,6 +63,13 @@ pub trait Backend: Send + Sync {
 
     /// Whether rejection messages are the reference's own (so spec message fragments apply).
     fn is_reference(&self) -> bool {
+        false
+    }
+
+    /// Whether the backend only builds cases, answering with output dtypes and shapes
+    /// ([`Outcome::Built`]) rather than values; trials that need values (round trips) are
+    /// then excluded.
+    fn build_only(&self) -> bool {
         false
     }
 

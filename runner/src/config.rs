@@ -175,6 +175,11 @@ pub struct Options {
     /// reported not run, and the run fails [env: OPSPEC_FAIL_FAST=1]
     #[arg(long)]
     pub fail_fast: bool,
+    /// Fail the run when a case that expects an error was rejected without an error kind
+    /// (status `rejected_unclassified`), which is otherwise counted apart and no pass
+    /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
+    #[arg(long)]
+    pub require_error_kinds: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -210,6 +215,8 @@ pub struct Config {
     pub engine: Engine,
     /// Stop sending trials after the first failure.
     pub fail_fast: bool,
+    /// A rejection without an error kind fails the run.
+    pub require_error_kinds: bool,
 }
 
 impl Config {
@@ -377,6 +384,8 @@ impl Options {
             bless: self.bless || env_flag(var("OPSPEC_BLESS")),
             allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
+            require_error_kinds: self.require_error_kinds
+                || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

@@ -2,11 +2,19 @@
 //!
 //! ```text
 //! # Known failures of my-backend. One per line, four fields separated by ` | `:
-//! # <trial name> | <clause id> | <class> | <one-line reason>
+//! # <selector> | <clause id> | <class> | <one-line reason>
 //! # a name ending in `*` matches every trial that starts with the rest.
 //! slice::reflect::reflect_d2::* | slice.reflect.mirror | semantics | Pad reflect pads at most d-1 per side
 //! shuffle::dtypes::int4_* | shuffle.dtype.listed | adapter | int4 is not implemented yet
+//! # every trial whose case cites the clause, or those of them under a prefix:
+//! clause | slice.coordinates.any-stride | adapter | zero strides are not mapped
+//! clause in slice::fill::* | slice.fill.value | semantics | the fill value is cast first
 //! ```
+//! A selector is a trial name, a `prefix*`, `clause` (every trial whose case cites the entry's
+//! clause) or `clause in <name or prefix*>` (those of them it matches). Every trial that a
+//! name or prefix matches must cite the entry's clause: one that does not is an error naming
+//! the line ([`Expectations::check`]), since the entry would then claim a difference the case
+//! does not test.
 //! Every entry names the clause of `specs/*.clauses.yaml` the backend breaks (an unknown id, or
 //! a clause of another op than the one the name starts with, is an error), and one class:
 //!
@@ -22,6 +30,8 @@
 use std::path::{Path, PathBuf};
 
 use opspec::spec::clauses::{Catalogue, SCOPES};
+use opspec::spec::{Case, Expectation};
+use opspec::ErrorKind;
 
 /// Why a backend fails a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -53,7 +63,11 @@ impl Class {
 /// One declared known failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    pub pattern: String,
+    /// The trial name or `prefix*` it matches; with `by_clause`, the one it is limited to, if
+    /// any.
+    pub pattern: Option<String>,
+    /// The entry covers the trials whose cases cite `clause` (`clause`, `clause in ...`).
+    pub by_clause: bool,
     pub clause: String,
     pub class: Class,
     pub reason: String,
@@ -61,12 +75,38 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn matches(&self, trial: &str) -> bool {
-        match self.pattern.strip_suffix('*') {
-            Some(prefix) => trial.starts_with(prefix),
-            None => trial == self.pattern,
+    /// Whether the entry covers a trial named `trial` whose case cites `clauses`.
+    pub fn matches(&self, trial: &str, clauses: &[String]) -> bool {
+        let named = self
+            .pattern
+            .as_deref()
+            .map_or(true, |pattern| name_matches(pattern, trial));
+        named && (!self.by_clause || clauses.contains(&self.clause))
+    }
+
+    /// The selector as the file writes it.
+    pub fn selector(&self) -> String {
+        match (&self.pattern, self.by_clause) {
+            (Some(pattern), false) => pattern.clone(),
+            (Some(pattern), true) => format!("clause in {pattern}"),
+            (None, _) => "clause".to_owned(),
         }
     }
+}
+
+/// A trial name, or a `prefix*` of one, matches `trial`.
+fn name_matches(pattern: &str, trial: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => trial.starts_with(prefix),
+        None => trial == pattern,
+    }
+}
+
+/// A trial as the expectations see it: its name and the clauses its case cites.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrialClauses {
+    pub name: String,
+    pub clauses: Vec<String>,
 }
 
 /// A problem with an expectations file; `line` is 1-based.
@@ -75,9 +115,7 @@ impl Entry {
 pub enum ExpectationsError {
     #[error("cannot read expectations file {}: {message}", path.display())]
     Read { path: PathBuf, message: String },
-    #[error(
-        "line {line}: expected `<trial name> | <clause id> | <class> | <reason>`, got {text:?}"
-    )]
+    #[error("line {line}: expected `<selector> | <clause id> | <class> | <reason>`, got {text:?}")]
     Fields { line: usize, text: String },
     #[error("line {line}: field `{field}` is empty")]
     Empty { line: usize, field: &'static str },
@@ -94,6 +132,19 @@ pub enum ExpectationsError {
         scope: String,
         op: String,
     },
+    #[error(
+        "line {line}: `{pattern}` matches trial {trial}, whose case does not cite clause `{clause}` (it cites {}); key the entry by a clause the trial tests, or narrow the selector",
+        if cites.is_empty() { "none".to_owned() } else { cites.join(", ") }
+    )]
+    NotCited {
+        line: usize,
+        pattern: String,
+        clause: String,
+        trial: String,
+        cites: Vec<String>,
+    },
+    #[error("line {line}: `clause in` needs a trial name or `prefix*` after it")]
+    EmptyWithin { line: usize },
     #[error("{}: {source}", path.display())]
     In {
         path: PathBuf,
@@ -110,6 +161,9 @@ impl From<ExpectationsError> for String {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expectations {
     pub entries: Vec<Entry>,
+    /// The catalogue's clauses that name an error kind: `(scope, kind, id)`. A case that
+    /// expects an error cites the clauses of its kind, besides its own ([`Self::cited`]).
+    error_clauses: Vec<(String, ErrorKind, String)>,
 }
 
 impl Expectations {
@@ -158,7 +212,7 @@ impl Expectations {
                 });
             };
             for (field, value) in [
-                ("trial name", pattern),
+                ("selector", pattern),
                 ("clause id", clause),
                 ("class", class),
                 ("reason", reason),
@@ -177,7 +231,18 @@ impl Expectations {
                     clause: clause.to_owned(),
                 });
             };
-            let op = pattern.split("::").next().unwrap_or_default();
+            let (by_clause, pattern) = match pattern.strip_prefix("clause") {
+                Some("") => (true, None),
+                Some(rest) if rest.starts_with(' ') => match rest.trim().strip_prefix("in") {
+                    Some(within) if within.starts_with(' ') => (true, Some(within.trim())),
+                    Some("") => return Err(ExpectationsError::EmptyWithin { line }),
+                    _ => (false, Some(pattern)),
+                },
+                _ => (false, Some(pattern)),
+            };
+            let op = pattern
+                .and_then(|p| p.split("::").next())
+                .unwrap_or_default();
             if SCOPES.contains(&op) && found.scope != op && found.scope != "common" {
                 return Err(ExpectationsError::OtherOp {
                     line,
@@ -187,27 +252,83 @@ impl Expectations {
                 });
             }
             entries.push(Entry {
-                pattern: pattern.to_owned(),
+                pattern: pattern.map(str::to_owned),
+                by_clause,
                 clause: clause.to_owned(),
                 class,
                 reason: reason.to_owned(),
                 line,
             });
         }
-        Ok(Expectations { entries })
+        let error_clauses = catalogue
+            .iter()
+            .filter_map(|c| c.error.map(|kind| (c.scope.clone(), kind, c.id.clone())))
+            .collect();
+        Ok(Expectations {
+            entries,
+            error_clauses,
+        })
     }
 
-    /// The first entry that matches a trial.
-    pub fn lookup(&self, trial: &str) -> Option<&Entry> {
-        self.entries.iter().find(|entry| entry.matches(trial))
+    /// The clauses a case cites, as entries are matched against: its own, and, for a case
+    /// that expects an error, the clauses of its op (or common ones) that name that error's
+    /// kind (a bfloat16 sweep case in CLAMP mode expects `unsupported_dtype` under the dtype
+    /// clause that its `clauses` need not repeat).
+    pub fn cited(&self, case: &Case) -> Vec<String> {
+        let mut cited = case.clauses.clone();
+        if let Expectation::Error { kind, .. } = &case.expect {
+            let op = case.op.name();
+            cited.extend(
+                (self.error_clauses.iter())
+                    .filter(|(scope, k, _)| k == kind && (scope == op || scope == "common"))
+                    .map(|(_, _, id)| id.clone()),
+            );
+        }
+        cited
+    }
+
+    /// The first entry that covers a trial named `trial` whose case cites `clauses`.
+    pub fn lookup(&self, trial: &str, clauses: &[String]) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|entry| entry.matches(trial, clauses))
     }
 
     /// Entries that match none of `trials`.
-    pub fn unmatched<'a>(&'a self, trials: &[String]) -> Vec<&'a Entry> {
+    pub fn unmatched<'a>(&'a self, trials: &[TrialClauses]) -> Vec<&'a Entry> {
         self.entries
             .iter()
-            .filter(|entry| !trials.iter().any(|trial| entry.matches(trial)))
+            .filter(|entry| !trials.iter().any(|t| entry.matches(&t.name, &t.clauses)))
             .collect()
+    }
+
+    /// Checks every entry keyed by name against the trials it matches: each must cite the
+    /// entry's clause. The error lists every entry that matches one that does not (with the
+    /// first such trial), one a line.
+    pub fn check(&self, trials: &[TrialClauses]) -> Result<(), Vec<ExpectationsError>> {
+        let mut errors = Vec::new();
+        for entry in self.entries.iter().filter(|e| !e.by_clause) {
+            let Some(pattern) = &entry.pattern else {
+                continue;
+            };
+            let stray = trials
+                .iter()
+                .find(|t| name_matches(pattern, &t.name) && !t.clauses.contains(&entry.clause));
+            if let Some(trial) = stray {
+                errors.push(ExpectationsError::NotCited {
+                    line: entry.line,
+                    pattern: pattern.clone(),
+                    clause: entry.clause.clone(),
+                    trial: trial.name.clone(),
+                    cites: trial.clauses.clone(),
+                });
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -231,17 +352,90 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.entries.len(), 2);
-        let first = e.lookup("slice::a::b::float16").unwrap();
+        let cites = |clause: &str| vec![clause.to_owned()];
+        let first = e
+            .lookup("slice::a::b::float16", &cites("slice.reflect.mirror"))
+            .unwrap();
         assert_eq!(first.reason, "off by one");
         assert_eq!(first.clause, "slice.reflect.mirror");
         assert_eq!(first.class, Class::Semantics);
-        assert!(e.lookup("slice::a::b::float32").is_none());
-        let second = e.lookup("shuffle::dtypes::x::int4").unwrap();
+        assert!(e
+            .lookup("slice::a::b::float32", &cites("slice.reflect.mirror"))
+            .is_none());
+        let second = e
+            .lookup("shuffle::dtypes::x::int4", &cites("shuffle.dtype.listed"))
+            .unwrap();
         assert_eq!(second.line, 4);
         assert_eq!(second.class, Class::Adapter);
         assert_eq!(second.reason, "no int4 | not yet");
-        let trials = vec!["slice::a::b::float16".to_owned()];
-        assert_eq!(e.unmatched(&trials)[0].pattern, "shuffle::dtypes::*");
+        let trials = vec![TrialClauses {
+            name: "slice::a::b::float16".to_owned(),
+            clauses: cites("slice.reflect.mirror"),
+        }];
+        assert_eq!(e.unmatched(&trials)[0].selector(), "shuffle::dtypes::*");
+    }
+
+    fn trial(name: &str, clauses: &[&str]) -> TrialClauses {
+        TrialClauses {
+            name: name.to_owned(),
+            clauses: clauses.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn clause_selectors_cover_the_trials_citing_the_clause() {
+        let e = Expectations::parse(
+            "clause | slice.reflect.mirror | semantics | every reflect\n\
+             clause in shuffle::dtypes::* | shuffle.dtype.listed | adapter | dtypes only\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].selector(), "clause");
+        assert_eq!(e.entries[1].selector(), "clause in shuffle::dtypes::*");
+        let reflect = trial("slice::reflect::a::int8", &["slice.reflect.mirror"]);
+        assert_eq!(e.lookup(&reflect.name, &reflect.clauses).unwrap().line, 1);
+        // The same name without the clause is not covered.
+        assert!(e.lookup(&reflect.name, &[]).is_none());
+        let listed = trial("shuffle::dtypes::x::int4", &["shuffle.dtype.listed"]);
+        assert_eq!(e.lookup(&listed.name, &listed.clauses).unwrap().line, 2);
+        let elsewhere = trial("shuffle::other::x::int4", &["shuffle.dtype.listed"]);
+        assert!(e.lookup(&elsewhere.name, &elsewhere.clauses).is_none());
+        assert!(e.check(&[reflect, listed, elsewhere]).is_ok());
+        assert_eq!(
+            Expectations::parse(
+                "clause in | slice.reflect.mirror | semantics | x",
+                &catalogue()
+            )
+            .unwrap_err(),
+            ExpectationsError::EmptyWithin { line: 1 }
+        );
+    }
+
+    #[test]
+    fn an_entry_whose_trials_do_not_cite_its_clause_is_refused() {
+        let e = Expectations::parse(
+            "slice::coordinates::* | slice.coordinates.any-stride | semantics | zero strides\n",
+            &catalogue(),
+        )
+        .unwrap();
+        let trials = [
+            trial(
+                "slice::coordinates::zero::int8",
+                &["slice.coordinates.any-stride"],
+            ),
+            trial(
+                "slice::coordinates::plain::int8",
+                &["slice.coordinates.formula"],
+            ),
+        ];
+        assert_eq!(
+            e.check(&trials).unwrap_err()[0].to_string(),
+            "line 1: `slice::coordinates::*` matches trial slice::coordinates::plain::int8, whose \
+             case does not cite clause `slice.coordinates.any-stride` (it cites \
+             slice.coordinates.formula); key the entry by a clause the trial tests, or narrow the \
+             selector"
+        );
+        assert!(e.check(&trials[..1]).is_ok());
     }
 
     #[test]
@@ -261,7 +455,7 @@ mod tests {
         // The old two-field format lacks the clause and the class.
         assert_eq!(
             err("slice::a::b: off by one"),
-            "line 1: expected `<trial name> | <clause id> | <class> | <reason>`, got \"slice::a::b: off by one\""
+            "line 1: expected `<selector> | <clause id> | <class> | <reason>`, got \"slice::a::b: off by one\""
         );
         assert_eq!(
             err("# c\nslice::a | slice.reflect.mirror | semantics |  "),

@@ -22,7 +22,7 @@ use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_kernels::EngineChoice as Engine;
 
 use crate::backend::{Backend, Outcome};
-use crate::verdict::{judge_excluding, Verdict};
+use crate::verdict::{judge_excluding, Status};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,20 +165,26 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
     };
     let class = match (&case.expect, &outcome) {
         (_, Outcome::Unsupported(reason)) => return Err(reason.clone()),
-        (Expectation::Outputs(_), Outcome::Outputs(_)) => Disagreement::Outputs,
+        (Expectation::Outputs(_), Outcome::Outputs(_) | Outcome::Built(_)) => Disagreement::Outputs,
         (Expectation::Outputs(_), Outcome::Rejected { .. }) => Disagreement::Rejected,
-        (Expectation::Error { .. }, Outcome::Outputs(_)) => Disagreement::Accepted,
+        (Expectation::Error { .. }, Outcome::Outputs(_) | Outcome::Built(_)) => {
+            Disagreement::Accepted
+        }
         (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
     };
     let excluded = backend.excluded_dtypes(case);
     Ok(
         match judge_excluding(case, outcome, backend.is_reference(), &excluded) {
-            Verdict::Fail(report) => Some((class, report)),
-            Verdict::Pass
-            | Verdict::Unsupported(_)
-            | Verdict::Excluded(_)
-            | Verdict::ImplementationDefined(_)
-            | Verdict::NotRun(_) => None,
+            // A rejection without a kind cannot be told from one for another rule.
+            verdict
+                if matches!(
+                    verdict.status,
+                    Status::Failed | Status::RejectedUnclassified
+                ) =>
+            {
+                Some((class, verdict.message))
+            }
+            _ => None,
         },
     )
 }

@@ -28,11 +28,12 @@ use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
+use opspec_kernels::EngineChoice;
 
-use crate::backend::{BackendError, Outcome};
+use crate::backend::{BackendError, Exclusion, Outcome};
 use crate::config::{env_flag, repository_root, Config};
-use crate::report::{Record, Status};
-use crate::verdict::{describe_case, judge_excluding, Verdict};
+use crate::report::Record;
+use crate::verdict::{describe_case, judge_excluding, Status, Verdict};
 use crate::Run;
 
 /// How many wrong elements a provenance report decodes.
@@ -190,6 +191,16 @@ impl GeneratedTrials {
         trials
     }
 
+    /// The case of every generated trial (a sweep case, and its round trip's first step).
+    pub fn trial_cases(&self) -> Vec<&Case> {
+        let mut cases = Vec::new();
+        for generated in &self.sweeps.cases {
+            cases.push(&generated.case);
+            cases.extend(&generated.metamorphic);
+        }
+        cases
+    }
+
     /// Whether `name` is one of the generated trials.
     pub fn has_trial(&self, name: &str) -> bool {
         self.sweeps.cases.iter().any(|g| {
@@ -266,12 +277,11 @@ impl Run {
             return result;
         }
         let verdict = self.judge_generated(generated, store);
-        self.conclude(
-            generated.case.trial_name(),
-            &generated.case,
-            verdict,
-            started,
-        )
+        let case = match self.expectations.entries.is_empty() {
+            true => generated.case.clone(),
+            false => with_expected_error(self.engine, &generated.case),
+        };
+        self.conclude(case.trial_name(), &case, verdict, started)
     }
 
     /// The golden first (intact, fresh), then the backend against it.
@@ -285,26 +295,27 @@ impl Run {
         ) {
             Ok(golden) => golden,
             Err(problem) => {
-                return Verdict::Fail(format!("{}\n{problem}", describe_case(&generated.case)))
+                return Verdict::fail(format!("{}\n{problem}", describe_case(&generated.case)))
             }
         };
         let mut case = generated.case.clone();
         case.expect = golden.expect;
         if let Err(reason) = self.backend.supports(&case) {
-            return Verdict::Excluded(reason);
+            return Verdict::excluded(reason);
         }
         let outcome = match self.backend.run(&case) {
             Ok(outcome) => outcome,
-            Err(BackendError::NotRun(reason)) => return Verdict::NotRun(reason),
-            Err(broken) => return Verdict::Fail(format!("{}\n{broken}", describe_case(&case))),
+            Err(BackendError::NotRun(reason)) => return Verdict::not_run(reason),
+            Err(broken) => return Verdict::fail(format!("{}\n{broken}", describe_case(&case))),
         };
         let actual = match &outcome {
             Outcome::Outputs(outputs) => outputs.first().cloned(),
             _ => None,
         };
         let excluded = self.backend.excluded_dtypes(&case);
-        match judge_excluding(&case, outcome, self.backend.is_reference(), &excluded) {
-            Verdict::Fail(report) => {
+        let verdict = judge_excluding(&case, outcome, self.backend.is_reference(), &excluded);
+        match verdict.status {
+            Status::Failed => {
                 let decoded = match (&generated.provenance, &actual, &case.expect) {
                     (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
                         let input = case.invocation.inputs[0].as_ref().expect("input");
@@ -312,9 +323,9 @@ impl Run {
                     }
                     _ => None,
                 };
-                Verdict::Fail(with_lines(report, decoded))
+                Verdict::fail(with_lines(verdict.message, decoded))
             }
-            other => other,
+            _ => verdict,
         }
     }
 
@@ -334,30 +345,45 @@ impl Run {
     fn round_trip(&self, first: &Case, provenance: Option<&Provenance>) -> Verdict {
         let relation = metamorphic::describe(first.op);
         let fail = |message: String| {
-            Verdict::Fail(format!(
+            Verdict::fail(format!(
                 "{}\nround trip: {relation}\n{message}",
                 describe_case(first)
             ))
         };
         if let Err(reason) = self.backend.supports(first) {
-            return Verdict::Excluded(reason);
+            return Verdict::excluded(reason);
         }
-        let step = |case: &Case, which: &str| -> Result<Tensor, Verdict> {
-            match self.backend.run(case) {
-                Err(BackendError::NotRun(reason)) => Err(Verdict::NotRun(reason)),
-                Err(broken) => Err(fail(format!("the {which} step broke: {broken}"))),
-                Ok(Outcome::Unsupported(reason)) => Err(Verdict::Unsupported(reason)),
-                Ok(Outcome::Rejected { kind, message }) => Err(fail(format!(
+        if self.backend.build_only() {
+            return Verdict::excluded(Exclusion {
+                by: "build_only".into(),
+                reason: format!(
+                    "{} only builds cases: a round trip needs the first step's values",
+                    self.backend.name()
+                ),
+            });
+        }
+        let step = |case: &Case, which: &str| -> Result<Tensor, Box<Verdict>> {
+            let verdict = match self.backend.run(case) {
+                Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
+                Err(broken) => fail(format!("the {which} step broke: {broken}")),
+                Ok(Outcome::Unsupported(reason)) => Verdict::unsupported(reason),
+                Ok(Outcome::Built(_)) => fail(format!(
+                    "the {which} step was answered `built`, without values"
+                )),
+                Ok(Outcome::Rejected { kind, message }) => fail(format!(
                     "the {which} step was rejected ({}: {message}); the reference accepts it",
                     kind.map_or("no kind", |k| k.name())
-                ))),
-                Ok(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => Ok(outputs.remove(0)),
-                Ok(Outcome::Outputs(_)) => Err(fail(format!("the {which} step gave no output"))),
-            }
+                )),
+                Ok(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => {
+                    return Ok(outputs.remove(0))
+                }
+                Ok(Outcome::Outputs(_)) => fail(format!("the {which} step gave no output")),
+            };
+            Err(Box::new(verdict))
         };
         let middle = match step(first, "first") {
             Ok(output) => output,
-            Err(verdict) => return verdict,
+            Err(verdict) => return *verdict,
         };
         let second_invocation = match metamorphic::second(&first.invocation, &middle) {
             Ok(invocation) => invocation,
@@ -370,15 +396,15 @@ impl Run {
         second.name = format!("{}::{BACK_STEP}", first.name);
         // The way back may use a value the hello leaves out (fill, then strict_bounds).
         if let Err(exclusion) = self.backend.supports(&second) {
-            return Verdict::Excluded(exclusion);
+            return Verdict::excluded(exclusion);
         }
         let back = match step(&second, "second") {
             Ok(output) => output,
-            Err(verdict) => return verdict,
+            Err(verdict) => return *verdict,
         };
         let input = first.invocation.inputs[0].as_ref().expect("input");
         match compare_exact(input, &back) {
-            Ok(()) => Verdict::Pass,
+            Ok(()) => Verdict::pass(),
             Err(mismatch) => {
                 let message = format!(
                     "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
@@ -391,6 +417,20 @@ impl Run {
             }
         }
     }
+}
+
+/// A generated case, which carries no expectation until its golden is read, with the error
+/// the reference gives it, if any: what known failures match it by
+/// ([`crate::expectations::Expectations::cited`]).
+pub(crate) fn with_expected_error(engine: EngineChoice, case: &Case) -> Case {
+    let mut case = case.clone();
+    if let Err(error) = engine.evaluate(&case.invocation) {
+        case.expect = Expectation::Error {
+            kind: error.kind,
+            message: None,
+        };
+    }
+    case
 }
 
 /// What the second step of a round trip adds to the case name, and so to its request id:

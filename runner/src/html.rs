@@ -35,6 +35,8 @@ fn short(status: Status) -> &'static str {
         Status::ImplementationDefined => "impl",
         Status::Excluded => "excl",
         Status::NotRun => "not run",
+        Status::ShapeChecked => "shape",
+        Status::RejectedUnclassified => "no kind",
     }
 }
 
@@ -54,12 +56,19 @@ fn meaning(status: Status) -> &'static str {
         Status::NotRun => {
             "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run"
         }
+        Status::ShapeChecked => {
+            "built with the expected dtypes and shapes by a build-only engine; values not run, so no pass"
+        }
+        Status::RejectedUnclassified => {
+            "rejected as expected but without an error kind, so maybe for another rule; no pass"
+        }
     }
 }
 
 const STYLE: &str = r#"
 :root { --passed: #1a7f37; --failed: #cf222e; --known_failure: #9a6700; --unsupported: #57606a;
   --implementation_defined: #0969da; --excluded: #8c959f; --not_run: #82071e;
+  --shape_checked: #8250df; --rejected_unclassified: #bc4c00;
   --line: #d0d7de; --head: #f6f8fa; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
   color: #1f2328; margin: 24px; }
@@ -78,6 +87,8 @@ table.summary tbody th, table.summary tbody td { white-space: nowrap; }
 .chip.unsupported { background: var(--unsupported); } .chip.not_run { background: var(--not_run); }
 .chip.implementation_defined { background: var(--implementation_defined); }
 .chip.excluded { background: var(--excluded); }
+.chip.shape_checked { background: var(--shape_checked); }
+.chip.rejected_unclassified { background: var(--rejected_unclassified); }
 table.matrix th[scope=rowgroup] { background: var(--head); }
 table.matrix td { min-width: 11em; }
 table.matrix td a { display: block; text-decoration: none; }
@@ -147,7 +158,12 @@ fn tint(records: &[&Record]) -> &'static str {
         "bad"
     } else if has(|s| s == Status::KnownFailure) {
         "known"
-    } else if has(|s| s == Status::ImplementationDefined) {
+    } else if has(|s| {
+        matches!(
+            s,
+            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified
+        )
+    }) {
         "impl"
     } else if has(|s| s == Status::Passed) {
         "good"
@@ -548,6 +564,7 @@ mod tests {
             seconds: 0.0,
             clauses: vec!["slice.strict.in-bounds".into()],
             known: (status == Status::KnownFailure).then(|| Known {
+                selector: "slice::*".into(),
                 clause: "slice.strict.out-of-bounds".into(),
                 class: "semantics".into(),
                 reason: "the engine clamps".into(),

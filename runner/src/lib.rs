@@ -21,7 +21,7 @@ pub mod report;
 pub mod serve;
 pub mod verdict;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -31,11 +31,11 @@ use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
-use expectations::Expectations;
+use expectations::{Expectations, TrialClauses};
 pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
 use process::ProcessBackend;
-use report::{Record, Status};
-use verdict::{describe_case, judge_excluding, Verdict};
+use report::Record;
+use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
@@ -104,7 +104,7 @@ impl Run {
             return result;
         }
         let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::Excluded(reason),
+            Err(reason) => Verdict::excluded(reason),
             Ok(()) => self.send(case),
         };
         self.conclude(name, case, verdict, started)
@@ -119,12 +119,13 @@ impl Run {
                 self.backend.is_reference(),
                 &self.backend.excluded_dtypes(case),
             ),
-            Err(BackendError::NotRun(reason)) => Verdict::NotRun(reason),
-            Err(broken) => Verdict::Fail(format!("{}\n{broken}", describe_case(case))),
+            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
+            Err(broken) => Verdict::fail(format!("{}\n{broken}", describe_case(case))),
         }
     }
 
-    /// Applies the known failures to a verdict, records it, and gives the trial's result.
+    /// Applies the known failures to a verdict ([`verdict::decide`]), records it, and gives
+    /// the trial's result: a pass, a failure, or ignored with the first line of its reason.
     fn conclude(
         &self,
         name: String,
@@ -132,69 +133,19 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
-        let known = self.expectations.lookup(&name);
-        let excluded_by = match &verdict {
-            Verdict::Excluded(exclusion) => Some(exclusion.by.clone()),
-            _ => None,
+        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
+        let verdict = decide(verdict, known, &replay::command(&name, &self.replay));
+        let result = match verdict.status {
+            Status::Passed => Ok(Completion::Completed),
+            Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
+            _ => Ok(Completion::ignored_with(
+                verdict.message.lines().next().unwrap_or_default(),
+            )),
         };
-        let ignored =
-            |status, reason: String| (status, reason.clone(), Ok(Completion::ignored_with(reason)));
-        let (status, message, result) = match (verdict, known) {
-            (Verdict::Excluded(exclusion), _) => ignored(Status::Excluded, exclusion.reason),
-            (Verdict::ImplementationDefined(reason), _) => {
-                ignored(Status::ImplementationDefined, reason)
-            }
-            // The expectations file is how a user asks for a skip the hello cannot express.
-            (Verdict::Unsupported(reason), Some(entry)) => {
-                let known = format!("known failure: {}", entry.reason);
-                (
-                    Status::KnownFailure,
-                    format!("{known}\nunsupported: {reason}"),
-                    Ok(Completion::ignored_with(known)),
-                )
-            }
-            (Verdict::Unsupported(reason), None) => ignored(Status::Unsupported, reason),
-            (Verdict::NotRun(reason), _) => {
-                let message = format!("not run: {reason}");
-                (Status::NotRun, message.clone(), Err(Failed::from(message)))
-            }
-            (Verdict::Fail(report), Some(entry)) => {
-                let reason = format!("known failure: {}", entry.reason);
-                (
-                    Status::KnownFailure,
-                    format!("{reason}\n{report}"),
-                    Ok(Completion::ignored_with(reason)),
-                )
-            }
-            (Verdict::Fail(report), None) => {
-                let report = format!(
-                    "{}\nreplay: {}",
-                    report.trim_end(),
-                    replay::command(&name, &self.replay)
-                );
-                (Status::Failed, report.clone(), Err(Failed::from(report)))
-            }
-            (Verdict::Pass, Some(entry)) => {
-                let message = format!(
-                    "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
-                    entry.line, entry.pattern, entry.reason
-                );
-                (Status::Failed, message.clone(), Err(Failed::from(message)))
-            }
-            (Verdict::Pass, None) => (Status::Passed, String::new(), Ok(Completion::Completed)),
-        };
-        let known = known
-            .filter(|_| status == Status::KnownFailure)
-            .map(|entry| report::Known {
-                clause: entry.clause.clone(),
-                class: entry.class.name().to_owned(),
-                reason: entry.reason.clone(),
-                line: entry.line,
-            });
         self.record(Record {
-            excluded_by,
-            known,
-            ..self.case_record(name, case, status, message, started)
+            excluded_by: verdict.excluded_by,
+            known: verdict.known,
+            ..self.case_record(name, case, verdict.status, verdict.message, started)
         });
         result
     }
@@ -259,6 +210,31 @@ impl Run {
     }
 }
 
+/// Every trial's name with the clauses its case cites ([`Expectations::cited`]); a generated
+/// case cites those of the error the reference gives it
+/// ([`generated::with_expected_error`]). Empty when there are no known failures.
+fn trial_clauses(
+    expectations: &Expectations,
+    engine: opspec_kernels::EngineChoice,
+    loaded: &Loaded,
+    generated: Option<&generated::GeneratedTrials>,
+) -> Vec<TrialClauses> {
+    if expectations.entries.is_empty() {
+        return Vec::new();
+    }
+    let cited = |case: &Case| TrialClauses {
+        name: case.trial_name(),
+        clauses: expectations.cited(case),
+    };
+    let generated = generated.map(|g| g.trial_cases()).unwrap_or_default();
+    (loaded.cases.iter().map(cited))
+        .chain(
+            (generated.into_iter())
+                .map(|case| cited(&generated::with_expected_error(engine, case))),
+        )
+        .collect()
+}
+
 /// Builds the trials: one per case, one failing trial per spec problem, and one per
 /// expectations entry that matches no case; sorted by name.
 fn trials(
@@ -267,20 +243,17 @@ fn trials(
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
-    let mut trials: Vec<Trial> = loaded
-        .errors
-        .into_iter()
+    let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
     let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
     if check_unmatched {
-        let names: Vec<String> = (loaded.cases.iter().map(Case::trial_name))
-            .chain(generated_trials.iter().map(|t| t.name().to_owned()))
-            .collect();
-        for entry in run.expectations.unmatched(&names) {
+        let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
+        for entry in run.expectations.unmatched(&cited) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
-                entry.line, entry.pattern
+                entry.line,
+                entry.selector()
             );
             let name = format!("expectations::line_{}", entry.line);
             trials.push(run.failing_trial(name, "expectations".into(), message));
@@ -361,6 +334,20 @@ fn run(
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
+    expectations
+        .check(&trial_clauses(
+            &expectations,
+            config.engine,
+            &loaded,
+            generated.as_ref(),
+        ))
+        .map_err(|errors| {
+            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
+            let lines: Vec<String> = (errors.iter())
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect();
+            RunError::Expectations(lines.join("\n"))
+        })?;
     let backend = match backend {
         Some(backend) => backend,
         None => self::backend(&config).map_err(RunError::Backend)?,
@@ -408,11 +395,14 @@ fn run(
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-    let problems = if config.allow_skips || single_file(&args).is_some() {
+    let mut problems = if config.allow_skips || single_file(&args).is_some() {
         Vec::new()
     } else {
         report::run_problems(&records)
     };
+    if config.require_error_kinds {
+        problems.extend(report::unclassified_problem(&records));
+    }
     let cannot_write = |path: &PathBuf, e: std::io::Error| {
         RunError::Report(format!("cannot write {}: {e}", path.display()))
     };

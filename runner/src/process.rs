@@ -31,7 +31,7 @@ use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
 
 use crate::attributes::{declarable, declarable_names};
-use crate::backend::{trial_dtypes, Backend, BackendError, Exclusion, Outcome};
+use crate::backend::{trial_dtypes, Backend, BackendError, BuiltOutput, Exclusion, Outcome};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
 use crate::verdict::dtype_declaration;
 
@@ -86,6 +86,8 @@ pub struct Capabilities {
     /// Per op, per declarable attribute ([`crate::attributes`]), the values it implements; an
     /// attribute absent here takes every value.
     pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
+    /// The hello's `build_only`: the backend answers `built`, never `ok`.
+    pub build_only: bool,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -188,6 +190,7 @@ impl Capabilities {
                 .collect(),
             targets: targets.into_iter().collect(),
             attributes: declared,
+            build_only: false,
         })
     }
 }
@@ -745,6 +748,7 @@ impl ProcessBackend {
                 dtypes,
                 targets,
                 attributes,
+                build_only,
             }) if protocol == PROTOCOL_VERSION => {
                 match Capabilities::from_hello(
                     name,
@@ -753,7 +757,13 @@ impl ProcessBackend {
                     targets,
                     attributes,
                 ) {
-                    Ok(capabilities) => Ok((session, capabilities)),
+                    Ok(capabilities) => Ok((
+                        session,
+                        Capabilities {
+                            build_only,
+                            ..capabilities
+                        },
+                    )),
                     Err(e) => {
                         session.kill();
                         Err(StartError::Hello(format!(
@@ -777,7 +787,7 @@ impl ProcessBackend {
 
     /// Turns a reply line into an outcome, or says why it is garbage. The flag says whether
     /// the stream is out of step (and the process must be restarted).
-    fn interpret(id: &str, line: &str) -> Result<Outcome, (String, bool)> {
+    fn interpret(id: &str, line: &str, build_only: bool) -> Result<Outcome, (String, bool)> {
         let reply: Reply = serde_json::from_str(line).map_err(|e| {
             (
                 format!("the backend's reply is not a valid message ({e}): {line:.200}"),
@@ -805,6 +815,33 @@ impl ProcessBackend {
                 }
                 Outcome::Outputs(tensors)
             }
+            // Only a backend that declared it may answer without values: a `built` answer
+            // from any other would otherwise be judged on shapes alone.
+            Reply::Built { .. } if !build_only => {
+                return Err((
+                    format!(
+                        "the backend answered `built` to case {id:?}, but its hello does not declare `build_only`: {line:.200}"
+                    ),
+                    true,
+                ))
+            }
+            Reply::Built { outputs, .. } => {
+                let mut built = Vec::with_capacity(outputs.len());
+                for (position, output) in outputs.into_iter().enumerate() {
+                    let dtype = DType::from_name(&output.dtype).ok_or_else(|| {
+                        (
+                            format!("output {position}: unknown dtype {:?}", output.dtype),
+                            false,
+                        )
+                    })?;
+                    built.push(BuiltOutput {
+                        dtype,
+                        shape: output.shape,
+                        format: output.format,
+                    });
+                }
+                Outcome::Built(built)
+            }
             Reply::Error { kind, message, .. } => Outcome::Rejected {
                 kind: match kind {
                     None => None,
@@ -831,6 +868,10 @@ impl ProcessBackend {
 impl Backend for ProcessBackend {
     fn name(&self) -> String {
         self.capabilities.name.clone()
+    }
+
+    fn build_only(&self) -> bool {
+        self.capabilities.build_only
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
@@ -922,7 +963,7 @@ impl Backend for ProcessBackend {
         }
         let session = state.session.as_mut().expect("started above");
         let failure = match session.exchange(&request, self.timeout, reply_line_limit(case)) {
-            Ok(line) => match Self::interpret(&id, &line) {
+            Ok(line) => match Self::interpret(&id, &line, self.capabilities.build_only) {
                 Ok(outcome) => return Ok(outcome),
                 Err((message, false)) => return Err(BackendError::Broken(message)),
                 Err((message, true)) => session.fail_with(message),

@@ -87,6 +87,16 @@ impl WireTensor {
     }
 }
 
+/// An output of a `built` reply: its dtype and shape, and the engine's own description of
+/// its format if it gives one (shown in reports, not judged).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct BuiltTensor {
+    pub dtype: String,
+    pub shape: Vec<usize>,
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
 /// A message from the backend.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -103,10 +113,20 @@ pub enum Reply {
         /// ([`crate::attributes`]).
         #[serde(default)]
         attributes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+        /// The backend can only build what a case asks for, not run it: it answers `built`
+        /// with output dtypes and shapes instead of `ok` (docs/protocol.md, "Build-only
+        /// backends").
+        #[serde(default)]
+        build_only: bool,
     },
     Ok {
         id: String,
         outputs: Vec<WireTensor>,
+    },
+    /// A build-only backend's answer: what the built engine's outputs are, without values.
+    Built {
+        id: String,
+        outputs: Vec<BuiltTensor>,
     },
     Error {
         id: String,
@@ -126,9 +146,10 @@ impl Reply {
     pub fn id(&self) -> Option<&str> {
         match self {
             Reply::Hello { .. } => None,
-            Reply::Ok { id, .. } | Reply::Error { id, .. } | Reply::Unsupported { id, .. } => {
-                Some(id)
-            }
+            Reply::Ok { id, .. }
+            | Reply::Built { id, .. }
+            | Reply::Error { id, .. }
+            | Reply::Unsupported { id, .. } => Some(id),
         }
     }
 }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use libtest_mimic::Arguments;
 use opspec::spec::Case;
+use opspec::DType;
 use serde_json::json;
 
 use crate::backend::{Backend, BackendError, Exclusion, Outcome};
@@ -70,6 +71,14 @@ impl Backend for Dumping {
         self.inner.is_reference()
     }
 
+    fn build_only(&self) -> bool {
+        self.inner.build_only()
+    }
+
+    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        self.inner.excluded_dtypes(case)
+    }
+
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         self.inner.supports(case)
     }
@@ -104,6 +113,14 @@ impl Backend for Transcript {
 
     fn is_reference(&self) -> bool {
         self.inner.is_reference()
+    }
+
+    fn build_only(&self) -> bool {
+        self.inner.build_only()
+    }
+
+    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        self.inner.excluded_dtypes(case)
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
@@ -141,6 +158,14 @@ pub fn reply_json(id: &str, outcome: &Outcome) -> String {
             "message": message,
         }),
         Outcome::Unsupported(reason) => json!({"type": "unsupported", "id": id, "reason": reason}),
+        Outcome::Built(outputs) => json!({
+            "type": "built",
+            "id": id,
+            "outputs": outputs
+                .iter()
+                .map(|o| json!({"dtype": o.dtype.name(), "shape": o.shape, "format": o.format}))
+                .collect::<Vec<_>>(),
+        }),
     };
     value.to_string()
 }
@@ -206,6 +231,8 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
         Status::KnownFailure => "known failure",
         Status::ImplementationDefined => "implementation-defined divergence",
         Status::NotRun => "not run",
+        Status::ShapeChecked => "shape-checked (built, not run)",
+        Status::RejectedUnclassified => "rejected without an error kind",
     };
     println!("verdict: {verdict}");
     if !record.message.is_empty() {

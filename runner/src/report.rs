@@ -19,51 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The result of one trial, as reports show it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Passed,
-    Failed,
-    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
-    /// libtest as ignored).
-    Unsupported,
-    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
-    KnownFailure,
-    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
-    /// target it declares) (reported as ignored).
-    Excluded,
-    /// An implementation-defined case on which the backend differs from the reference's
-    /// reading (reported as ignored, with the difference).
-    ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
-    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
-    /// failed in the table.
-    NotRun,
-}
-
-impl Status {
-    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
-    fn is_skip(self) -> bool {
-        matches!(
-            self,
-            Status::Unsupported | Status::KnownFailure | Status::Excluded
-        )
-    }
-
-    /// As the JSON report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Unsupported => "unsupported",
-            Status::KnownFailure => "known_failure",
-            Status::Excluded => "excluded",
-            Status::ImplementationDefined => "implementation_defined",
-            Status::NotRun => "not_run",
-        }
-    }
-}
+pub use crate::verdict::{Known, Status};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
@@ -99,18 +55,6 @@ pub struct Record {
     pub replay: Option<String>,
 }
 
-/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Known {
-    /// The clause the backend breaks.
-    pub clause: String,
-    /// `semantics`, `defect` or `adapter`.
-    pub class: String,
-    pub reason: String,
-    /// The entry's line in the expectations file.
-    pub line: usize,
-}
-
 #[derive(Serialize)]
 struct JsonReport<'a> {
     backend: &'a str,
@@ -123,9 +67,46 @@ struct JsonReport<'a> {
     excluded_by: BTreeMap<&'a str, usize>,
     implementation_defined: usize,
     not_run: usize,
+    shape_checked: usize,
+    rejected_unclassified: usize,
     /// Why the run is no pass although no trial failed ([`run_problems`]).
     problems: &'a [String],
+    /// Each expectations entry that matched, with the trials it made known failures.
+    known_failure_entries: Vec<EntryMatches<'a>>,
     trials: &'a [Record],
+}
+
+/// An expectations entry and the trials it matched.
+#[derive(Serialize)]
+struct EntryMatches<'a> {
+    line: usize,
+    selector: &'a str,
+    clause: &'a str,
+    class: &'a str,
+    reason: &'a str,
+    trials: Vec<&'a str>,
+}
+
+/// The matched expectations entries, by line.
+fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
+    let mut entries: BTreeMap<usize, EntryMatches> = BTreeMap::new();
+    for record in records {
+        if let Some(known) = &record.known {
+            entries
+                .entry(known.line)
+                .or_insert_with(|| EntryMatches {
+                    line: known.line,
+                    selector: &known.selector,
+                    clause: &known.clause,
+                    class: &known.class,
+                    reason: &known.reason,
+                    trials: Vec::new(),
+                })
+                .trials
+                .push(&record.name);
+        }
+    }
+    entries.into_values().collect()
 }
 
 /// How many of `records` have `status`.
@@ -144,7 +125,10 @@ pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
         excluded_by: exclusions(records).into_iter().collect(),
         implementation_defined: count(records, Status::ImplementationDefined),
         not_run: count(records, Status::NotRun),
+        shape_checked: count(records, Status::ShapeChecked),
+        rejected_unclassified: count(records, Status::RejectedUnclassified),
         problems,
+        known_failure_entries: entry_matches(records),
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
@@ -176,9 +160,21 @@ pub fn summary(records: &[Record]) -> String {
         (Status::ImplementationDefined, "implementation-defined"),
         (Status::NotRun, "not run"),
     ];
+    // Shown only when a backend gave them: most runs have none.
+    let rare = [
+        (Status::ShapeChecked, "shape-checked (built, not run)"),
+        (
+            Status::RejectedUnclassified,
+            "rejected without an error kind",
+        ),
+    ];
+    let rare = rare
+        .into_iter()
+        .filter(|(status, _)| count(records, *status) > 0);
     counts
-        .iter()
-        .map(|(status, label)| format!("{} {label}", count(records, *status)))
+        .into_iter()
+        .chain(rare)
+        .map(|(status, label)| format!("{} {label}", count(records, status)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -206,6 +202,17 @@ pub fn exclusion_line(records: &[Record]) -> Option<String> {
             .map(|(by, n)| format!("{n} by {by}"))
             .collect();
         format!("excluded: {}", parts.join(", "))
+    })
+}
+
+/// With `--require-error-kinds`: why the run is no pass because cases that expect an error
+/// were rejected without an error kind (none when there are none).
+pub fn unclassified_problem(records: &[Record]) -> Option<String> {
+    let unclassified = count(records, Status::RejectedUnclassified);
+    (unclassified > 0).then(|| {
+        format!(
+            "{unclassified} trial(s) that expect an error were rejected without an error kind, so maybe for another rule, and --require-error-kinds (OPSPEC_REQUIRE_ERROR_KINDS=1) is set; have the backend give the kind of each rejection"
+        )
     })
 }
 
@@ -337,7 +344,10 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
                         xml_escape(&r.message)
                     );
                 }
-                Status::ImplementationDefined => {
+                // Ran, without a full verdict: neither failed nor skipped, with the status named.
+                Status::ImplementationDefined
+                | Status::ShapeChecked
+                | Status::RejectedUnclassified => {
                     let _ = writeln!(
                         xml,
                         "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><system-out>{}</system-out></testcase>",
@@ -354,7 +364,8 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
 }
 
 /// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
-/// (unsupported, excluded, known failure) / implementation-defined divergences per cell.
+/// (unsupported, excluded, known failure) / implementation-defined divergences (with the
+/// shape-checked and unclassified rejections, which are neither passes nor failures) per cell.
 pub fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
@@ -368,7 +379,9 @@ pub fn table(records: &[Record]) -> String {
             Status::Passed => 0,
             Status::Failed | Status::NotRun => 1,
             Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
-            Status::ImplementationDefined => 3,
+            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified => {
+                3
+            }
         }] += 1;
     }
     dtypes.sort();
@@ -394,39 +407,8 @@ pub fn table(records: &[Record]) -> String {
         }
         text.push('\n');
     }
-    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence\n");
+    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence (or, from a build-only backend or a rejection without a kind: shape-checked, rejected without an error kind)\n");
     text
-}
-
-/// The order reports list the statuses in, and how they name them to people.
-impl Status {
-    /// Every status, in the order pages and lists show them.
-    pub const ALL: [Status; 7] = [
-        Status::Passed,
-        Status::Failed,
-        Status::KnownFailure,
-        Status::Unsupported,
-        Status::ImplementationDefined,
-        Status::Excluded,
-        Status::NotRun,
-    ];
-
-    /// Whether a trial of this status fails the run.
-    pub fn fails(self) -> bool {
-        matches!(self, Status::Failed | Status::NotRun)
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::KnownFailure => "known failure",
-            Status::Unsupported => "unsupported",
-            Status::ImplementationDefined => "implementation-defined",
-            Status::Excluded => "excluded",
-            Status::NotRun => "not run",
-        }
-    }
 }
 
 /// The lines of a failure report that describe the case rather than the problem

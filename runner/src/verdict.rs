@@ -5,7 +5,7 @@
 //! `implementation_defined` holds the reference's reading of undocumented behaviour: the
 //! reference must match it, while another backend whose values differ, that rejects the case,
 //! or (for a case that expects an error) that returns outputs or another error kind, gets the
-//! verdict [`Verdict::ImplementationDefined`] with the difference as the reason, not a failure.
+//! status [`Status::ImplementationDefined`] with the difference as the reason, not a failure.
 //! A wrong dtype, shape or output count still fails.
 //!
 //! A case expecting an error is sent even when the backend's hello excludes one of its dtypes
@@ -17,24 +17,163 @@ use opspec::compare::{compare, comparison_for, Comparison, Mismatch};
 use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, Tensor};
 
-use crate::backend::{Exclusion, Outcome};
+use serde::{Deserialize, Serialize};
 
-/// The result of one trial.
+use crate::backend::{BuiltOutput, Exclusion, Outcome};
+use crate::expectations::Entry;
+
+/// A trial's status: the one name of what became of a trial, decided here ([`judge`], then
+/// [`decide`]) and only read by the reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
+    /// libtest as ignored).
+    Unsupported,
+    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
+    KnownFailure,
+    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
+    /// target it declares) (reported as ignored).
+    Excluded,
+    /// An implementation-defined case on which the backend differs from the reference's
+    /// reading (reported as ignored, with the difference).
+    ImplementationDefined,
+    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
+    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
+    /// failed in the table.
+    NotRun,
+    /// A build-only backend built the case with the expected output dtypes and shapes; its
+    /// values were never computed, so this is no pass (reported as ignored).
+    ShapeChecked,
+    /// A case that expects an error was rejected, but without an error kind: the rejection
+    /// may be for another rule, so this is no pass (reported as ignored; fails the run under
+    /// `--require-error-kinds`).
+    RejectedUnclassified,
+}
+
+impl Status {
+    /// Every status, in the order pages and lists show them.
+    pub const ALL: [Status; 9] = [
+        Status::Passed,
+        Status::Failed,
+        Status::ShapeChecked,
+        Status::RejectedUnclassified,
+        Status::KnownFailure,
+        Status::Unsupported,
+        Status::ImplementationDefined,
+        Status::Excluded,
+        Status::NotRun,
+    ];
+
+    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
+    pub fn is_skip(self) -> bool {
+        matches!(
+            self,
+            Status::Unsupported | Status::KnownFailure | Status::Excluded
+        )
+    }
+
+    /// Whether a trial of this status fails the run.
+    pub fn fails(self) -> bool {
+        matches!(self, Status::Failed | Status::NotRun)
+    }
+
+    /// As the JSON report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+            Status::KnownFailure => "known_failure",
+            Status::Excluded => "excluded",
+            Status::ImplementationDefined => "implementation_defined",
+            Status::NotRun => "not_run",
+            Status::ShapeChecked => "shape_checked",
+            Status::RejectedUnclassified => "rejected_unclassified",
+        }
+    }
+
+    /// How pages and lists name it to people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::KnownFailure => "known failure",
+            Status::Unsupported => "unsupported",
+            Status::ImplementationDefined => "implementation-defined",
+            Status::Excluded => "excluded",
+            Status::NotRun => "not run",
+            Status::ShapeChecked => "shape-checked",
+            Status::RejectedUnclassified => "rejected without kind",
+        }
+    }
+}
+
+/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Known {
+    /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`).
+    #[serde(default)]
+    pub selector: String,
+    /// The clause the backend breaks.
+    pub clause: String,
+    /// `semantics`, `defect` or `adapter`.
+    pub class: String,
+    pub reason: String,
+    /// The entry's line in the expectations file.
+    pub line: usize,
+}
+
+/// What became of a trial: its status, and the report or reason a person reads (empty for a
+/// pass).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Verdict {
-    Pass,
-    Fail(String),
+pub struct Verdict {
+    pub status: Status,
+    pub message: String,
+    /// The hello declaration that excluded the trial, when it is [`Status::Excluded`].
+    pub excluded_by: Option<String>,
+    /// The expectations entry that made it a [`Status::KnownFailure`].
+    pub known: Option<Known>,
+}
+
+impl Verdict {
+    fn new(status: Status, message: String) -> Verdict {
+        Verdict {
+            status,
+            message,
+            excluded_by: None,
+            known: None,
+        }
+    }
+
+    pub fn pass() -> Verdict {
+        Verdict::new(Status::Passed, String::new())
+    }
+
+    pub fn fail(report: String) -> Verdict {
+        Verdict::new(Status::Failed, report)
+    }
+
     /// The backend replied `unsupported` to a case its hello did not exclude.
-    Unsupported(String),
-    /// Not run because the backend's hello excludes it (op, dtype, or a restriction of a target
-    /// it declares), or an `unsupported` reply to such a case.
-    Excluded(Exclusion),
-    /// An `implementation_defined` case on which the backend differs from the reference's
-    /// reading; the reason says how.
-    ImplementationDefined(String),
-    /// Not sent to the backend, for this reason (it was given up on); fails the run. (A trial
-    /// that `--fail-fast` does not send gets no verdict: see `Run::stopped`.)
-    NotRun(String),
+    pub fn unsupported(reason: String) -> Verdict {
+        Verdict::new(Status::Unsupported, reason)
+    }
+
+    /// Not run because the backend's hello excludes it, or an `unsupported` reply to such a
+    /// case.
+    pub fn excluded(exclusion: Exclusion) -> Verdict {
+        Verdict {
+            excluded_by: Some(exclusion.by),
+            ..Verdict::new(Status::Excluded, exclusion.reason)
+        }
+    }
+
+    /// Not sent to the backend, for this reason (it was given up on); fails the run.
+    pub fn not_run(reason: String) -> Verdict {
+        Verdict::new(Status::NotRun, format!("not run: {reason}"))
+    }
 }
 
 /// Compares what the backend did with what the case expects. `is_reference` says the backend
@@ -46,7 +185,7 @@ pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
 }
 
 /// [`judge`] for a backend whose hello excludes `excluded`, dtypes of the case: an
-/// `unsupported` reply is then [`Verdict::Excluded`], and `unsupported_dtype` answers an error
+/// `unsupported` reply is then [`Status::Excluded`], and `unsupported_dtype` answers an error
 /// case whatever kind it expects.
 pub fn judge_excluding(
     case: &Case,
@@ -58,16 +197,20 @@ pub fn judge_excluding(
     // implementation-defined case tolerates from other backends.
     let (failure, in_values) = match (&case.expect, outcome) {
         (_, Outcome::Unsupported(reason)) if !excluded.is_empty() => {
-            return Verdict::Excluded(Exclusion {
+            return Verdict::excluded(Exclusion {
                 by: dtype_declaration(case, excluded),
                 reason: format!("{reason} (its hello excludes {})", dtype_list(excluded)),
             })
         }
-        (_, Outcome::Unsupported(reason)) => return Verdict::Unsupported(reason),
+        (_, Outcome::Unsupported(reason)) => return Verdict::unsupported(reason),
         (Expectation::Outputs(expected), Outcome::Outputs(actual)) => {
             if expected.len() != actual.len() {
                 (
-                    format!("expected {} output(s), got {}", expected.len(), actual.len()),
+                    format!(
+                        "expected {} output(s), got {}",
+                        expected.len(),
+                        actual.len()
+                    ),
                     false,
                 )
             } else {
@@ -78,9 +221,23 @@ pub fn judge_excluding(
                     })
                 });
                 match mismatch {
-                    None => return Verdict::Pass,
+                    None => return Verdict::pass(),
                     Some(found) => found,
                 }
+            }
+        }
+        (Expectation::Outputs(expected), Outcome::Built(built)) => {
+            match built_mismatch(expected, &built) {
+                None => {
+                    return Verdict::new(
+                        Status::ShapeChecked,
+                        format!(
+                            "shape-checked: built with the expected {}; values not run (a build-only backend)",
+                            describe_built(&built)
+                        ),
+                    )
+                }
+                Some(difference) => (difference, false),
             }
         }
         (Expectation::Outputs(_), Outcome::Rejected { kind, message }) => (
@@ -97,13 +254,35 @@ pub fn judge_excluding(
             ),
             true,
         ),
-        (Expectation::Error { kind, message }, Outcome::Rejected { kind: got, message: text }) => {
+        (Expectation::Error { kind, .. }, Outcome::Built(built)) => (
+            format!(
+                "expected error `{kind}`, but the backend built it: outputs {}",
+                describe_built(&built)
+            ),
+            true,
+        ),
+        (
+            Expectation::Error { kind, message },
+            Outcome::Rejected {
+                kind: got,
+                message: text,
+            },
+        ) => {
             match got {
-                Some(ErrorKind::UnsupportedDtype) if !excluded.is_empty() => return Verdict::Pass,
+                Some(ErrorKind::UnsupportedDtype) if !excluded.is_empty() => {
+                    return Verdict::pass()
+                }
+                // Any rejection would do here, whatever rule it is for: not a pass.
+                None => {
+                    return Verdict::new(
+                        Status::RejectedUnclassified,
+                        format!("rejected without an error kind (expected `{kind}`): {text}"),
+                    )
+                }
                 Some(got) if got != *kind => {
                     (format!("expected error `{kind}`, got `{got}`: {text}"), true)
                 }
-                _ => match message {
+                Some(_) => match message {
                     Some(fragment) if is_reference && !text.contains(fragment.as_str()) => (
                         format!(
                             "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}\n{}",
@@ -111,18 +290,91 @@ pub fn judge_excluding(
                         ),
                         false,
                     ),
-                    _ => return Verdict::Pass,
+                    _ => return Verdict::pass(),
                 },
             }
         }
     };
     if case.implementation_defined && in_values && !is_reference {
         let first = failure.lines().next().unwrap_or_default();
-        return Verdict::ImplementationDefined(format!(
-            "implementation-defined: differs from the reference's reading ({first})"
+        return Verdict::new(
+            Status::ImplementationDefined,
+            format!("implementation-defined: differs from the reference's reading ({first})"),
+        );
+    }
+    Verdict::fail(format!("{}\n{failure}", describe_case(case)))
+}
+
+/// Where a build-only backend's outputs differ from the expected ones in count, dtype or
+/// shape.
+fn built_mismatch(expected: &[Tensor], built: &[BuiltOutput]) -> Option<String> {
+    if expected.len() != built.len() {
+        return Some(format!(
+            "expected {} output(s), the backend built {}",
+            expected.len(),
+            built.len()
         ));
     }
-    Verdict::Fail(format!("{}\n{failure}", describe_case(case)))
+    expected
+        .iter()
+        .zip(built)
+        .enumerate()
+        .find(|(_, (e, b))| e.dtype != b.dtype || e.shape != b.shape)
+        .map(|(position, (e, b))| {
+            format!(
+                "output {position}: expected {} {:?}, the backend built {} {:?}",
+                e.dtype, e.shape, b.dtype, b.shape
+            )
+        })
+}
+
+/// Applies the backend's known failures to a trial's verdict: the one place where a
+/// [`judge`]d verdict becomes the status the reports show. A failure or an `unsupported` reply
+/// that `known` covers is a known failure; any other status under an entry makes the entry
+/// stale, which fails the trial. An unexpected failure gets the command that replays it.
+pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: &str) -> Verdict {
+    let message = verdict.message.clone();
+    match (verdict.status, known) {
+        (Status::Failed | Status::Unsupported, Some(entry)) => {
+            let report = if verdict.status == Status::Unsupported {
+                format!("unsupported: {message}")
+            } else {
+                message
+            };
+            Verdict {
+                known: Some(Known {
+                    selector: entry.selector(),
+                    clause: entry.clause.clone(),
+                    class: entry.class.name().to_owned(),
+                    reason: entry.reason.clone(),
+                    line: entry.line,
+                }),
+                ..Verdict::new(
+                    Status::KnownFailure,
+                    format!("known failure: {}\n{report}", entry.reason),
+                )
+            }
+        }
+        (Status::Failed, None) => Verdict::fail(format!(
+            "{}\nreplay: {replay}",
+            message.trim_end()
+        )),
+        // Excluded and not-run trials were never answered: an entry says nothing about them.
+        (Status::Excluded | Status::NotRun, _) | (_, None) => verdict,
+        (Status::Passed, Some(entry)) => Verdict::fail(format!(
+            "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
+            entry.line,
+            entry.selector(),
+            entry.reason
+        )),
+        (status, Some(entry)) => Verdict::fail(format!(
+            "stale expectation: line {} (`{}: {}`) says this case fails, but it is {}: {message}",
+            entry.line,
+            entry.selector(),
+            entry.reason,
+            status.name()
+        )),
+    }
 }
 
 /// Outputs of at most this many elements get their values shown whole, as a line diff.
@@ -248,6 +500,17 @@ fn dtype_list(dtypes: &[DType]) -> String {
         .join(", ")
 }
 
+fn describe_built(outputs: &[BuiltOutput]) -> String {
+    outputs
+        .iter()
+        .map(|o| match &o.format {
+            Some(format) => format!("{} {:?} ({format})", o.dtype, o.shape),
+            None => format!("{} {:?}", o.dtype, o.shape),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn describe_tensors(tensors: &[Tensor]) -> String {
     tensors
         .iter()
@@ -260,7 +523,7 @@ fn describe_tensors(tensors: &[Tensor]) -> String {
 mod tests {
     use super::*;
 
-    use crate::backend::Backend;
+    use crate::backend::{Backend, BuiltOutput};
 
     use opspec::spec::load_dirs;
     use opspec::DType;
@@ -304,11 +567,16 @@ cases:
     fn one_ulp_off_passes_under_one_ulp_and_fails_under_zero() {
         let cases = load_scale("ulp1", &seed_case("tolerance: {ulp: 1}"));
         let case = &cases[0];
-        assert_eq!(judge(case, reference_outcome(case), true), Verdict::Pass);
+        assert_eq!(judge(case, reference_outcome(case), true), Verdict::pass());
 
         let cases = load_scale("ulp0", &seed_case("tolerance: {ulp: 0}"));
         let case = &cases[0];
-        let Verdict::Fail(report) = judge(case, reference_outcome(case), true) else {
+        let Verdict {
+            status: Status::Failed,
+            message: report,
+            ..
+        } = judge(case, reference_outcome(case), true)
+        else {
             panic!("a 1-ULP difference must fail under {{ulp: 0}}");
         };
         assert!(
@@ -332,7 +600,7 @@ cases:
         let cases = load_scale("default", &seed_case(""));
         assert_eq!(
             judge(&cases[0], reference_outcome(&cases[0]), true),
-            Verdict::Pass
+            Verdict::pass()
         );
     }
 
@@ -342,7 +610,12 @@ cases:
     fn small_outputs_get_a_value_diff() {
         let cases = load_scale("diff", &seed_case("tolerance: {ulp: 0}"));
         let case = &cases[0];
-        let Verdict::Fail(report) = judge(case, reference_outcome(case), true) else {
+        let Verdict {
+            status: Status::Failed,
+            message: report,
+            ..
+        } = judge(case, reference_outcome(case), true)
+        else {
             panic!("a 1-ULP difference must fail under {{ulp: 0}}");
         };
         assert!(report.contains("values (-expected|+actual):"), "{report}");
@@ -383,7 +656,12 @@ cases:
         let cases = load_scale("message", yaml);
         let case = &cases[0];
         let reference = crate::backend::Reference::default().run(case).unwrap();
-        let Verdict::Fail(report) = judge(case, reference, true) else {
+        let Verdict {
+            status: Status::Failed,
+            message: report,
+            ..
+        } = judge(case, reference, true)
+        else {
             panic!("the fragment names another axis");
         };
         assert!(
@@ -410,7 +688,12 @@ cases:
         bits[0] = 0x4110_0001;
         bits[1] = f32::INFINITY.to_bits() as u64;
         output = Tensor::from_bits(DType::Float32, output.shape.clone(), bits);
-        let Verdict::Fail(report) = judge(case, Outcome::Outputs(vec![output]), true) else {
+        let Verdict {
+            status: Status::Failed,
+            message: report,
+            ..
+        } = judge(case, Outcome::Outputs(vec![output]), true)
+        else {
             panic!("an infinity for a finite value must fail");
         };
         assert!(report.contains("no tolerance passes"), "{report}");
@@ -439,7 +722,7 @@ cases:
             Some(("dla", "custom power values are not supported on DLA"))
         );
         assert_eq!(case.unsupported_reason(&["gpu"]), None);
-        assert_eq!(judge(case, reference_outcome(case), true), Verdict::Pass);
+        assert_eq!(judge(case, reference_outcome(case), true), Verdict::pass());
         // An engine that returns -2 for sqrt(-4) differs in values: skipped with the reason
         // for other backends, a failure for the reference.
         let other = Tensor::from_bits(
@@ -449,18 +732,24 @@ cases:
         );
         let verdict = judge(case, Outcome::Outputs(vec![other.clone()]), false);
         assert!(
-            matches!(&verdict, Verdict::ImplementationDefined(reason) if reason.starts_with("implementation-defined")),
+            matches!(&verdict, Verdict { status: Status::ImplementationDefined, message: reason, .. } if reason.starts_with("implementation-defined")),
             "{verdict:?}"
         );
         assert!(matches!(
             judge(case, Outcome::Outputs(vec![other]), true),
-            Verdict::Fail(_)
+            Verdict {
+                status: Status::Failed,
+                ..
+            }
         ));
         // A wrong shape is still a failure.
         let wrong = Tensor::from_bits(DType::Float32, vec![2], vec![0, 0]);
         assert!(matches!(
             judge(case, Outcome::Outputs(vec![wrong]), false),
-            Verdict::Fail(_)
+            Verdict {
+                status: Status::Failed,
+                ..
+            }
         ));
     }
 
@@ -479,7 +768,7 @@ cases:
         let cases = load_scale("impl-error", yaml);
         let case = &cases[0];
         let reference = crate::backend::Reference::default().run(case).unwrap();
-        assert_eq!(judge(case, reference, true), Verdict::Pass);
+        assert_eq!(judge(case, reference, true), Verdict::pass());
         let outputs = Outcome::Outputs(vec![Tensor::from_bits(
             DType::Float32,
             vec![1, 1, 1, 2],
@@ -488,12 +777,18 @@ cases:
         // Outputs where the reference rejects: a divergence for another backend...
         let verdict = judge(case, outputs.clone(), false);
         assert!(
-            matches!(&verdict, Verdict::ImplementationDefined(reason)
+            matches!(&verdict, Verdict { status: Status::ImplementationDefined, message: reason, .. }
                 if reason.contains("expected error `invalid_channel_axis`, but got outputs")),
             "{verdict:?}"
         );
         // ...a failure for the reference.
-        assert!(matches!(judge(case, outputs, true), Verdict::Fail(_)));
+        assert!(matches!(
+            judge(case, outputs, true),
+            Verdict {
+                status: Status::Failed,
+                ..
+            }
+        ));
         // Another kind is a divergence too.
         let other_kind = Outcome::Rejected {
             kind: Some(ErrorKind::InvalidRank),
@@ -501,9 +796,19 @@ cases:
         };
         assert!(matches!(
             judge(case, other_kind.clone(), false),
-            Verdict::ImplementationDefined(_)
+            Verdict {
+                status: Status::ImplementationDefined,
+                message: _,
+                ..
+            }
         ));
-        assert!(matches!(judge(case, other_kind, true), Verdict::Fail(_)));
+        assert!(matches!(
+            judge(case, other_kind, true),
+            Verdict {
+                status: Status::Failed,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -525,23 +830,106 @@ cases:
         };
         assert_eq!(
             judge_excluding(case, rejected.clone(), false, &[DType::Float16]),
-            Verdict::Pass
+            Verdict::pass()
         );
         assert!(matches!(
             judge(case, rejected, false),
-            Verdict::Fail(report) if report.contains("got `unsupported_dtype`")
+            Verdict { status: Status::Failed, message: report, .. } if report.contains("got `unsupported_dtype`")
         ));
         let unsupported = Outcome::Unsupported("no float16".into());
         assert_eq!(
             judge_excluding(case, unsupported.clone(), false, &[DType::Float16]),
-            Verdict::Excluded(Exclusion {
+            Verdict::excluded(Exclusion {
                 by: format!("{} dtype float16", case.op),
                 reason: "no float16 (its hello excludes float16)".into()
             })
         );
         assert_eq!(
             judge(case, unsupported, false),
-            Verdict::Unsupported("no float16".into())
+            Verdict::unsupported("no float16".into())
+        );
+    }
+
+    fn built(case: &Case) -> Vec<BuiltOutput> {
+        let Expectation::Outputs(expected) = &case.expect else {
+            panic!("a case with outputs");
+        };
+        expected
+            .iter()
+            .map(|t| BuiltOutput {
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+                format: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_build_only_answer_is_shape_checked_never_passed() {
+        let cases = load_scale("built", &seed_case(""));
+        let case = &cases[0];
+        let verdict = judge(case, Outcome::Built(built(case)), false);
+        assert_eq!(verdict.status, Status::ShapeChecked, "{verdict:?}");
+        assert!(verdict
+            .message
+            .starts_with("shape-checked: built with the expected float32 [1, 1, 3, 3]"));
+        // The known failures leave it as it is; an entry over it is stale.
+        assert_eq!(
+            decide(verdict.clone(), None, "r").status,
+            Status::ShapeChecked
+        );
+        let entry = Entry {
+            pattern: Some("scale::*".into()),
+            by_clause: false,
+            clause: "scale.formula".into(),
+            class: crate::expectations::Class::Semantics,
+            reason: "why".into(),
+            line: 7,
+        };
+        let stale = decide(verdict, Some(&entry), "r");
+        assert_eq!(stale.status, Status::Failed);
+        assert!(
+            stale
+                .message
+                .contains("line 7 (`scale::*: why`) says this case fails, but it is shape_checked"),
+            "{}",
+            stale.message
+        );
+
+        let mut wrong = built(case);
+        wrong[0].shape = vec![1, 1, 9];
+        let verdict = judge(case, Outcome::Built(wrong), false);
+        assert_eq!(verdict.status, Status::Failed);
+        assert!(
+            verdict.message.contains(
+                "output 0: expected float32 [1, 1, 3, 3], the backend built float32 [1, 1, 9]"
+            ),
+            "{}",
+            verdict.message
+        );
+    }
+
+    #[test]
+    fn a_rejection_without_a_kind_is_unclassified() {
+        let yaml = r#"
+cases:
+  - name: bad_axis
+    source: "test"
+    attrs: {mode: uniform, channel_axis: 4}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 2], data: [[[[1, 2]]]]}
+    error: {kind: invalid_channel_axis}
+"#;
+        let cases = load_scale("kindless", yaml);
+        let kindless = Outcome::Rejected {
+            kind: None,
+            message: "bad axis".into(),
+        };
+        let verdict = judge(&cases[0], kindless, false);
+        assert_eq!(verdict.status, Status::RejectedUnclassified);
+        assert_eq!(
+            verdict.message,
+            "rejected without an error kind (expected `invalid_channel_axis`): bad axis"
         );
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The variables a test must not inherit from the shell that runs `cargo test`.
-const VARIABLES: [&str; 14] = [
+const VARIABLES: [&str; 15] = [
     "OPSPEC_SPECS",
     "OPSPEC_SWEEPS",
     "OPSPEC_GOLDEN",
@@ -20,6 +20,7 @@ const VARIABLES: [&str; 14] = [
     "OPSPEC_MAX_ELEMENTS",
     "OPSPEC_DUMP_REQUESTS",
     "OPSPEC_ALLOW_SKIPS",
+    "OPSPEC_REQUIRE_ERROR_KINDS",
     "CI",
 ];
 
@@ -119,6 +120,7 @@ fn runner_help_shows_every_flag() {
         "--max-elements",
         "--dump-requests",
         "--fail-fast",
+        "--require-error-kinds",
         "--serve",
         "--target",
         "coverage",

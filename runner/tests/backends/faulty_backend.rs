@@ -20,6 +20,8 @@
 //! | `--hello JSON` | answers the hello with that line |
 //! | `--unsupported PREFIX` | answers `unsupported` to every case whose id starts with PREFIX (`""`: all) |
 //! | `--reject-dtypes D1,D2` | rejects every case with data (input or fill) of those dtypes as `unsupported_dtype`, as an engine without them does |
+//! | `--built` | answers `built` (each output's dtype and shape, no data) where it would answer `ok`, as a build-only backend does; the hello says so only if `--hello` does |
+//! | `--kindless` | leaves the `kind` out of every `error` reply |
 //!
 //! Every sleep is an hour: the runner must end these processes itself.
 
@@ -122,9 +124,10 @@ fn main() -> std::io::Result<()> {
             continue;
         }
         // One request at a time through the reference's server.
+        let mut answer = Vec::new();
         serve(
             line.as_bytes(),
-            &mut stdout,
+            &mut answer,
             "faulty",
             &[],
             |id, invocation| {
@@ -138,12 +141,45 @@ fn main() -> std::io::Result<()> {
                 )
             },
         )?;
+        stdout.write_all(&rewrite(&answer, flag("--built"), flag("--kindless")))?;
+        stdout.flush()?;
     }
     if flag("--ignore-eof") {
         eprintln!("faulty backend: input ended, staying alive");
         sleep_an_hour();
     }
     Ok(())
+}
+
+/// The reference server's reply lines with `ok` turned into `built` and the error kinds left
+/// out, as asked.
+fn rewrite(answer: &[u8], built: bool, kindless: bool) -> Vec<u8> {
+    if !built && !kindless {
+        return answer.to_vec();
+    }
+    let mut out = Vec::new();
+    for line in answer.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let mut reply: serde_json::Value = serde_json::from_slice(line).unwrap_or_default();
+        match reply["type"].as_str() {
+            Some("ok") if built => {
+                reply["type"] = "built".into();
+                for output in reply["outputs"].as_array_mut().into_iter().flatten() {
+                    if let Some(fields) = output.as_object_mut() {
+                        fields.remove("data");
+                    }
+                }
+            }
+            Some("error") if kindless => {
+                if let Some(fields) = reply.as_object_mut() {
+                    fields.remove("kind");
+                }
+            }
+            _ => {}
+        }
+        out.extend(reply.to_string().bytes());
+        out.push(b'\n');
+    }
+    out
 }
 
 /// The reference's answer to a case, with the misbehaviour the flags ask for.

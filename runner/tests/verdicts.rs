@@ -1,0 +1,237 @@
+//! What a run counts as passed, end to end: a build-only backend's `built` answers are
+//! `shape_checked` (never passed) and refused from a backend that did not declare them, a
+//! rejection without an error kind is `rejected_unclassified` (never passed; a failure of the
+//! run under `--require-error-kinds`), and a known-failures entry must cite a clause of the
+//! trials it matches (docs/protocol.md).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The runner in the repository, with no `OPSPEC_*` variable or `CI` of the calling shell.
+fn runner(scratch: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("OPSPEC_") || name == "CI" {
+            command.env_remove(name);
+        }
+    }
+    command
+        .current_dir(repository())
+        .arg("--backend-log")
+        .arg(scratch.join("backend.log"));
+    command
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+/// Runs the slice trials of the repository's spec files (no sweeps) against the faulty backend with `flags`, with a JSON
+/// report; gives the output and the report's trials.
+fn run_slices(scratch: &Path, flags: &str, extra: &[&str]) -> (Output, Vec<Value>) {
+    let report = scratch.join("report.json");
+    let output = runner(scratch)
+        .args(["--specs", "specs", "--report-json"])
+        .arg(&report)
+        .args([
+            "--backend",
+            &format!("{} {flags}", env!("CARGO_BIN_EXE_faulty_backend")),
+        ])
+        .args(extra)
+        .arg("slice::")
+        .output()
+        .unwrap();
+    let trials = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|json| serde_json::from_str::<Value>(&json).ok())
+        .map(|report| report["trials"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default();
+    (output, trials)
+}
+
+fn status(trial: &Value) -> &str {
+    trial["status"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn a_built_answer_from_a_backend_that_did_not_declare_it_fails_the_case() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (output, trials) = run_slices(scratch.path(), "--built", &[]);
+    // 101: a trial failed (libtest's code).
+    assert_eq!(output.status.code(), Some(101), "{}", text(&output));
+    let failed: Vec<&Value> = trials.iter().filter(|t| status(t) == "failed").collect();
+    assert!(!failed.is_empty(), "{}", text(&output));
+    assert!(
+        failed.iter().any(|t| t["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("but its hello does not declare `build_only`")),
+        "{failed:#?}"
+    );
+    // No `built` answer was taken: every case that expects outputs failed.
+    assert!(trials.iter().all(|t| status(t) != "shape_checked"));
+    assert!(failed.len() > 100, "{} failed", failed.len());
+}
+
+const BUILD_ONLY_HELLO: &str = r#"{"type":"hello","protocol":1,"name":"builder","ops":["shuffle","slice","as_strided","scale","reformat"],"build_only":true}"#;
+
+#[test]
+fn shape_checked_trials_are_never_counted_as_passed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let flags = format!("--built --hello '{BUILD_ONLY_HELLO}'");
+    let (output, trials) = run_slices(scratch.path(), &flags, &[]);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{all}");
+    let shape_checked = trials
+        .iter()
+        .filter(|t| status(t) == "shape_checked")
+        .count();
+    let passed: Vec<&Value> = trials.iter().filter(|t| status(t) == "passed").collect();
+    assert!(shape_checked > 100, "{shape_checked} shape-checked\n{all}");
+    // What passed are the cases that expect an error, rejected with the expected kind: the
+    // only trials a build-only backend judges in full.
+    assert!(!passed.is_empty());
+    let reference = reference_slices(scratch.path());
+    for trial in &passed {
+        let name = trial["name"].as_str().unwrap();
+        assert!(
+            reference_expects_error(&reference, name),
+            "{name} expects outputs, yet passed on a build-only backend"
+        );
+    }
+    assert!(
+        all.contains(&format!("{shape_checked} shape-checked (built, not run)")),
+        "the summary counts them apart:\n{all}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(scratch.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["shape_checked"], shape_checked);
+    assert_eq!(json["passed"], passed.len());
+}
+
+/// The slice trials on the reference, with the dump of the requests its run sent.
+fn reference_slices(scratch: &Path) -> Vec<Value> {
+    let dir = scratch.join("reference");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dump = dir.join("requests.jsonl");
+    let output = runner(&dir)
+        .args(["--specs", "specs", "--dump-requests"])
+        .arg(&dump)
+        .args(["--backend", env!("CARGO_BIN_EXE_faulty_backend")])
+        .arg("slice::")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    std::fs::read_to_string(&dump)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Whether the reference rejects the trial `name`: the faulty backend serves the reference,
+/// so ask it the dumped request directly.
+fn reference_expects_error(requests: &[Value], name: &str) -> bool {
+    let request = requests.iter().find(|r| r["id"] == name).unwrap();
+    let mut backend = std::process::Command::new(env!("CARGO_BIN_EXE_faulty_backend"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = backend.stdin.take().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let output = backend.wait_with_output().unwrap();
+    let reply: Value = serde_json::from_slice(&output.stdout).unwrap();
+    reply["type"] == "error"
+}
+
+#[test]
+fn a_rejection_without_a_kind_is_never_counted_as_passed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (output, trials) = run_slices(scratch.path(), "--kindless", &[]);
+    let all = text(&output);
+    // Counted apart, and by default no failure of the run.
+    assert_eq!(output.status.code(), Some(0), "{all}");
+    let unclassified: Vec<&Value> = trials
+        .iter()
+        .filter(|t| status(t) == "rejected_unclassified")
+        .collect();
+    assert!(unclassified.len() > 20, "{all}");
+    for trial in &unclassified {
+        let message = trial["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("rejected without an error kind (expected `"),
+            "{message}"
+        );
+    }
+    // Every other trial expects outputs and passed: no error case passed.
+    let reference = reference_slices(scratch.path());
+    for trial in trials.iter().filter(|t| status(t) == "passed") {
+        let name = trial["name"].as_str().unwrap();
+        assert!(
+            !reference_expects_error(&reference, name),
+            "{name} expects an error and passed on a kindless rejection"
+        );
+    }
+    assert!(
+        all.contains(&format!(
+            "{} rejected without an error kind",
+            unclassified.len()
+        )),
+        "{all}"
+    );
+
+    // With --require-error-kinds the same run fails, saying why.
+    let (output, _) = run_slices(scratch.path(), "--kindless", &["--require-error-kinds"]);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("were rejected without an error kind, so maybe for another rule, and --require-error-kinds"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_known_failure_entry_whose_trials_do_not_cite_its_clause_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let expectations = scratch.path().join("known.txt");
+    // Every trial of specs/slice/wrap.yaml under one clause that most of them do not test.
+    std::fs::write(
+        &expectations,
+        "# a wrong clause\nslice::wrap::* | slice.reflect.mirror | semantics | mirrored\n",
+    )
+    .unwrap();
+    let output = runner(scratch.path())
+        .args(["--specs", "specs", "--expectations"])
+        .arg(&expectations)
+        .arg("slice::")
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains(&format!(
+            "{}: line 2: `slice::wrap::*` matches trial slice::wrap::",
+            expectations.display()
+        )),
+        "{all}"
+    );
+    assert!(
+        all.contains("whose case does not cite clause `slice.reflect.mirror`"),
+        "{all}"
+    );
+}
