@@ -6,16 +6,22 @@ edited by hand; `--check` fails when it is not what this script writes (runner/t
 
     python3 scripts/engines_md.py [--check] [--runner PATH]
 
-The trial names come from `runner --list` (PATH, or `cargo run -q -p opspec-runner --bin runner`).
+The trials an entry matches are the runner's own answer: the suite is run once per file against
+the built-in reference (PATH, or `cargo run -q -p opspec-runner --bin runner`) with the file as
+its expectations, where every matched trial passes and is reported as a stale entry naming its
+line. So selectors by name, `prefix*`, `clause` and `clause in ...` count as the runner matches
+them, trials the engine's hello excludes included.
 """
 
 import argparse
 import collections
 import glob
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PAGE = os.path.join(ROOT, "docs", "engines.md")
@@ -27,10 +33,25 @@ CLASSES = {
 ENGINE_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "xla": "XLA (JAX)"}
 
 
-def trial_names(runner):
-    command = [runner, "--list"] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--", "--list"]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [line[: -len(": test")] for line in out.splitlines() if line.endswith(": test")]
+def runner_command(runner):
+    return [runner] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
+
+
+def matched_per_line(runner, path):
+    """{line number: trials matched} of a known-failures file, as the runner matches them."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = os.path.join(scratch, "report.json")
+        command = runner_command(runner) + ["-q", "--expectations", path, "--report-json", report, "--backend-log", os.path.join(scratch, "log")]
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if not os.path.exists(report):
+            sys.exit(f"{path}: the runner refused the file:\n{run.stderr}")
+        trials = json.load(open(report, encoding="utf-8"))["trials"]
+    counts = collections.Counter()
+    for trial in trials:
+        m = re.search(r"remove line (\d+) ", trial["message"])
+        if trial["status"] == "failed" and m:
+            counts[int(m.group(1))] += 1
+    return counts
 
 
 def entries(path):
@@ -40,8 +61,8 @@ def entries(path):
             continue
         fields = [f.strip() for f in line.split("|", 3)]
         if len(fields) != 4:
-            sys.exit(f"{path}:{number}: expected `<trial> | <clause> | <class> | <reason>`")
-        yield fields
+            sys.exit(f"{path}:{number}: expected `<selector> | <clause> | <class> | <reason>`")
+        yield [number] + fields
 
 
 def rules():
@@ -79,24 +100,17 @@ def reproducers():
     return found
 
 
-def matches(pattern, name):
-    return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
-
-
-def page(names):
-    by_prefix = collections.defaultdict(list)
-    for name in names:
-        by_prefix[name.split("::")[0]].append(name)
+def page(runner):
     rule = rules()
     engines = []
     for path in sorted(glob.glob(os.path.join(ROOT, "runner", "backends", "*", "known-failures.txt"))):
         engine = os.path.basename(os.path.dirname(path))
+        counts = matched_per_line(runner, path)
         # (clause, class) -> [trial count, reasons in file order]
         rows = collections.OrderedDict()
-        for pattern, clause, cls, reason in entries(path):
-            count = sum(matches(pattern, n) for n in by_prefix[pattern.split("::")[0]])
+        for number, _selector, clause, cls, reason in entries(path):
             row = rows.setdefault((clause, cls), [0, []])
-            row[0] += count
+            row[0] += counts[number]
             if reason not in row[1]:
                 row[1].append(reason)
         engines.append((engine, path, rows))
@@ -188,9 +202,9 @@ def page(names):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/engines.md is not up to date")
-    parser.add_argument("--runner", help="the runner binary that lists the trials")
+    parser.add_argument("--runner", help="the runner binary that matches the entries")
     args = parser.parse_args()
-    text = page(trial_names(args.runner))
+    text = page(args.runner)
     if args.check:
         current = open(PAGE, encoding="utf-8").read() if os.path.exists(PAGE) else ""
         if current != text:

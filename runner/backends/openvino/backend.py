@@ -157,13 +157,14 @@ def build_slice(b, attrs, t):
         if mode is None:
             raise Unsupported("OpenVINO's Pad has no wrap mode")
         fill = t[4] if mode == "constant" else None
-        b.step("pad", mode, fill is not None and (fill.dtype, len(fill.shape)))
+        b.step("pad", mode, fill is not None and (fill.dtype, len(fill.shape), fill.shape == [1]))
         args = [x, b.ints(before), b.ints(after), mode]
         if fill is not None:
             value = b.data(fill)
-            if len(fill.shape) == 1:
+            if fill.shape == [1]:
                 # TensorRT takes a fill of shape [1] as well as a scalar; OpenVINO's Pad takes a
-                # scalar pad_value: a converter squeezes the one axis (a [2] fill fails there).
+                # scalar pad_value: a converter squeezes that one axis. Any other shape goes to
+                # the Pad as it is, for OpenVINO to judge.
                 value = ops.squeeze(value, ops.constant(np.array([0], dtype=np.int64))).output(0)
             if fill.dtype != t[0].dtype:
                 value = ops.convert(value, OV_TYPE[t[0].dtype]).output(0)
