@@ -41,6 +41,14 @@ pub enum BackendError {
     NotRun(String),
 }
 
+/// A fault found after its trial was judged: a second reply to a case that came only while the
+/// backend worked on a later one, or as it ended. The run fails that trial.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LateFault {
+    pub trial: String,
+    pub message: String,
+}
+
 /// Why a case is not sent: the hello declaration that excludes it, and the reason reported.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
@@ -88,6 +96,16 @@ pub trait Backend: Send + Sync {
     /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
     /// garbage) or could not be asked at all.
     fn run(&self, case: &Case) -> Result<Outcome, BackendError>;
+
+    /// Stops sending cases and ends the ones in flight as not run (`--fail-fast`, after the
+    /// first failure).
+    fn halt(&self) {}
+
+    /// Ends the backend after the last trial, and gives the faults found after their trial was
+    /// judged ([`LateFault`]).
+    fn finish(&self) -> Vec<LateFault> {
+        Vec::new()
+    }
 }
 
 /// The inputs that carry data rather than indices: the rest (`reshape_dims`, `start`, `size`,

@@ -19,10 +19,12 @@ use std::time::Duration;
 use opspec::tensor::DEFAULT_MAX_ELEMENTS;
 use opspec_kernels::EngineChoice as Engine;
 
-/// The repository this runner was built from.
+use crate::partition::Partition;
+
+/// The checkout a run reads ([`crate::checkout::suite_root`]): the one the runner is started
+/// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+    crate::checkout::suite_root()
 }
 
 /// The default per-case timeout of a backend.
@@ -46,6 +48,10 @@ pub enum ValueError {
     NoPath,
     #[error("not an engine: expected `plain` or `fast`")]
     NotAnEngine,
+    #[error("not a number of processes from 1 to {MAX_JOBS}")]
+    NotJobs,
+    #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
+    NotAPartition,
 }
 
 /// A configuration that cannot be used.
@@ -62,6 +68,9 @@ pub enum ConfigError {
     NotUnicode { variable: &'static str },
     #[error("cannot find the current folder: {0}")]
     NoCurrentDir(String),
+    /// Two settings that cannot go together.
+    #[error("{0}")]
+    Conflict(String),
 }
 
 /// Seconds a backend may take for one case: finite, from [`MIN_TIMEOUT_SECONDS`] to
@@ -85,6 +94,22 @@ pub fn parse_count(text: &str) -> Result<u64, ValueError> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(ValueError::NotACount),
     }
+}
+
+/// The most copies of a backend a run starts (`--jobs`).
+pub const MAX_JOBS: usize = 256;
+
+/// A number of backend processes, from 1 to [`MAX_JOBS`].
+pub fn parse_jobs(text: &str) -> Result<usize, ValueError> {
+    match parse_count(text) {
+        Ok(n) if n as usize <= MAX_JOBS => Ok(n as usize),
+        _ => Err(ValueError::NotJobs),
+    }
+}
+
+/// `K/N` ([`Partition`]).
+pub fn parse_partition(text: &str) -> Result<Partition, ValueError> {
+    Partition::parse(text).map_err(|_| ValueError::NotAPartition)
 }
 
 /// `plain` or `fast` ([`Engine`]).
@@ -175,11 +200,24 @@ pub struct Options {
     /// reported not run, and the run fails [env: OPSPEC_FAIL_FAST=1]
     #[arg(long)]
     pub fail_fast: bool,
+    /// Run N copies of the backend process at once, each sent one case at a time (default 1);
+    /// libtest's --test-threads is raised to N unless given [env: OPSPEC_JOBS]
+    #[arg(long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
+    pub jobs: Option<usize>,
+    /// Run only the K-th of N disjoint parts of the selected trials, chosen by a hash of each
+    /// trial's name; `runner merge` joins the parts' JSON reports. Bazel's TEST_TOTAL_SHARDS and
+    /// TEST_SHARD_INDEX select the part too [env: OPSPEC_PARTITION]
+    #[arg(long, value_name = "K/N", value_parser = parse_partition)]
+    pub partition: Option<Partition>,
     /// Fail the run when a case that expects an error was rejected without an error kind
     /// (status `rejected_unclassified`), which is otherwise counted apart and no pass
     /// [env: OPSPEC_REQUIRE_ERROR_KINDS=1]
     #[arg(long)]
     pub require_error_kinds: bool,
+    /// Print each trial the backend's hello excludes, as an ignored trial (by default they
+    /// are only counted, per declaration, in the summary) [env: OPSPEC_LIST_EXCLUDED=1]
+    #[arg(long)]
+    pub list_excluded: bool,
 }
 
 /// Parses the command line into `T`, a clap parser that flattens libtest-mimic's `Arguments`,
@@ -215,8 +253,19 @@ pub struct Config {
     pub engine: Engine,
     /// Stop sending trials after the first failure.
     pub fail_fast: bool,
+    /// Copies of the backend process run at once.
+    pub jobs: usize,
+    /// The part of the trials to run, if not all.
+    pub partition: Option<Partition>,
+    /// Bazel's `TEST_SHARD_STATUS_FILE`, touched to say the run shards.
+    pub shard_status_file: Option<PathBuf>,
     /// A rejection without an error kind fails the run.
     pub require_error_kinds: bool,
+    /// Each trial the hello excludes is a libtest trial, printed as ignored.
+    pub list_excluded: bool,
+    /// How the runner was started, as replay lines spell it: the `runner` binary's own path
+    /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
+    pub program: String,
 }
 
 impl Config {
@@ -373,7 +422,44 @@ impl Options {
                 None => DEFAULT_TIMEOUT,
             },
         };
+        let jobs = match self.jobs {
+            Some(jobs) => jobs,
+            None => match text("OPSPEC_JOBS")? {
+                Some(v) => parse_jobs(&v).map_err(|e| parsed("OPSPEC_JOBS", Some(v), e))?,
+                None => 1,
+            },
+        };
+        let bazel = match (text("TEST_SHARD_INDEX")?, text("TEST_TOTAL_SHARDS")?) {
+            (Some(index), Some(total)) => {
+                Some(Partition::from_bazel(&index, &total).map_err(|_| {
+                    parsed(
+                        "TEST_SHARD_INDEX",
+                        Some(format!("{index} (of TEST_TOTAL_SHARDS={total})")),
+                        ValueError::NotAPartition,
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        let partition = match self.partition {
+            Some(partition) => Some(partition),
+            None => match text("OPSPEC_PARTITION")? {
+                Some(v) => {
+                    Some(parse_partition(&v).map_err(|e| parsed("OPSPEC_PARTITION", Some(v), e))?)
+                }
+                None => bazel,
+            },
+        };
+        let bless = self.bless || env_flag(var("OPSPEC_BLESS"));
+        if bless && partition.is_some() {
+            return Err(ConfigError::Conflict(
+                "--bless writes the goldens of every trial: it cannot run on a partition (--partition, OPSPEC_PARTITION or Bazel's sharding)".into(),
+            ));
+        }
         Ok(Config {
+            jobs,
+            partition,
+            shard_status_file: path("TEST_SHARD_STATUS_FILE"),
             specs: match specs {
                 Some(list) => all(list),
                 None => vec![root.join("specs")],
@@ -381,11 +467,13 @@ impl Options {
             private_specs,
             sweeps,
             golden: self.golden.or_else(|| path("OPSPEC_GOLDEN")).map(absolute),
-            bless: self.bless || env_flag(var("OPSPEC_BLESS")),
+            bless,
             allow_skips: self.allow_skips || env_flag(var("OPSPEC_ALLOW_SKIPS")),
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
+            program: crate::replay::CARGO_RUNNER.to_owned(),
+            list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: match self.backend {
                 Some(command) => Some(command),
                 None => text("OPSPEC_BACKEND")?,

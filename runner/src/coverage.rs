@@ -79,8 +79,7 @@ pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
 /// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
 /// built-in ops themselves.
 pub fn builtin_specs() -> PathBuf {
-    let runner = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    runner.parent().unwrap_or(runner).join("specs")
+    crate::checkout::suite_root().join("specs")
 }
 
 /// One case: its trials (one per dtype) share name, source and clauses.

@@ -170,7 +170,7 @@ impl Expectations {
     /// Reads a file and checks its clause ids against the catalogue of this repository's
     /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
     pub fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
-        let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")];
+        let mut dirs = vec![crate::checkout::suite_root().join("specs")];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
         }

@@ -570,7 +570,11 @@ mod tests {
                 reason: "the engine clamps".into(),
                 line: 3,
             }),
-            replay: Some(crate::replay::command(name, " --backend 'my engine'")),
+            replay: Some(crate::replay::command(
+                crate::replay::CARGO_RUNNER,
+                name,
+                " --backend 'my engine'",
+            )),
         }
     }
 

@@ -15,7 +15,12 @@ use opspec::ops::Invocation;
 use opspec::spec::Case;
 use opspec::{ErrorKind, OpError, Tensor};
 
-use crate::backend::{Backend, BackendError, Outcome};
+use std::collections::BTreeMap;
+
+use opspec::DType;
+
+use crate::backend::{Backend, BackendError, Exclusion, Outcome};
+use crate::process::Capabilities;
 use crate::report::{count, Record, Status};
 use crate::Config;
 
@@ -25,9 +30,33 @@ pub trait InProcessBackend: Send + Sync {
     /// The name the reports give the backend.
     fn name(&self) -> String;
 
+    /// What the backend implements, as a process says it in its hello (docs/protocol.md,
+    /// "What the runner does with a hello"): cases it leaves out are excluded without being
+    /// run, with the same rules (error cases of an excluded dtype still run; more than a tenth
+    /// of the trials answered unsupported without being declared fails the run). `None`, the
+    /// default: everything.
+    fn declaration(&self) -> Option<Declaration> {
+        None
+    }
+
     /// The outputs of `invocation`, or why there are none. A panic fails the trial (as a
     /// crash of a backend process does), not the run.
     fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, Refusal>;
+}
+
+/// What an in-process backend implements: the fields of a protocol hello, by name (an op, a
+/// dtype, a target or an attribute value the suite does not know is an error, as in a
+/// hello, since a typo would silently skip cases).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Declaration {
+    /// The ops it implements (`slice`, `shuffle`, ...).
+    pub ops: Vec<String>,
+    /// Per op, the dtypes it implements; an op left out takes every dtype.
+    pub dtypes: BTreeMap<String, Vec<String>>,
+    /// `dla` for a DLA target.
+    pub targets: Vec<String>,
+    /// Per op, per declarable attribute (`slice` `mode`, ...), the values it implements.
+    pub attributes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 /// Why an implementation gives no outputs for an invocation.
@@ -57,16 +86,45 @@ impl From<OpError> for Refusal {
     }
 }
 
-/// An [`InProcessBackend`] as the harness's [`Backend`].
-struct InProcess<B>(B);
+/// An [`InProcessBackend`] as the harness's [`Backend`], with what it declares.
+struct InProcess<B> {
+    backend: B,
+    declared: Option<Capabilities>,
+}
+
+impl<B: InProcessBackend> InProcess<B> {
+    fn new(backend: B) -> Result<InProcess<B>, RunError> {
+        let declared = match backend.declaration() {
+            None => None,
+            Some(d) => Some(
+                Capabilities::from_hello(backend.name(), d.ops, d.dtypes, d.targets, d.attributes)
+                    .map_err(|e| {
+                        RunError::Backend(format!(
+                            "the declaration of backend `{}` names {e}",
+                            backend.name()
+                        ))
+                    })?,
+            ),
+        };
+        Ok(InProcess { backend, declared })
+    }
+}
 
 impl<B: InProcessBackend> Backend for InProcess<B> {
     fn name(&self) -> String {
-        self.0.name()
+        self.backend.name()
+    }
+
+    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
+        self.declared.as_ref().map_or(Ok(()), |d| d.supports(case))
+    }
+
+    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        (self.declared.as_ref()).map_or_else(Vec::new, |d| d.excluded_dtypes(case))
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        let evaluated = catch_unwind(AssertUnwindSafe(|| self.0.evaluate(&case.invocation)));
+        let evaluated = catch_unwind(AssertUnwindSafe(|| self.backend.evaluate(&case.invocation)));
         Ok(match evaluated {
             Ok(Ok(outputs)) => Outcome::Outputs(outputs),
             Ok(Err(Refusal::Rejected { kind, message })) => Outcome::Rejected { kind, message },
@@ -162,5 +220,5 @@ pub fn run_in_process(
     config: Config,
     backend: impl InProcessBackend + 'static,
 ) -> Result<RunSummary, RunError> {
-    crate::run(args, config, Some(Arc::new(InProcess(backend))))
+    crate::run(args, config, Some(Arc::new(InProcess::new(backend)?)))
 }

@@ -6,6 +6,8 @@
 
 pub mod attributes;
 pub mod backend;
+pub mod checkout;
+pub mod child;
 pub mod config;
 pub mod coverage;
 pub mod diff;
@@ -14,6 +16,8 @@ pub mod fuzz;
 pub mod generated;
 pub mod html;
 pub mod in_process;
+pub mod merge;
+pub mod partition;
 pub mod process;
 pub mod protocol;
 pub mod replay;
@@ -27,12 +31,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::spec::clauses::Catalogue;
 use opspec::spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
 use expectations::{Expectations, TrialClauses};
-pub use in_process::{run_in_process, InProcessBackend, Refusal, RunError, RunSummary};
+pub use in_process::{
+    run_in_process, Declaration, InProcessBackend, Refusal, RunError, RunSummary,
+};
 use process::ProcessBackend;
 use report::Record;
 use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
@@ -41,6 +48,40 @@ use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 /// does for every test) reads only the file that name points at.
 pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
     load_dirs(dirs, single_file(args))
+}
+
+/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
+/// one of another op, would pass unnoticed: its trials become failing trials that name the
+/// file, the case and the id (`runner coverage` lints the same, and more).
+fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<(String, String, String)> {
+    let (catalogue, _) = Catalogue::load_over(&coverage::builtin_specs(), dirs);
+    let mut failing = Vec::new();
+    loaded.cases.retain(|case| {
+        let wrong: Vec<String> = (case.clauses.iter())
+            .filter_map(|id| match catalogue.get(id) {
+                None => Some(format!(
+                    "unknown clause id `{id}` (no clause catalogue has it)"
+                )),
+                Some(_) if !catalogue.applies_to(id, case.op) => Some(format!(
+                    "clause id `{id}` is a clause of another op, not of {}",
+                    case.op
+                )),
+                Some(_) => None,
+            })
+            .collect();
+        if wrong.is_empty() {
+            return true;
+        }
+        let message = format!(
+            "{}: case `{}`: {} (specs/<op>.clauses.yaml lists the ids)",
+            case.path.display(),
+            case.name,
+            wrong.join("; ")
+        );
+        failing.push((case.trial_name(), case.op.name().to_owned(), message));
+        false
+    });
+    failing
 }
 
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
@@ -60,10 +101,21 @@ struct Run {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
     /// The reference's engine, for goldens as for the built-in backend.
     engine: opspec_kernels::EngineChoice,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
+    /// The part of the trials this run makes ([`Config::partition`]).
+    partition: Option<partition::Partition>,
+    /// The names of the selected trials excluded quietly, in every part.
+    quietly_excluded: Mutex<Vec<String>>,
+    /// The spec folders, whose catalogues the cases' clause ids are checked against.
+    specs: Vec<PathBuf>,
+    /// Trials the hello excludes are recorded and counted, not made libtest trials
+    /// (`--list-excluded` makes them trials, each printed as ignored).
+    quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
 }
@@ -75,6 +127,11 @@ impl Run {
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
+            program: config.program.clone(),
+            quiet_exclusions: !config.list_excluded,
+            specs: config.specs.clone(),
+            partition: config.partition,
+            quietly_excluded: Mutex::default(),
             engine: config.engine,
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
@@ -90,6 +147,43 @@ impl Run {
         let name = case.trial_name();
         self.record(self.case_record(name, case, Status::NotRun, message.clone(), started));
         Some(Ok(Completion::ignored_with(message)))
+    }
+
+    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
+    /// out) without making it a libtest trial, so that the console counts exclusions per
+    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
+    /// the arguments filter out is not recorded.
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        let Err(exclusion) = self.backend.supports(case) else {
+            return false;
+        };
+        if ops_only && !exclusion.by.starts_with("op ") {
+            return false;
+        }
+        let name = case.trial_name();
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            return true;
+        }
+        (self.quietly_excluded.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .push(name.clone());
+        if self.partition.map_or(true, |part| part.contains(&name)) {
+            let verdict = Verdict::excluded(exclusion);
+            self.record(Record {
+                excluded_by: verdict.excluded_by,
+                ..self.case_record(
+                    name,
+                    case,
+                    Status::Excluded,
+                    verdict.message,
+                    Instant::now(),
+                )
+            });
+        }
+        true
     }
 
     fn trial(self: &Arc<Self>, case: Case) -> Trial {
@@ -133,8 +227,18 @@ impl Run {
         verdict: Verdict,
         started: Instant,
     ) -> Result<Completion, Failed> {
+        // A case in flight when --fail-fast stopped the run is reported as one not sent.
+        if verdict.status == Status::NotRun {
+            if let Some(result) = self.stopped(case, started) {
+                return result;
+            }
+        }
         let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
-        let verdict = decide(verdict, known, &replay::command(&name, &self.replay));
+        let verdict = decide(
+            verdict,
+            known,
+            &replay::command(&self.program, &name, &self.replay),
+        );
         let result = match verdict.status {
             Status::Passed => Ok(Completion::Completed),
             Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
@@ -160,7 +264,7 @@ impl Run {
         started: Instant,
     ) -> Record {
         Record {
-            replay: Some(replay::command(&name, &self.replay)),
+            replay: Some(replay::command(&self.program, &name, &self.replay)),
             name,
             op: case.op.name().to_owned(),
             dtype: primary_dtype(case).map(|d| d.name().to_owned()),
@@ -200,8 +304,11 @@ impl Run {
     }
 
     fn record(&self, record: Record) {
-        if matches!(record.status, Status::Failed | Status::NotRun) {
-            let _ = self.first_failure.set(record.name.clone());
+        if matches!(record.status, Status::Failed | Status::NotRun)
+            && self.first_failure.set(record.name.clone()).is_ok()
+            && self.fail_fast
+        {
+            self.backend.halt();
         }
         self.records
             .lock()
@@ -239,14 +346,20 @@ fn trial_clauses(
 /// expectations entry that matches no case; sorted by name.
 fn trials(
     run: &Arc<Run>,
+    args: &Arguments,
     loaded: Loaded,
     check_unmatched: bool,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
+    let mut loaded = loaded;
     let mut trials: Vec<Trial> = (loaded.errors.iter())
         .map(|error| run.failing_trial(error.trial_name(), error.op.clone(), error.to_string()))
         .collect();
-    let generated_trials = generated.map(|g| g.trials(run)).unwrap_or_default();
+    trials.extend(
+        (check_clause_ids(&mut loaded, &run.specs).into_iter())
+            .map(|(name, op, message)| run.failing_trial(name, op, message)),
+    );
+    let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
     if check_unmatched {
         let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
         for entry in run.expectations.unmatched(&cited) {
@@ -259,7 +372,11 @@ fn trials(
             trials.push(run.failing_trial(name, "expectations".into(), message));
         }
     }
-    trials.extend(loaded.cases.into_iter().map(|case| run.trial(case)));
+    trials.extend(
+        (loaded.cases.into_iter())
+            .filter(|case| !run.exclude_quietly(args, case, false))
+            .map(|case| run.trial(case)),
+    );
     trials.extend(generated_trials);
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     trials
@@ -275,8 +392,13 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
                 let _ = std::fs::create_dir_all(parent);
             }
             Arc::new(
-                ProcessBackend::start(command, config.timeout, config.backend_log.clone())
-                    .map_err(|e| e.to_string())?,
+                ProcessBackend::start_pool(
+                    command,
+                    config.timeout,
+                    config.backend_log.clone(),
+                    config.jobs,
+                )
+                .map_err(|e| e.to_string())?,
             )
         }
     };
@@ -309,7 +431,7 @@ pub fn main_with(args: Arguments, config: Config) -> ExitCode {
 
 /// Runs the suite against `backend`, or the backend `config` names (the reference by default).
 fn run(
-    args: Arguments,
+    mut args: Arguments,
     config: Config,
     backend: Option<Arc<dyn Backend>>,
 ) -> Result<RunSummary, RunError> {
@@ -330,7 +452,10 @@ fn run(
             expectations,
             &config,
         ));
-        let trials = trials(&run, loaded, false, generated.as_ref());
+        let mut trials = trials(&run, &args, loaded, false, generated.as_ref());
+        if let Some(part) = config.partition {
+            trials.retain(|t| part.contains(t.name()));
+        }
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
@@ -358,10 +483,20 @@ fn run(
         .filter(|c| backend.supports(c).is_ok())
         .count();
     let check_unmatched = single_file(&args).is_none();
-    let run = Arc::new(Run::new(Arc::clone(&backend), expectations, &config));
+    let mut run = Run::new(Arc::clone(&backend), expectations, &config);
+    // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
+    run.quiet_exclusions &= check_unmatched;
+    let run = Arc::new(run);
     let case_count = loaded.cases.len();
-    let trials = trials(&run, loaded, check_unmatched, generated.as_ref());
-    let selected = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
+    let quietly_excluded = std::mem::take(
+        &mut *run
+            .quietly_excluded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    let selected =
+        quietly_excluded.len() + trials.iter().filter(|t| !args.is_filtered_out(t)).count();
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
@@ -374,7 +509,37 @@ fn run(
             backend.name()
         )));
     }
+    let judged = !(config.allow_skips || single_file(&args).is_some());
+    let mut run_info = merge::RunInfo::new(
+        (trials.iter())
+            .filter(|t| !args.is_filtered_out(t))
+            .map(Trial::name)
+            .chain(quietly_excluded.iter().map(String::as_str)),
+        config.partition,
+        judged,
+    );
+    run_info.require_error_kinds = config.require_error_kinds;
+    let trials = match config.partition {
+        Some(part) => trials
+            .into_iter()
+            .filter(|t| part.contains(t.name()))
+            .collect(),
+        None => trials,
+    };
+    if let Some(file) = &config.shard_status_file {
+        // Bazel's sign that the test shards.
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file);
+    }
+    if config.jobs > 1 && args.test_threads.is_none() {
+        // Every worker busy at once, and no fewer threads than libtest would take.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        args.test_threads = Some(config.jobs.max(cores));
+    }
     let conclusion = libtest_mimic::run(&args, trials);
+    let late = backend.finish();
     if let Some(generated) = &generated {
         generated
             .finish()
@@ -382,6 +547,18 @@ fn run(
     }
     let mut records = std::mem::take(&mut *run.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.name.cmp(&b.name));
+    for fault in &late {
+        eprintln!(
+            "error: {} failed after its verdict: {}",
+            fault.trial, fault.message
+        );
+        if let Some(record) = records.iter_mut().find(|r| r.name == fault.trial) {
+            record.status = Status::Failed;
+            record.message = format!("{}\n{}", fault.message, record.message)
+                .trim_end()
+                .to_owned();
+        }
+    }
     if records.len() > 1 {
         println!(
             "backend: {}\n{}{}",
@@ -392,13 +569,16 @@ fn run(
         if let Some(line) = report::exclusion_line(&records) {
             println!("{line}");
         }
+        if let Some(line) = report::failures_by_clause(&records) {
+            println!("{line}");
+        }
     }
     println!("{}", config.folders());
     // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-    let mut problems = if config.allow_skips || single_file(&args).is_some() {
-        Vec::new()
-    } else {
+    let mut problems = if judged {
         report::run_problems(&records)
+    } else {
+        Vec::new()
     };
     if config.require_error_kinds {
         problems.extend(report::unclassified_problem(&records));
@@ -407,7 +587,8 @@ fn run(
         RunError::Report(format!("cannot write {}: {e}", path.display()))
     };
     if let Some(path) = &config.report_json {
-        std::fs::write(path, report::json(&backend.name(), &records, &problems))
+        let json = report::json(&backend.name(), &records, &problems);
+        std::fs::write(path, merge::with_run_info(json, &run_info))
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
@@ -417,5 +598,9 @@ fn run(
     for problem in &problems {
         eprintln!("error: the run is no pass: {problem}");
     }
-    Ok(RunSummary::new(&records, problems, conclusion.has_failed()))
+    Ok(RunSummary::new(
+        &records,
+        problems,
+        conclusion.has_failed() || !late.is_empty(),
+    ))
 }

@@ -10,6 +10,8 @@
 //!                      run one trial, printing the request, the reply and the verdict
 //! runner report A.json B.json ... --html FILE
 //!                      the JSON reports of several runs (engines) on one HTML page
+//! runner merge A.json B.json ... --out FILE
+//!                      the JSON reports of the parts of one run (--partition) as one
 //! runner diff OLD.json NEW.json
 //!                      the trials that newly fail, newly pass, appeared or disappeared
 //! ```
@@ -25,7 +27,7 @@ use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
 use opspec_runner::config::{parse_command_line, parse_paths, Options, PathList};
 use opspec_runner::serve::serve;
-use opspec_runner::{main_with, replay};
+use opspec_runner::{main_with, replay, Config};
 
 /// Runs the opspec conformance suite against the built-in reference or a backend process.
 #[derive(Parser, Debug)]
@@ -82,6 +84,17 @@ enum Command {
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
     },
+    /// Joins the JSON reports of the parts of one run (`--partition K/N`) into one report equal
+    /// to the whole run's; refuses parts that overlap, are missing, or come from another run
+    /// (exit 2)
+    Merge {
+        /// The parts' JSON reports (`runner --partition K/N --report-json`)
+        #[arg(value_name = "REPORT", required = true)]
+        parts: Vec<PathBuf>,
+        /// Where to write the merged report
+        #[arg(long, value_name = "FILE", required = true)]
+        out: PathBuf,
+    },
     /// Lists the trials that newly fail, newly pass, appeared or disappeared between two JSON
     /// reports; exit 1 on a regression (a trial that passed and no longer does, or a trial that
     /// newly fails), 2 when a report cannot be read
@@ -91,6 +104,12 @@ enum Command {
         /// The later report
         new: PathBuf,
     },
+}
+
+/// The runner as it was started (its first argument), for replay lines.
+fn program() -> String {
+    let started = std::env::args().next().unwrap_or_else(|| "runner".into());
+    replay::shell_quote(&started)
 }
 
 fn main() -> ExitCode {
@@ -107,14 +126,27 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Replay { trial, options }) => match options.resolve_here() {
-            Ok(config) => replay::main(&trial, config),
+            Ok(config) => replay::main(
+                &trial,
+                Config {
+                    program: program(),
+                    ..config
+                },
+            ),
             Err(e) => fail(&e.to_string()),
         },
         Some(Command::Report { reports, html }) => opspec_runner::html::main(&reports, &html),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
+        Some(Command::Merge { parts, out }) => opspec_runner::merge::main(&parts, &out),
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
-            Ok(config) => main_with(cli.test, config),
+            Ok(config) => main_with(
+                cli.test,
+                Config {
+                    program: program(),
+                    ..config
+                },
+            ),
             Err(e) => fail(&e.to_string()),
         },
     }

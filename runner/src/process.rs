@@ -1,29 +1,27 @@
-//! An external backend: one process per run, JSON Lines over its stdin/stdout
-//! (docs/protocol.md), its stderr copied to a log file.
+//! An external backend: a pool of processes of one command, each speaking the JSON Lines
+//! protocol (docs/protocol.md) through [`crate::child`]: this module is the protocol's side,
+//! the hello and the capabilities it declares, the replies and what they mean, and the pool.
 //!
-//! Cases are sent one at a time. A backend that exits, closes its output, stops reading its
-//! input, does not answer within the timeout, answers with a line longer than the case's limit
+//! `--jobs N` starts N copies of the command; each answers its own hello (every copy must
+//! declare the same capabilities) and gets one case at a time, handed out as copies free up.
+//! One copy is a worker: a worker that exits, closes its output, stops reading its input, does
+//! not answer within the timeout, answers with a line longer than the case's limit
 //! ([`reply_line_limit`]) or answers out of step (bad JSON, another case's id) fails that case;
-//! it is then stopped and started again for the next case, so one bad case never hides the
-//! others. After [`MAX_FAILED_STARTS`] failed starts in a row it is not started again: the
-//! remaining cases are not run.
+//! it is then stopped and started again for its next case, so one bad case never hides the
+//! others, and the other workers go on meanwhile. After [`MAX_FAILED_STARTS`] failed starts in
+//! a row a worker is not started again; once no worker is left the remaining cases are not run.
 //!
-//! Each start is `sh -c` in a process group of its own (`exec` for a plain command, so that
-//! no shell sits between the runner and the program), so that stopping it reaches every
-//! process it started: TERM to the group, [`TERM_GRACE`], KILL to the group, then the shell is
-//! reaped (a process that leaves the group with `setsid` escapes this). One thread does the
-//! whole exchange with `poll(2)`: the request is written, the reply read and stderr copied
-//! without blocking, so the timeout covers writing as well as reading, and the shell's exit is
-//! noticed while waiting even when a child of the backend still holds its stdout.
+//! A reply is blamed on the case it answers: a second reply to a case, read with the first or
+//! before the next request, or arriving while the worker works on the next case, fails that
+//! case, not the next one (which is sent again to a fresh start). A second reply that comes
+//! after the case was judged is a late fault ([`Backend::finish`]): the run fails that trial.
+//!
+//! With more than one worker, each stderr line in the backend log is prefixed `[worker K] `.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind as IoErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use opspec::image::byte_len;
@@ -31,33 +29,17 @@ use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
 
 use crate::attributes::{declarable, declarable_names};
-use crate::backend::{trial_dtypes, Backend, BackendError, BuiltOutput, Exclusion, Outcome};
+use crate::backend::{
+    trial_dtypes, Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
+};
+use crate::child::{Log, Session, Trouble};
+pub use crate::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
 use crate::verdict::dtype_declaration;
 
-/// The smallest reply line limit of a case, in bytes (64 MiB); see [`reply_line_limit`].
-pub const MIN_REPLY_LINE_LIMIT: usize = 64 << 20;
-
-/// Failed starts in a row (hello not answered, answered wrongly, or the process gone) after
-/// which the backend is not started again and the remaining cases are not run.
+/// Failed starts of a worker in a row (hello not answered, answered wrongly, or the process
+/// gone) after which it is not started again.
 pub const MAX_FAILED_STARTS: u32 = 3;
-
-/// Bytes of the backend's stderr kept in the log per run (16 MiB); the rest is dropped, with a
-/// note in the log. The log is emptied when the run starts.
-pub const BACKEND_LOG_LIMIT: u64 = 16 << 20;
-
-/// Time a backend's processes have to end after TERM before they are killed.
-pub const TERM_GRACE: Duration = Duration::from_millis(500);
-
-/// How often the shell's exit is checked while waiting for a reply.
-const POLL_INTERVAL: Duration = Duration::from_millis(20);
-
-/// Reads of stdout (64 KiB each) between two checks of the reply line's length.
-const STDOUT_READS: usize = 16;
-
-/// How much of a start's stderr a failure quotes: its last lines, from its last bytes.
-const STDERR_TAIL_LINES: usize = 5;
-const STDERR_TAIL_BYTES: usize = 4096;
 
 /// The longest reply line the runner reads for `case`: twice the base64 size of the outputs
 /// the case expects, and at least [`MIN_REPLY_LINE_LIMIT`]. A correct reply is about the size
@@ -193,488 +175,96 @@ impl Capabilities {
             build_only: false,
         })
     }
-}
 
-/// The backend log of a run: emptied when the run starts, capped at [`BACKEND_LOG_LIMIT`].
-struct Log {
-    path: PathBuf,
-    file: Option<File>,
-    written: u64,
-    cut: bool,
-}
-
-impl Log {
-    fn create(path: &Path) -> Result<Log, String> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| format!("cannot open backend log {}: {e}", path.display()))?;
-        Ok(Log {
-            path: path.to_owned(),
-            file: Some(file),
-            written: 0,
-            cut: false,
-        })
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let room = BACKEND_LOG_LIMIT.saturating_sub(self.written) as usize;
-        let kept = &bytes[..bytes.len().min(room)];
-        if let Some(file) = &mut self.file {
-            // A log that cannot be written must not stop the run: it is given up.
-            if file.write_all(kept).is_err() {
-                self.file = None;
+    /// `Err` when the declaration leaves the case out: its op, a target it is restricted on,
+    /// an attribute value, or (for a case that expects outputs) a dtype.
+    pub fn supports(&self, case: &Case) -> Result<(), Exclusion> {
+        let op = case.op.name();
+        let backend = &self.name;
+        if !self.ops.contains(op) {
+            return Err(Exclusion {
+                by: format!("op {op}"),
+                reason: format!("{backend} does not implement {op}"),
+            });
+        }
+        let targets: Vec<&String> = self.targets.iter().collect();
+        if let Some((target, reason)) = case.unsupported_reason(&targets) {
+            return Err(Exclusion {
+                by: format!("target {target}"),
+                reason: format!("restricted on {target}: {reason}"),
+            });
+        }
+        // Every case using an undeclared value is left out, error cases too: the value names
+        // a behaviour the backend does not have, so it could not tell which rule it breaks.
+        for (attribute, values) in self.attributes.get(&case.op).into_iter().flatten() {
+            let declarable = declarable(case.op, attribute).expect("validated in the hello");
+            if let Some(value) = (declarable.used)(&case.invocation.attrs)
+                .into_iter()
+                .find(|v| !values.contains(v))
+            {
+                return Err(Exclusion {
+                    by: format!("{op} {attribute}={value}"),
+                    reason: format!("{backend} does not support {op} with {attribute} {value}"),
+                });
             }
         }
-        self.written += kept.len() as u64;
-        if kept.len() < bytes.len() && !self.cut {
-            self.cut = true;
-            if let Some(file) = &mut self.file {
-                let _ = writeln!(
-                    file,
-                    "\n[runner] the backend wrote more than {BACKEND_LOG_LIMIT} bytes to stderr in this run; the rest is discarded"
-                );
-            }
-        }
-    }
-}
-
-/// Why an exchange with the backend failed.
-#[derive(Debug)]
-enum Trouble {
-    /// The shell exited (the backend ended, or the command failed).
-    Exited,
-    /// End of file on its stdout while it still runs.
-    ClosedOutput,
-    /// Its stdin is closed: it stopped reading.
-    ClosedInput,
-    /// The request was not all read within the timeout.
-    Unread(Duration),
-    /// No reply within the timeout.
-    Silent(Duration),
-    /// A reply line past the limit.
-    TooLong(usize),
-    Io(String),
-}
-
-/// The text of a command that is one program with plain words: run by `exec`, so that the
-/// program itself is the process watched (no shell waiting in between holding its stdout).
-fn shell_line(command: &str) -> String {
-    let plain = command
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '\t' || "_-./:,+@%=~".contains(c));
-    let first = command.split_whitespace().next().unwrap_or("");
-    if plain && !first.is_empty() && !first.contains('=') {
-        format!("exec {command}")
-    } else {
-        command.to_owned()
-    }
-}
-
-fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: fcntl on a file descriptor this process owns, with integer arguments only.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Whether any process of group `pgid` is alive (zombies aside). Where `/proc` cannot be read
-/// the group is taken as alive, so the caller waits out its grace and sends KILL.
-fn group_alive(pgid: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return true;
-    };
-    entries.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // `pid (comm) state ppid pgrp ...`: the command may hold spaces and parentheses.
-        let Some((_, fields)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let fields: Vec<&str> = fields.split_whitespace().collect();
-        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-    })
-}
-
-/// A running backend: the shell started for the command, leader of its own process group.
-struct Session {
-    child: Child,
-    pid: i32,
-    stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
-    stderr: ChildStderr,
-    stdout_open: bool,
-    stderr_open: bool,
-    /// Bytes of stdout read past the last complete line.
-    pending: Vec<u8>,
-    /// The last bytes of this start's stderr.
-    tail: Vec<u8>,
-    log: Arc<Mutex<Log>>,
-    stopped: bool,
-}
-
-impl Session {
-    fn start(command: &str, log: &Arc<Mutex<Log>>) -> Result<Session, String> {
-        // Relative paths in the command are relative to the repository root, wherever cargo
-        // runs the test binary from.
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(shell_line(command))
-            .current_dir(&root)
-            .process_group(0)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start backend `{command}`: {e}"))?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
-        let pid = child.id() as i32;
-        let session = Session {
-            child,
-            pid,
-            stdin: Some(stdin),
-            stdout,
-            stderr,
-            stdout_open: true,
-            stderr_open: true,
-            pending: Vec::new(),
-            tail: Vec::new(),
-            log: Arc::clone(log),
-            stopped: false,
-        };
-        let fds = [
-            session.stdin.as_ref().expect("just set").as_raw_fd(),
-            session.stdout.as_raw_fd(),
-            session.stderr.as_raw_fd(),
-        ];
-        for fd in fds {
-            // On error the session is dropped, which stops the process group.
-            set_nonblocking(fd).map_err(|e| format!("cannot set up backend `{command}`: {e}"))?;
-        }
-        session
-            .lock_log()
-            .write(format!("[runner] started `{command}` (process group {pid})\n").as_bytes());
-        Ok(session)
-    }
-
-    fn lock_log(&self) -> std::sync::MutexGuard<'_, Log> {
-        self.log.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the shell has exited, without reaping it (so that its pid, the group's id,
-    /// cannot be reused before the group is stopped).
-    fn exited(&self) -> bool {
-        // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid on our own child with WNOWAIT | WNOHANG: it neither blocks nor reaps;
-        // `info` is valid for writes.
-        let result = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                self.pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        // SAFETY: si_pid is set by a successful waitid (0 when the child has not changed state).
-        result == 0 && unsafe { info.si_pid() } != 0
-    }
-
-    fn take_stderr(&mut self, bytes: &[u8]) {
-        self.lock_log().write(bytes);
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 2 * STDERR_TAIL_BYTES {
-            self.tail.drain(..self.tail.len() - STDERR_TAIL_BYTES);
-        }
-    }
-
-    /// Reads what stdout and stderr have for us now, without blocking. Stdout is kept in
-    /// `pending` unless `discard`.
-    fn drain(&mut self, discard: bool) -> Result<(), String> {
-        let mut buffer = [0u8; 1 << 16];
-        while self.stderr_open {
-            match self.stderr.read(&mut buffer) {
-                Ok(0) => self.stderr_open = false,
-                Ok(n) => self.take_stderr(&buffer[..n]),
-                Err(e) if e.kind() == IoErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == IoErrorKind::Interrupted => {}
-                Err(_) => self.stderr_open = false,
-            }
-        }
-        // At most STDOUT_READS reads of stdout per call, so that the caller checks the line
-        // limit every megabyte.
-        for _ in 0..STDOUT_READS {
-            if !self.stdout_open {
-                break;
-            }
-            match self.stdout.read(&mut buffer) {
-                Ok(0) => self.stdout_open = false,
-                Ok(n) if !discard => self.pending.extend_from_slice(&buffer[..n]),
-                Ok(_) => {}
-                Err(e) if e.kind() == IoErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == IoErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("cannot read from the backend: {e}")),
-            }
+        let excluded = self.excluded_dtypes(case);
+        // An error case is sent anyway: the backend must still reject what it cannot run.
+        if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
+            let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
+            return Err(Exclusion {
+                by: dtype_declaration(case, &excluded),
+                reason: format!("{backend} does not support {op} in {}", names.join(", ")),
+            });
         }
         Ok(())
     }
 
-    /// Waits until stdout or stderr has data, stdin (when `writing`) has room, or `wait`
-    /// passes.
-    fn wait_for_io(&self, writing: bool, wait: Duration) {
-        let mut fds = Vec::with_capacity(3);
-        if writing {
-            if let Some(stdin) = &self.stdin {
-                fds.push(libc::pollfd {
-                    fd: stdin.as_raw_fd(),
-                    events: libc::POLLOUT,
-                    revents: 0,
-                });
-            }
+    /// The dtypes of the case ([`trial_dtypes`]) that the declaration leaves out for its op.
+    pub fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+        match self.dtypes.get(case.op.name()) {
+            Some(listed) => trial_dtypes(case)
+                .into_iter()
+                .filter(|d| !listed.contains(d.name()))
+                .collect(),
+            None => Vec::new(),
         }
-        for (open, fd) in [
-            (self.stdout_open, self.stdout.as_raw_fd()),
-            (self.stderr_open, self.stderr.as_raw_fd()),
-        ] {
-            if open {
-                fds.push(libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-            }
-        }
-        let millis = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs; poll only writes their
-        // `revents`. An error (EINTR) just ends the wait early.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
-    }
-
-    /// The next complete line of `pending`, or the trouble of a line past `limit`.
-    fn next_line(&mut self, scanned: &mut usize, limit: usize) -> Result<Option<String>, Trouble> {
-        if let Some(at) = self.pending[*scanned..].iter().position(|&b| b == b'\n') {
-            let end = *scanned + at;
-            if end > limit {
-                return Err(Trouble::TooLong(limit));
-            }
-            let line = String::from_utf8_lossy(&self.pending[..end]).into_owned();
-            self.pending.drain(..=end);
-            *scanned = 0;
-            return Ok(Some(line));
-        }
-        *scanned = self.pending.len();
-        if self.pending.len() > limit {
-            return Err(Trouble::TooLong(limit));
-        }
-        Ok(None)
-    }
-
-    /// Sends one line and waits for one line back, at most `limit` bytes long. The timeout
-    /// covers both the writing and the reading.
-    fn exchange(&mut self, line: &str, timeout: Duration, limit: usize) -> Result<String, Trouble> {
-        let deadline = Instant::now() + timeout;
-        let request = format!("{line}\n").into_bytes();
-        let mut written = 0;
-        let mut scanned = 0;
-        loop {
-            if let Some(reply) = self.next_line(&mut scanned, limit)? {
-                return Ok(reply);
-            }
-            if !self.stdout_open {
-                // A process that crashes closes its stdout just before it exits: give its exit
-                // a moment to show, to say which of the two happened.
-                let grace = Instant::now() + Duration::from_millis(200);
-                while !self.exited() && Instant::now() < grace {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                let _ = self.drain(true);
-                return Err(if self.exited() {
-                    Trouble::Exited
-                } else {
-                    Trouble::ClosedOutput
-                });
-            }
-            if self.exited() {
-                // Whatever it wrote before exiting is in the pipe: read it before judging (a
-                // child that still holds stdout may keep it open, so stop when nothing comes).
-                loop {
-                    let before = self.pending.len();
-                    self.drain(false).map_err(Trouble::Io)?;
-                    if let Some(reply) = self.next_line(&mut scanned, limit)? {
-                        return Ok(reply);
-                    }
-                    if self.pending.len() == before {
-                        return Err(Trouble::Exited);
-                    }
-                }
-            }
-            if written < request.len() {
-                let stdin = self.stdin.as_mut().expect("open during a session");
-                match stdin.write(&request[written..]) {
-                    Ok(n) => written += n,
-                    Err(e) if e.kind() == IoErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == IoErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == IoErrorKind::BrokenPipe => {
-                        return Err(Trouble::ClosedInput)
-                    }
-                    Err(e) => return Err(Trouble::Io(format!("cannot write to the backend: {e}"))),
-                }
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(if written < request.len() {
-                    Trouble::Unread(timeout)
-                } else {
-                    Trouble::Silent(timeout)
-                });
-            }
-            self.wait_for_io(written < request.len(), POLL_INTERVAL.min(deadline - now));
-            self.drain(false).map_err(Trouble::Io)?;
-        }
-    }
-
-    /// The last lines of this start's stderr, indented, or nothing.
-    fn stderr_tail(&self) -> String {
-        let text = String::from_utf8_lossy(&self.tail);
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if lines.is_empty() {
-            return String::new();
-        }
-        let shown: Vec<String> = lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..]
-            .iter()
-            .map(|l| format!("\n    {}", l.chars().take(300).collect::<String>()))
-            .collect();
-        format!("; its stderr ended with:{}", shown.concat())
-    }
-
-    /// Stops the session after `trouble` and says what happened, with the exit status when
-    /// the backend ended by itself and the end of its stderr.
-    fn fail(&mut self, trouble: Trouble) -> String {
-        let exit = self.stop(None);
-        let exited = |status: &Option<ExitStatus>| match status {
-            Some(status) => format!("it exited ({status})"),
-            None => "it was still running".to_owned(),
-        };
-        let what = match trouble {
-            Trouble::Exited => match exit {
-                Some(status) => format!("the backend exited ({status}) without answering"),
-                None => "the backend exited without answering".to_owned(),
-            },
-            Trouble::ClosedOutput => format!(
-                "the backend closed its output without answering ({})",
-                exited(&exit)
-            ),
-            Trouble::ClosedInput => format!(
-                "the backend closed its input before reading the whole request ({})",
-                exited(&exit)
-            ),
-            Trouble::Unread(timeout) => format!(
-                "the backend did not read the request within {} s (it stopped reading its input)",
-                timeout.as_secs_f64()
-            ),
-            Trouble::Silent(timeout) => format!(
-                "the backend did not answer within {} s (hung?)",
-                timeout.as_secs_f64()
-            ),
-            Trouble::TooLong(limit) => format!(
-                "the backend's reply line is longer than {limit} bytes, the limit for this case \
-                 (twice its expected outputs in base64, at least {MIN_REPLY_LINE_LIMIT})"
-            ),
-            Trouble::Io(message) => message,
-        };
-        format!("{what}{}", self.stderr_tail())
-    }
-
-    /// Stops the session with a garbage reply `message`: the message with the end of stderr.
-    fn fail_with(&mut self, message: String) -> String {
-        self.stop(None);
-        format!("{message}{}", self.stderr_tail())
-    }
-
-    /// Stops the backend: closes its stdin, gives it `end_grace` to exit by itself (as the
-    /// protocol's end asks), then TERM to its process group, [`TERM_GRACE`], KILL, and reaps
-    /// the shell. Gives the shell's exit status when it had exited by itself.
-    fn stop(&mut self, end_grace: Option<Duration>) -> Option<ExitStatus> {
-        if self.stopped {
-            return None;
-        }
-        self.stopped = true;
-        self.stdin = None;
-        if let Some(grace) = end_grace {
-            self.pump_until(grace, |session| session.exited());
-        }
-        let exited = self.exited();
-        if group_alive(self.pid) {
-            self.signal(libc::SIGTERM);
-            self.pump_until(TERM_GRACE, |session| !group_alive(session.pid));
-            self.signal(libc::SIGKILL);
-        }
-        let _ = self.drain(true);
-        let status = self.child.wait().ok();
-        if exited {
-            status
-        } else {
-            None
-        }
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        // SAFETY: kill(2) with a negative pid signals the process group `self.pid` leads; the
-        // shell is not reaped yet, so that group id is still ours.
-        unsafe { libc::kill(-self.pid, signal) };
-    }
-
-    /// Drains stdout (discarded) and stderr until `done` or `wait` passes, so that a backend
-    /// blocked on a full pipe can go on to exit.
-    fn pump_until(&mut self, wait: Duration, done: impl Fn(&Session) -> bool) {
-        let deadline = Instant::now() + wait;
-        while !done(self) {
-            let now = Instant::now();
-            if now >= deadline {
-                return;
-            }
-            self.wait_for_io(false, POLL_INTERVAL.min(deadline - now));
-            if self.drain(true).is_err() {
-                self.stdout_open = false;
-            }
-        }
-    }
-
-    /// Stops the backend at once.
-    fn kill(mut self) {
-        self.stop(None);
     }
 }
 
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.stop(None);
-    }
-}
-
-/// A backend run as a process.
+/// A backend run as a pool of processes (one by default).
 pub struct ProcessBackend {
     command: String,
     timeout: Duration,
     log: Arc<Mutex<Log>>,
     capabilities: Capabilities,
-    state: Mutex<State>,
+    workers: Vec<Mutex<Worker>>,
+    pool: Mutex<Pool>,
+    /// Signalled when a worker is free again or given up, or the run is halted.
+    freed: Condvar,
+    /// Set by [`Backend::halt`]: no case is sent any more, and exchanges in flight end.
+    halted: AtomicBool,
+    /// Faults found after their trial was judged ([`Backend::finish`]).
+    late: Mutex<Vec<LateFault>>,
 }
 
-/// The running session, if any, and the record of failed starts.
-struct State {
+/// One copy of the backend: its running session, if any, and the record of its starts.
+struct Worker {
+    /// What its stderr lines get in front of them in the log, when there are several workers.
+    prefix: Option<String>,
     session: Option<Session>,
     failed_starts: u32,
-    /// Why the backend is no longer started, once it is not.
+    /// The case the session answered last: a later reply carrying its id is blamed on it.
+    answered: Option<String>,
+}
+
+/// Which workers are free, and how many are still started when needed.
+struct Pool {
+    /// Free workers, the next one last.
+    idle: Vec<usize>,
+    /// Workers not given up.
+    live: usize,
+    /// Why the last worker given up was.
     given_up: Option<String>,
 }
 
@@ -699,26 +289,112 @@ pub enum StartError {
     Hello(String),
 }
 
+/// How a reply line fails to be an answer to the case it was read for.
+struct Misreply {
+    message: String,
+    /// The stream is out of step: the process must be restarted.
+    out_of_step: bool,
+    /// The id the reply carries, when it carries another case's.
+    id: Option<String>,
+}
+
+impl Misreply {
+    fn in_step(message: String) -> Misreply {
+        Misreply {
+            message,
+            out_of_step: false,
+            id: None,
+        }
+    }
+}
+
+/// Never set: the hello is not cut short by a halt.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
 impl ProcessBackend {
-    /// Starts the backend and reads its hello. The log file is emptied first: it holds this
-    /// run's stderr only.
+    /// Starts one process of the backend and reads its hello. The log file is emptied first:
+    /// it holds this run's stderr only.
     pub fn start(
         command: &str,
         timeout: Duration,
         log: PathBuf,
     ) -> Result<ProcessBackend, StartError> {
+        Self::start_pool(command, timeout, log, 1)
+    }
+
+    /// Starts `jobs` processes of the backend at once (at least one),
+    /// each answering its own hello; they must all declare the same capabilities.
+    pub fn start_pool(
+        command: &str,
+        timeout: Duration,
+        log: PathBuf,
+        jobs: usize,
+    ) -> Result<ProcessBackend, StartError> {
+        let jobs = jobs.max(1);
         let log = Arc::new(Mutex::new(Log::create(&log).map_err(StartError::Log)?));
-        let (session, capabilities) = Self::handshake(command, timeout, &log)?;
+        let prefixes: Vec<Option<String>> = (1..=jobs)
+            .map(|k| (jobs > 1).then(|| format!("[worker {k}] ")))
+            .collect();
+        let started: Vec<Result<(Session, Capabilities), StartError>> = if jobs == 1 {
+            vec![Self::handshake(command, timeout, &log, None)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = prefixes
+                    .iter()
+                    .map(|prefix| {
+                        let log = &log;
+                        scope.spawn(move || Self::handshake(command, timeout, log, prefix.clone()))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        let mut sessions = Vec::with_capacity(jobs);
+        let mut capabilities: Option<Capabilities> = None;
+        for (k, result) in started.into_iter().enumerate() {
+            // On an error the sessions started so far are dropped, which stops them.
+            let (session, declared) = result?;
+            match &capabilities {
+                None => capabilities = Some(declared),
+                Some(first) if *first != declared => {
+                    return Err(StartError::Handshake(format!(
+                        "copy {} of backend `{command}` declared other capabilities in its hello than copy 1: every copy must declare the same",
+                        k + 1
+                    )))
+                }
+                Some(_) => {}
+            }
+            sessions.push(session);
+        }
+        let workers = sessions
+            .into_iter()
+            .zip(prefixes)
+            .map(|(session, prefix)| {
+                Mutex::new(Worker {
+                    prefix,
+                    session: Some(session),
+                    failed_starts: 0,
+                    answered: None,
+                })
+            })
+            .collect();
         Ok(ProcessBackend {
             command: command.to_owned(),
             timeout,
             log,
-            capabilities,
-            state: Mutex::new(State {
-                session: Some(session),
-                failed_starts: 0,
+            capabilities: capabilities.expect("at least one worker"),
+            workers,
+            pool: Mutex::new(Pool {
+                idle: (0..jobs).rev().collect(),
+                live: jobs,
                 given_up: None,
             }),
+            freed: Condvar::new(),
+            halted: AtomicBool::new(false),
+            late: Mutex::default(),
         })
     }
 
@@ -726,20 +402,34 @@ impl ProcessBackend {
         &self.capabilities
     }
 
+    /// How many processes the backend runs at most at once.
+    pub fn jobs(&self) -> usize {
+        self.workers.len()
+    }
+
     fn handshake(
         command: &str,
         timeout: Duration,
         log: &Arc<Mutex<Log>>,
+        prefix: Option<String>,
     ) -> Result<(Session, Capabilities), StartError> {
-        let mut session = Session::start(command, log).map_err(StartError::Spawn)?;
+        // Relative paths in the command are relative to the checkout the run reads, wherever
+        // cargo runs the test binary from.
+        let dir = crate::checkout::suite_root();
+        let mut session = Session::start(command, &dir, log, prefix).map_err(StartError::Spawn)?;
         let reply = session
-            .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT)
+            .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT, &NEVER)
             .map_err(|trouble| {
                 StartError::Handshake(format!(
                     "backend `{command}` failed the handshake: {}",
                     session.fail(trouble)
                 ))
             })?;
+        if let Some(extra) = session.leftover() {
+            return Err(StartError::Handshake(session.fail_with(format!(
+                "backend `{command}` wrote more than its hello to stdout: {extra:.200}"
+            ))));
+        }
         match serde_json::from_str::<Reply>(&reply) {
             Ok(Reply::Hello {
                 protocol,
@@ -785,23 +475,23 @@ impl ProcessBackend {
         }
     }
 
-    /// Turns a reply line into an outcome, or says why it is garbage. The flag says whether
-    /// the stream is out of step (and the process must be restarted).
-    fn interpret(id: &str, line: &str, build_only: bool) -> Result<Outcome, (String, bool)> {
-        let reply: Reply = serde_json::from_str(line).map_err(|e| {
-            (
-                format!("the backend's reply is not a valid message ({e}): {line:.200}"),
-                true,
-            )
+    /// Turns a reply line into an outcome, or says why it is none.
+    fn interpret(id: &str, line: &str, build_only: bool) -> Result<Outcome, Misreply> {
+        let reply: Reply = serde_json::from_str(line).map_err(|e| Misreply {
+            message: format!("the backend's reply is not a valid message ({e}): {line:.200}"),
+            out_of_step: true,
+            id: None,
         })?;
         if reply.id() != Some(id) {
-            return Err((
-                format!(
-                    "the backend answered {:?} to case {id:?}: {line:.200}",
-                    reply.id()
-                ),
-                true,
-            ));
+            let answered = match reply.id() {
+                Some(other) => format!("answered case {other:?}"),
+                None => "answered with a message that names no case".to_owned(),
+            };
+            return Err(Misreply {
+                message: format!("the backend {answered} to case {id:?}: {line:.200}"),
+                out_of_step: true,
+                id: reply.id().map(str::to_owned),
+            });
         }
         Ok(match reply {
             Reply::Ok { outputs, .. } => {
@@ -810,7 +500,7 @@ impl ProcessBackend {
                     tensors.push(
                         output
                             .decode()
-                            .map_err(|e| (format!("output {position}: {e}"), false))?,
+                            .map_err(|e| Misreply::in_step(format!("output {position}: {e}")))?,
                     );
                 }
                 Outcome::Outputs(tensors)
@@ -818,21 +508,22 @@ impl ProcessBackend {
             // Only a backend that declared it may answer without values: a `built` answer
             // from any other would otherwise be judged on shapes alone.
             Reply::Built { .. } if !build_only => {
-                return Err((
-                    format!(
+                return Err(Misreply {
+                    message: format!(
                         "the backend answered `built` to case {id:?}, but its hello does not declare `build_only`: {line:.200}"
                     ),
-                    true,
-                ))
+                    out_of_step: true,
+                    id: None,
+                })
             }
             Reply::Built { outputs, .. } => {
                 let mut built = Vec::with_capacity(outputs.len());
                 for (position, output) in outputs.into_iter().enumerate() {
                     let dtype = DType::from_name(&output.dtype).ok_or_else(|| {
-                        (
-                            format!("output {position}: unknown dtype {:?}", output.dtype),
-                            false,
-                        )
+                        Misreply::in_step(format!(
+                            "output {position}: unknown dtype {:?}",
+                            output.dtype
+                        ))
                     })?;
                     built.push(BuiltOutput {
                         dtype,
@@ -846,13 +537,10 @@ impl ProcessBackend {
                 kind: match kind {
                     None => None,
                     Some(name) => Some(ErrorKind::from_name(&name).ok_or_else(|| {
-                        (
-                            format!(
-                                "the backend reported an unknown error kind {name:?}: {}",
-                                message.as_deref().unwrap_or("")
-                            ),
-                            false,
-                        )
+                        Misreply::in_step(format!(
+                            "the backend reported an unknown error kind {name:?}: {}",
+                            message.as_deref().unwrap_or("")
+                        ))
                     })?),
                 },
                 message: message.unwrap_or_default(),
@@ -862,6 +550,207 @@ impl ProcessBackend {
             }
             Reply::Hello { .. } => unreachable!("a hello has no id"),
         })
+    }
+
+    /// A free worker, waiting for one; `NotRun` when none is left or the run was halted.
+    fn acquire(&self) -> Result<usize, BackendError> {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.halted.load(Ordering::Relaxed) {
+                return Err(BackendError::NotRun("the run was stopped".into()));
+            }
+            if let Some(index) = pool.idle.pop() {
+                return Ok(index);
+            }
+            if pool.live == 0 {
+                return Err(BackendError::NotRun(
+                    pool.given_up.clone().unwrap_or_default(),
+                ));
+            }
+            pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Gives a worker back to the pool, or takes it out for good when it was `given_up`.
+    fn release(&self, index: usize, given_up: Option<String>) {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        match given_up {
+            Some(reason) => {
+                pool.live -= 1;
+                pool.given_up = Some(reason);
+                // Waiters must learn that no worker may be left.
+                self.freed.notify_all();
+            }
+            None => {
+                pool.idle.push(index);
+                self.freed.notify_one();
+            }
+        }
+    }
+
+    /// Records that `trial` got a second reply, after it was judged.
+    fn late_fault(&self, trial: String, message: String) {
+        self.late
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(LateFault { trial, message });
+    }
+
+    /// The failure of a case whose session was stopped, with where its stderr is.
+    fn restarted(&self, failure: String) -> BackendError {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        BackendError::Broken(format!(
+            "{failure}\nthe backend was stopped and will be restarted (its stderr is in {})",
+            log.path().display()
+        ))
+    }
+
+    /// Starts the worker's process when it has none. `Err` with the case's error, and whether
+    /// the worker is given up.
+    fn ensure_started(&self, worker: &mut Worker) -> Result<(), (BackendError, Option<String>)> {
+        if worker.session.is_some() {
+            return Ok(());
+        }
+        match Self::handshake(
+            &self.command,
+            self.timeout,
+            &self.log,
+            worker.prefix.clone(),
+        ) {
+            Ok((session, _)) => {
+                worker.session = Some(session);
+                worker.failed_starts = 0;
+                worker.answered = None;
+                Ok(())
+            }
+            Err(e) => {
+                worker.failed_starts += 1;
+                if worker.failed_starts < MAX_FAILED_STARTS {
+                    return Err((
+                        BackendError::Broken(format!("could not restart the backend: {e}")),
+                        None,
+                    ));
+                }
+                Err((
+                    BackendError::Broken(format!(
+                        "could not restart the backend: {e}; that is {MAX_FAILED_STARTS} failed starts in a row: it is not started again and the remaining cases are not run"
+                    )),
+                    Some(format!(
+                        "the backend failed to start {MAX_FAILED_STARTS} times in a row and is not started again (last: {e})"
+                    )),
+                ))
+            }
+        }
+    }
+
+    /// Runs one case on `worker`; the second value says why the worker is given up, if it is.
+    fn run_on(
+        &self,
+        worker: &mut Worker,
+        id: &str,
+        request: &str,
+        limit: usize,
+    ) -> (Result<Outcome, BackendError>, Option<String>) {
+        // The case is sent again once to a fresh start when the first attempt only found a
+        // second reply to an earlier case.
+        for attempt in 0..2 {
+            if let Err((error, given_up)) = self.ensure_started(worker) {
+                return (Err(error), given_up);
+            }
+            let session = worker.session.as_mut().expect("started above");
+            if let Some(extra) = session.leftover() {
+                // Output that came after the last reply and before this request.
+                let failure = session.fail_with(format!(
+                    "the backend sent more than one reply to this case (or wrote more to stdout after its reply): {extra:.200}"
+                ));
+                worker.session = None;
+                match worker.answered.take() {
+                    Some(previous) if attempt == 0 => {
+                        self.late_fault(previous, failure);
+                        continue;
+                    }
+                    _ => return (Err(self.restarted(failure)), None),
+                }
+            }
+            let failure = match session.exchange(request, self.timeout, limit, &self.halted) {
+                Ok(line) => match Self::interpret(id, &line, self.capabilities.build_only) {
+                    Ok(outcome) => {
+                        worker.answered = Some(id.to_owned());
+                        // Anything already behind the reply is more from this case.
+                        match session.leftover() {
+                            None => return (Ok(outcome), None),
+                            Some(extra) => session.fail_with(format!(
+                                "the backend sent more than one reply to this case: after {line:.200}\nit sent {extra:.200}"
+                            )),
+                        }
+                    }
+                    Err(misreply) if !misreply.out_of_step => {
+                        worker.answered = Some(id.to_owned());
+                        return (Err(BackendError::Broken(misreply.message)), None);
+                    }
+                    Err(misreply) => {
+                        let repeated = misreply.id.is_some() && misreply.id == worker.answered;
+                        let message = session.fail_with(misreply.message);
+                        worker.session = None;
+                        if repeated && attempt == 0 {
+                            let previous = worker.answered.take().expect("compared above");
+                            self.late_fault(
+                                previous,
+                                format!(
+                                    "the backend sent more than one reply to this case: the second came while it worked on case {id:?}: {line:.200}"
+                                ),
+                            );
+                            continue;
+                        }
+                        message
+                    }
+                },
+                Err(Trouble::Halted) => {
+                    session.stop(None);
+                    worker.session = None;
+                    return (
+                        Err(BackendError::NotRun("the run was stopped".into())),
+                        None,
+                    );
+                }
+                Err(trouble) => session.fail(trouble),
+            };
+            worker.session = None;
+            return (Err(self.restarted(failure)), None);
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// Ends every worker's process (the protocol's end: stdin closed, the per-case timeout to
+    /// exit, then the process group and the rest of the start stopped), all at once. A reply
+    /// to its last case that a worker wrote after it is a late fault.
+    fn end_all(&self) {
+        let mut workers: Vec<MutexGuard<'_, Worker>> = self
+            .workers
+            .iter()
+            .map(|w| w.lock().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        // Every copy is told at once, so that their exits overlap.
+        for worker in workers.iter_mut() {
+            if let Some(session) = &mut worker.session {
+                session.close_input();
+            }
+        }
+        // One grace for all: the copies exit side by side, not one after another.
+        let deadline = Instant::now() + self.timeout;
+        for worker in workers.iter_mut() {
+            if let Some(mut session) = worker.session.take() {
+                let extra = session.end(deadline.saturating_duration_since(Instant::now()));
+                if let (Some(extra), Some(previous)) = (extra, worker.answered.take()) {
+                    self.late_fault(
+                        previous,
+                        format!(
+                            "the backend sent more than one reply to this case (or wrote more to stdout after its reply): {extra:.200}"
+                        ),
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -875,142 +764,48 @@ impl Backend for ProcessBackend {
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {
-        let op = case.op.name();
-        let backend = &self.capabilities.name;
-        if !self.capabilities.ops.contains(op) {
-            return Err(Exclusion {
-                by: format!("op {op}"),
-                reason: format!("{backend} does not implement {op}"),
-            });
-        }
-        let targets: Vec<&String> = self.capabilities.targets.iter().collect();
-        if let Some((target, reason)) = case.unsupported_reason(&targets) {
-            return Err(Exclusion {
-                by: format!("target {target}"),
-                reason: format!("restricted on {target}: {reason}"),
-            });
-        }
-        // Every case using an undeclared value is left out, error cases too: the value names
-        // a behaviour the backend does not have, so it could not tell which rule it breaks.
-        for (attribute, values) in self
-            .capabilities
-            .attributes
-            .get(&case.op)
-            .into_iter()
-            .flatten()
-        {
-            let declarable = declarable(case.op, attribute).expect("validated in the hello");
-            if let Some(value) = (declarable.used)(&case.invocation.attrs)
-                .into_iter()
-                .find(|v| !values.contains(v))
-            {
-                return Err(Exclusion {
-                    by: format!("{op} {attribute}={value}"),
-                    reason: format!("{backend} does not support {op} with {attribute} {value}"),
-                });
-            }
-        }
-        let excluded = self.excluded_dtypes(case);
-        // An error case is sent anyway: the backend must still reject what it cannot run.
-        if !excluded.is_empty() && matches!(case.expect, Expectation::Outputs(_)) {
-            let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
-            return Err(Exclusion {
-                by: dtype_declaration(case, &excluded),
-                reason: format!("{backend} does not support {op} in {}", names.join(", ")),
-            });
-        }
-        Ok(())
+        self.capabilities.supports(case)
     }
 
     fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
-        match self.capabilities.dtypes.get(case.op.name()) {
-            Some(listed) => trial_dtypes(case)
-                .into_iter()
-                .filter(|d| !listed.contains(d.name()))
-                .collect(),
-            None => Vec::new(),
-        }
+        self.capabilities.excluded_dtypes(case)
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
         let id = case.trial_name();
         let request = run_request(&id, &case.invocation);
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(reason) = &state.given_up {
-            return Err(BackendError::NotRun(reason.clone()));
-        }
-        if state.session.is_none() {
-            match Self::handshake(&self.command, self.timeout, &self.log) {
-                Ok((session, _)) => {
-                    state.session = Some(session);
-                    state.failed_starts = 0;
-                }
-                Err(e) => {
-                    state.failed_starts += 1;
-                    if state.failed_starts < MAX_FAILED_STARTS {
-                        return Err(BackendError::Broken(format!(
-                            "could not restart the backend: {e}"
-                        )));
-                    }
-                    state.given_up = Some(format!(
-                        "the backend failed to start {MAX_FAILED_STARTS} times in a row and is not started again (last: {e})"
-                    ));
-                    return Err(BackendError::Broken(format!(
-                        "could not restart the backend: {e}; that is {MAX_FAILED_STARTS} failed starts in a row: it is not started again and the remaining cases are not run"
-                    )));
-                }
-            }
-        }
-        let session = state.session.as_mut().expect("started above");
-        let failure = match session.exchange(&request, self.timeout, reply_line_limit(case)) {
-            Ok(line) => match Self::interpret(&id, &line, self.capabilities.build_only) {
-                Ok(outcome) => return Ok(outcome),
-                Err((message, false)) => return Err(BackendError::Broken(message)),
-                Err((message, true)) => session.fail_with(message),
-            },
-            Err(trouble) => session.fail(trouble),
-        };
-        state.session = None;
-        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        Err(BackendError::Broken(format!(
-            "{failure}\nthe backend was stopped and will be restarted (its stderr is in {})",
-            log.path.display()
-        )))
+        let index = self.acquire()?;
+        let mut worker = self.workers[index]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (result, given_up) = self.run_on(&mut worker, &id, &request, reply_line_limit(case));
+        drop(worker);
+        self.release(index, given_up);
+        result
+    }
+
+    fn halt(&self) {
+        self.halted.store(true, Ordering::Relaxed);
+        let _pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        self.freed.notify_all();
+    }
+
+    fn finish(&self) -> Vec<LateFault> {
+        self.end_all();
+        std::mem::take(&mut *self.late.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
 impl Drop for ProcessBackend {
     fn drop(&mut self) {
-        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let Some(mut session) = state.session.take() {
-            // Closing stdin is the protocol's "end": the backend has the per-case timeout to
-            // exit, then its process group is stopped, children included.
-            session.stop(Some(self.timeout));
-        }
+        self.end_all();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_plain_command_is_run_by_exec() {
-        assert_eq!(
-            shell_line("python3 runner/backends/numpy/backend.py --x=1"),
-            "exec python3 runner/backends/numpy/backend.py --x=1"
-        );
-        for compound in [
-            "cd x && ./backend",
-            "FOO=1 ./backend",
-            "./backend 2>err.log",
-            "read h; echo hi",
-            "./backend 'quoted arg'",
-            "",
-        ] {
-            assert_eq!(shell_line(compound), compound);
-        }
-    }
+    use std::path::Path;
 
     #[test]
     fn the_reply_line_limit_follows_the_expected_outputs() {

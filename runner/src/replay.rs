@@ -20,7 +20,7 @@ use opspec::spec::Case;
 use opspec::DType;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
 use crate::expectations::Expectations;
 use crate::generated::GeneratedTrials;
 use crate::protocol::{run_request, WireTensor};
@@ -98,6 +98,14 @@ impl Backend for Dumping {
                 ))
             })?;
         self.inner.run(case)
+    }
+
+    fn halt(&self) {
+        self.inner.halt();
+    }
+
+    fn finish(&self) -> Vec<LateFault> {
+        self.inner.finish()
     }
 }
 
@@ -247,12 +255,14 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
     )
 }
 
-/// How the command that replays a trial is spelled in failure reports.
-pub fn command(trial: &str, flags: &str) -> String {
-    format!(
-        "cargo run -q -p opspec-runner --bin runner -- replay {}{flags}",
-        shell_quote(trial)
-    )
+/// How the runner is invoked in replay lines when it is not known how it was started (the
+/// `cargo test` harness, a library caller): from the checkout, through cargo.
+pub const CARGO_RUNNER: &str = "cargo run -q -p opspec-runner --bin runner --";
+
+/// How the command that replays a trial is spelled in failure reports: `program` (the runner
+/// as this run was started, [`crate::Config::program`]), `replay`, the trial and the run's flags.
+pub fn command(program: &str, trial: &str, flags: &str) -> String {
+    format!("{program} replay {}{flags}", shell_quote(trial))
 }
 
 /// `text` as one shell word.

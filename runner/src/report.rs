@@ -179,6 +179,28 @@ pub fn summary(records: &[Record]) -> String {
         .join(", ")
 }
 
+/// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
+/// counted under each clause their cases cite (most first), or nothing when none failed. A
+/// trial citing no clause (a spec error, a stale entry) counts under `(no clause)`.
+pub fn failures_by_clause(records: &[Record]) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.status.fails()) {
+        if record.clauses.is_empty() {
+            *counts.entry("(no clause)").or_default() += 1;
+        }
+        for clause in &record.clauses {
+            *counts.entry(clause).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    (!counts.is_empty()).then(|| {
+        let failed = records.iter().filter(|r| r.status.fails()).count();
+        let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        format!("{failed} failing, by clause: {}", parts.join(", "))
+    })
+}
+
 /// How many trials each hello declaration excluded, most first (then by name).
 pub fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -224,7 +246,10 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
         return problems;
     }
     let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
-    if count(records, Status::Passed) == 0 {
+    // A run where a trial failed fails for that: "nothing passed", and its advice to allow
+    // skips, would be the wrong lead.
+    let failed = records.iter().any(|r| r.status.fails());
+    if count(records, Status::Passed) == 0 && !failed {
         problems.push(format!(
             "nothing passed: {} of {} trials; {advice}",
             summary(records),
@@ -363,13 +388,15 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
     xml
 }
 
-/// The op × dtype table: passed / failed (not run included: it fails the run) / skipped
+/// The op × dtype table (of the ops the backend declares): passed / failed (not run included: it fails the run) / skipped
 /// (unsupported, excluded, known failure) / implementation-defined divergences (with the
 /// shape-checked and unclassified rejections, which are neither passes nor failures) per cell.
 pub fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
-    for r in records {
+    // An op the backend does not declare has no row: the exclusion line counts it.
+    let undeclared = |r: &Record| r.excluded_by.as_deref() == Some(&format!("op {}", r.op));
+    for r in records.iter().filter(|r| !undeclared(r)) {
         let dtype = r.dtype.as_deref().unwrap_or("-");
         if !dtypes.contains(&dtype) {
             dtypes.push(dtype);
@@ -413,9 +440,10 @@ pub fn table(records: &[Record]) -> String {
 
 /// The lines of a failure report that describe the case rather than the problem
 /// ([`crate::verdict::describe_case`]), and the replay line that ends it.
-const CASE_LINES: [&str; 8] = [
+const CASE_LINES: [&str; 9] = [
     "case:",
     "source:",
+    "clauses:",
     "inputs:",
     "attrs:",
     "compare:",
@@ -650,6 +678,12 @@ mod tests {
             problems[0].starts_with("nothing passed: 0 passed"),
             "{problems:?}"
         );
+        // A failed trial fails the run by itself: no advice to allow skips beside it.
+        let failed = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::e", None, Status::Failed, "spec error"),
+        ];
+        assert_eq!(run_problems(&failed), Vec::<String>::new());
         // 1 unsupported reply in 10 sent trials is within the share; 2 in 11 is not.
         let mut records: Vec<Record> = (0..9)
             .map(|i| record(&format!("slice::f::p{i}"), None, Status::Passed, ""))

@@ -381,12 +381,15 @@ pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: &str) -> Verdict 
 pub const SMALL_TENSOR: usize = 64;
 
 /// The report of a mismatch: [`Mismatch`]'s own text, then, for an output of at most
-/// [`SMALL_TENSOR`] elements whose elements differ, every value as a line diff (one element a
-/// line, `-` expected, `+` actual), where a misplaced block is easier to see than in a list of
-/// the first differences.
+/// [`SMALL_TENSOR`] elements with more differing elements than that text lists, every value as
+/// a line diff (one element a line, `-` expected, `+` actual), where a misplaced block is
+/// easier to see than in a list of the first differences. Each difference is shown once.
 pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) -> String {
     let mut text = mismatch.to_string();
-    if matches!(mismatch, Mismatch::Elements(_)) && expected.len() <= SMALL_TENSOR {
+    // When the list of the first differences holds them all, the value diff would only say it
+    // again: it is shown when it adds differences (or a misplaced block) the list leaves out.
+    let listed_all = matches!(mismatch, Mismatch::Elements(e) if e.count <= e.first.len());
+    if matches!(mismatch, Mismatch::Elements(_)) && expected.len() <= SMALL_TENSOR && !listed_all {
         let lines = |tensor: &Tensor| {
             (0..tensor.len())
                 .map(|i| {
@@ -456,7 +459,7 @@ pub fn describe_case(case: &Case) -> String {
         })
         .collect();
     let mut text = format!(
-        "case:   {} ({})\nsource: {}{}{}\ninputs: {}\nattrs:  {}",
+        "case:   {} ({})\nsource: {}{}{}\nclauses: {}\ninputs: {}\nattrs:  {}",
         case.trial_name(),
         case.path.display(),
         case.source,
@@ -465,6 +468,11 @@ pub fn describe_case(case: &Case) -> String {
             " [implementation-defined]"
         } else {
             ""
+        },
+        if case.clauses.is_empty() {
+            "(none)".to_owned()
+        } else {
+            case.clauses.join(", ")
         },
         inputs.join(", "),
         crate::protocol::attrs_json(&case.invocation),
@@ -608,6 +616,7 @@ cases:
     /// element a line; a large one's are not.
     #[test]
     fn small_outputs_get_a_value_diff() {
+        // One element differs: the list of first differences says it all, once.
         let cases = load_scale("diff", &seed_case("tolerance: {ulp: 0}"));
         let case = &cases[0];
         let Verdict {
@@ -618,12 +627,18 @@ cases:
         else {
             panic!("a 1-ULP difference must fail under {{ulp: 0}}");
         };
+        assert!(!report.contains("values (-expected|+actual):"), "{report}");
+        assert_eq!(report.matches("9.000001").count(), 1, "{report}");
+
+        // All twelve differ, more than the list keeps: the diff shows every value.
+        let shape = vec![12];
+        let expected = Tensor::from_bits(DType::Int8, shape.clone(), (0..12).collect());
+        let actual = Tensor::from_bits(DType::Int8, shape, (0..12).map(|v| (v + 2) % 12).collect());
+        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let report = render_mismatch(&mismatch, &expected, &actual);
         assert!(report.contains("values (-expected|+actual):"), "{report}");
-        assert!(
-            report.contains("\n-[0, 0, 0, 0] 9.000001\n+[0, 0, 0, 0] 9.0\n"),
-            "{report}"
-        );
-        assert!(report.contains("\n [0, 0, 0, 1] 25.0\n"), "{report}");
+        assert!(report.contains("\n-[0] 0\n"), "{report}");
+        assert!(report.contains("\n+[11] 1\n"), "{report}");
         assert!(
             !report.contains('\u{1b}'),
             "no terminal colours in a report: {report:?}"

@@ -489,13 +489,16 @@ fn a_failure_report_ends_with_the_command_that_replays_it() {
         .unwrap_or_default();
     assert!(ends.starts_with("replay: "), "{report}");
 
-    // Running that command (with the built runner for `cargo run ... --`) replays it.
-    let arguments = line.split(" -- ").nth(1).unwrap();
+    // Running that command (it names the runner binary that ran) replays it.
+    let command = line.strip_prefix("replay: ").unwrap();
+    assert!(
+        command.starts_with(&format!("{} replay ", env!("CARGO_BIN_EXE_runner"))),
+        "{command}"
+    );
     let output = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "{} {arguments} --backend-log {}",
-            env!("CARGO_BIN_EXE_runner"),
+            "{command} --backend-log {}",
             specs.0.join("backend.log").display()
         ))
         .output()
@@ -583,5 +586,86 @@ fn an_unreadable_op_folder_fails_its_trial() {
     assert!(
         text.contains(&format!("cannot read spec folder {}", folder.display())),
         "{text}"
+    );
+}
+
+/// A checkout of the suite of its own under `dir`: the repository's clause catalogues, one
+/// slice case (`slice::mine::kept`) and no sweeps.
+fn second_checkout(dir: &Path) {
+    std::fs::create_dir_all(dir.join("specs").join("slice")).unwrap();
+    std::fs::create_dir_all(dir.join("sweeps")).unwrap();
+    for entry in std::fs::read_dir(repository().join("specs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".clauses.yaml") {
+            std::fs::copy(&path, dir.join("specs").join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    std::fs::write(dir.join("specs").join("slice").join("mine.yaml"), CASE).unwrap();
+}
+
+#[test]
+fn a_runner_started_in_another_checkout_reads_that_checkout() {
+    let scratch = tempfile::tempdir().unwrap();
+    let checkout = scratch.path().join("clone");
+    second_checkout(&checkout);
+    let inside = checkout.join("deep").join("er");
+    std::fs::create_dir_all(&inside).unwrap();
+    let output = runner()
+        .current_dir(&inside)
+        .args(["--backend", &served_reference()])
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(
+        all.contains(&format!(
+            "spec folders: {}",
+            checkout.join("specs").display()
+        )),
+        "{all}"
+    );
+    assert!(all.contains("1 passed"), "{all}");
+    assert!(!all.contains("warning:"), "{all}");
+    // The backend's log is under the checkout it read, not the one the runner was built in.
+    assert!(checkout.join("target").join("opspec-backend.log").is_file());
+
+    // Outside any checkout: the one it was built from, said on stderr.
+    let outside = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let output = runner()
+        .current_dir(&outside)
+        .args(["--list"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stderr.contains(&format!(
+            "is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}",
+            repository().display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn replay_lines_name_the_runner_as_it_was_started() {
+    let scratch = tempfile::tempdir().unwrap();
+    let checkout = scratch.path().join("clone");
+    second_checkout(&checkout);
+    std::fs::write(
+        checkout.join("specs").join("slice").join("mine.yaml"),
+        CASE.replace("[[0, 1], [3, 4]]", "[[0, 1], [3, 5]]"),
+    )
+    .unwrap();
+    let output = runner().current_dir(&checkout).output().unwrap();
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(101), "{all}");
+    assert!(
+        all.contains(&format!(
+            "replay: {} replay slice::mine::kept\n",
+            env!("CARGO_BIN_EXE_runner")
+        )),
+        "{all}"
     );
 }

@@ -1016,3 +1016,100 @@ fn fail_fast_sends_nothing_after_the_first_failure() {
         assert!(ids[2].contains(lie.as_str()), "{ids:?}");
     }
 }
+
+/// Kills every process whose command line holds `marker` when dropped, so that a test that
+/// fails because one survived leaves none behind either.
+struct Reaper(String);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for line in processes_with(&self.0) {
+            if let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) {
+                // SAFETY: kill(2) with a pid and a signal number only.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+#[test]
+fn a_setsid_grandchild_is_gone_after_the_run_and_after_replay() {
+    let marker = marker("setsid");
+    let _reaper = Reaper(marker.clone());
+    let trial = output_cases(1)[0].trial_name();
+    let command = format!("{} --setsid-child --marker {marker}", faulty_backend());
+    // In process: dropping the backend stops the grandchild too.
+    let scratch = scratch("setsid");
+    let backend = start_faulty(
+        &format!("--setsid-child --marker {marker}"),
+        LONG_TIMEOUT,
+        scratch.path(),
+    )
+    .unwrap();
+    assert!(backend.run(&output_cases(1)[0]).is_ok());
+    drop(backend);
+    assert_no_process_with(&marker);
+    // A whole run.
+    let ran = run_full("setsid-run", &command, &["--exact", &trial], &[]);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    assert_no_process_with(&marker);
+    // `runner replay`.
+    let replay = runner()
+        .args(["replay", &trial, "--backend", &command])
+        .arg("--backend-log")
+        .arg(scratch.path().join("replay.log"))
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    assert_no_process_with(&marker);
+}
+
+/// Runs the shuffle seed examples one at a time through the faulty backend with `flag` on the
+/// second of them: the second fails, saying it was answered twice, and every other passes.
+fn doubled_reply_blames(flag: &str) {
+    let names = trial_names();
+    let selected: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("shuffle::seed_examples::cookbook_case_zero::"))
+        .collect();
+    assert!(selected.len() > 3, "{selected:?}");
+    let guilty = selected[1];
+    let command = format!("{} {flag} {guilty}", faulty_backend());
+    let ran = run_full(
+        "doubled",
+        &command,
+        &[
+            "--test-threads",
+            "1",
+            "shuffle::seed_examples::cookbook_case_zero::",
+        ],
+        &[],
+    );
+    let json = ran
+        .json
+        .unwrap_or_else(|| panic!("no report: {}", ran.stderr));
+    for name in &selected {
+        let (status, message) = trial_status(&json, name);
+        if *name == guilty {
+            assert_eq!(status, "failed", "{name}: {message}");
+            assert!(message.contains("more than one reply"), "{message}");
+        } else {
+            assert_eq!(status, "passed", "{name} is innocent: {message}");
+        }
+    }
+    assert_ne!(ran.code, Some(0), "{}", ran.stdout);
+}
+
+#[test]
+fn a_doubled_reply_fails_its_own_case_not_the_next() {
+    doubled_reply_blames("--twice");
+}
+
+#[test]
+fn a_late_second_reply_fails_its_own_case_not_the_next() {
+    doubled_reply_blames("--twice-late");
+}

@@ -174,9 +174,10 @@ fn a_report_names_each_trials_clauses_and_replay_command() {
     );
     let replay = wrong["replay"].as_str().unwrap();
     assert!(
-        replay.starts_with(
-            "cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --backend "
-        ),
+        replay.starts_with(&format!(
+            "{} replay slice::mine::wrong --backend ",
+            env!("CARGO_BIN_EXE_runner")
+        )),
         "{replay}"
     );
     assert!(
@@ -235,11 +236,11 @@ fn diff_lists_the_changes_and_fails_on_a_regression() {
     let listed = text(&output);
     assert_eq!(output.status.code(), Some(1), "{listed}");
     for needle in [
-        "\nnewly failing (1):\n  slice::mine::wrong [regression]: known failure → failed (1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0)\n      replay: cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
-        "\nnewly passing (2):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n",
-        "\nexcluded by the hello, per declaration (old → new):\n  slice mode=wrap: 1 → 0\n  target dla: 1 → 0\n",
+        format!("\nnewly failing (1):\n  slice::mine::wrong [regression]: known failure → failed (1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0)\n      replay: {} replay slice::mine::wrong --specs ", env!("CARGO_BIN_EXE_runner")),
+        "\nnewly passing (2):\n  slice::mine::not_on_dla: excluded → passed (was: restricted on dla: not on DLA (a test restriction))\n".to_owned(),
+        "\nexcluded by the hello, per declaration (old → new):\n  slice mode=wrap: 1 → 0\n  target dla: 1 → 0\n".to_owned(),
     ] {
-        assert!(listed.contains(needle), "missing {needle:?} in:\n{listed}");
+        assert!(listed.contains(needle.as_str()), "missing {needle:?} in:\n{listed}");
     }
 
     // A trial that disappeared having passed is a regression; one that appeared passing is not.
@@ -571,11 +572,15 @@ fn the_page_works_in_chromium_with_javascript_off() {
         "{drill}"
     );
     let row = between(drill, "<tr class=\"failed\">", "</tr>");
+    let replay = format!(
+        "<code>{} replay slice::mine::wrong --specs ",
+        env!("CARGO_BIN_EXE_runner")
+    );
     for needle in [
         "<code>slice::mine::wrong</code>",
         "<code>slice.coordinates.any-stride</code>",
         "<td class=\"reason\">1 of 4 elements differ (float32 [2, 2]); first 1: at [1, 1]: expected 5.0, got 4.0<details>",
-        "<code>cargo run -q -p opspec-runner --bin runner -- replay slice::mine::wrong --specs ",
+        &replay,
     ] {
         assert!(row.contains(needle), "missing {needle:?} in {row}");
     }

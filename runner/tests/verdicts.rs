@@ -235,3 +235,120 @@ fn a_known_failure_entry_whose_trials_do_not_cite_its_clause_is_refused() {
         "{all}"
     );
 }
+
+#[test]
+fn trials_the_hello_excludes_are_counted_not_printed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let hello = r#"{"type":"hello","protocol":1,"name":"slices","ops":["slice"]}"#;
+    let backend = format!("{} --hello '{hello}'", env!("CARGO_BIN_EXE_faulty_backend"));
+    let report = scratch.path().join("report.json");
+    let run = |extra: &[&str]| {
+        runner(scratch.path())
+            .args(["--specs", "specs", "--backend", &backend, "--report-json"])
+            .arg(&report)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = run(&[]);
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(
+        !all.contains("test as_strided::"),
+        "excluded trials printed:\n{all}"
+    );
+    assert!(
+        !all.contains("\nas_strided "),
+        "a table row for an undeclared op:\n{all}"
+    );
+    let excluded = |all: &str| {
+        let line = all.lines().find(|l| l.starts_with("excluded: ")).unwrap();
+        line.to_owned()
+    };
+    let line = excluded(&all);
+    assert!(line.contains(" by op as_strided"), "{line}");
+    // The JSON report still has every trial, excluded ones with their declaration.
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let trials = json["trials"].as_array().unwrap();
+    let as_strided: Vec<&Value> = trials.iter().filter(|t| t["op"] == "as_strided").collect();
+    assert!(!as_strided.is_empty());
+    assert!(as_strided
+        .iter()
+        .all(|t| t["excluded_by"] == "op as_strided"));
+
+    // --list-excluded prints each as an ignored trial, with the same counts.
+    let output = run(&["--list-excluded"]);
+    let listed = text(&output);
+    assert!(output.status.success(), "{listed}");
+    assert!(listed.contains("test as_strided::"), "{listed}");
+    assert_eq!(excluded(&listed), line);
+    let again: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(again["trials"].as_array().unwrap().len(), trials.len());
+}
+
+#[test]
+fn failures_name_their_clauses_and_the_summary_counts_them_by_clause() {
+    let scratch = tempfile::tempdir().unwrap();
+    let trial = "slice::reflect::reflect_2d::float16";
+    let (output, trials) = run_slices(scratch.path(), &format!("--flip-sign {trial}"), &[]);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(101), "{all}");
+    let clauses: Vec<&str> = trials.iter().find(|t| t["name"] == trial).unwrap()["clauses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(clauses.contains(&"slice.reflect.mirror"), "{clauses:?}");
+    assert!(
+        all.contains(&format!("\nclauses: {}\n", clauses.join(", "))),
+        "{all}"
+    );
+    // Each once, so by name.
+    let mut counted: Vec<String> = clauses.iter().map(|c| format!("{c} 1")).collect();
+    counted.sort();
+    assert!(
+        all.contains(&format!("\n1 failing, by clause: {}\n", counted.join(", "))),
+        "{all}"
+    );
+    // Its one wrong element is shown once.
+    assert_eq!(all.matches("expected 5.0, got -5.0").count(), 1, "{all}");
+}
+
+#[test]
+fn a_clause_id_no_catalogue_has_fails_its_case_naming_file_case_and_id() {
+    let scratch = tempfile::tempdir().unwrap();
+    let specs = scratch.path().join("specs");
+    std::fs::create_dir_all(specs.join("slice")).unwrap();
+    let file = specs.join("slice").join("mine.yaml");
+    std::fs::write(
+        &file,
+        r#"
+cases:
+  - name: typo
+    source: "seed 004, example 'Slice'"
+    clauses: [slice.wrap.modulus]
+    attrs: {start: [0], size: [2], stride: [1]}
+    inputs:
+      input: {dtype: float32, shape: [3], data: [0, 1, 2]}
+    expected:
+      output: {dtype: float32, shape: [2], data: [0, 1]}
+"#,
+    )
+    .unwrap();
+    let output = runner(scratch.path())
+        .arg("--specs")
+        .arg(&specs)
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(101), "{all}");
+    assert!(
+        all.contains(&format!(
+            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it)",
+            file.display()
+        )),
+        "{all}"
+    );
+    assert!(all.contains("test slice::mine::typo ... FAILED"), "{all}");
+}

@@ -1,25 +1,55 @@
 //! An example in-process backend: an implementation written in Rust, tested by handing it to
 //! the harness (`opspec_runner::run_in_process`) rather than by speaking the wire protocol.
 //!
-//! [`PartialReference`] is the reference interpreter on its plain loops that does not
-//! implement Slice's reflect mode: it answers `unsupported` for it, as a backend that lacks a
-//! feature does, and the suite reports those trials as unsupported rather than failed.
-//! `tests/suite.rs` runs the suite through it and checks the counts.
+//! [`PartialReference`] is the reference interpreter on its plain loops with Shuffle and Slice
+//! only, and without Slice's reflect mode. It says so in its [`Declaration`], as a backend
+//! process does in its hello: the suite then runs only the cases it implements and reports
+//! the rest as excluded, counted per declaration. Asked a case it does not implement anyway,
+//! it answers `unsupported`. `tests/suite.rs` runs the suite through it and checks the
+//! counts, with the declaration and without.
 
-use opspec::ops::{slice, Attrs, Invocation};
+use opspec::ops::{slice, Attrs, Invocation, Op};
 use opspec::Tensor;
-use opspec_runner::{InProcessBackend, Refusal};
+use opspec_runner::{Declaration, InProcessBackend, Refusal};
 
-/// The reference, without Slice's reflect mode.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PartialReference;
+/// The reference's Shuffle and Slice, without Slice's reflect mode; `declared` says whether
+/// it declares that (the default) or leaves the suite to find out.
+#[derive(Clone, Copy, Debug)]
+pub struct PartialReference {
+    pub declared: bool,
+}
+
+impl Default for PartialReference {
+    fn default() -> PartialReference {
+        PartialReference { declared: true }
+    }
+}
 
 impl InProcessBackend for PartialReference {
     fn name(&self) -> String {
         "partial-reference".into()
     }
 
+    fn declaration(&self) -> Option<Declaration> {
+        let modes = ["strict_bounds", "wrap", "clamp", "fill"];
+        self.declared.then(|| Declaration {
+            ops: vec!["shuffle".into(), "slice".into()],
+            attributes: [(
+                "slice".to_owned(),
+                [("mode".to_owned(), modes.map(String::from).to_vec())].into(),
+            )]
+            .into(),
+            ..Declaration::default()
+        })
+    }
+
     fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, Refusal> {
+        if ![Op::Shuffle, Op::Slice].contains(&invocation.op()) {
+            return Err(Refusal::Unsupported(format!(
+                "{} is not implemented",
+                invocation.op()
+            )));
+        }
         if let Attrs::Slice(attrs) = &invocation.attrs {
             if attrs.mode == Some(slice::Mode::Reflect) {
                 return Err(Refusal::Unsupported("slice mode reflect".into()));

@@ -14,6 +14,10 @@
 //! | `--flood BYTES` | first writes BYTES to stderr |
 //! | `--ignore-eof` | stays alive (sleeping) once its input ends |
 //! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
+//! | `--setsid-child` | first starts a copy of itself that sleeps in a session of its own (`setsid`), out of the backend's process group |
+//! | `--twice ID` | answers case ID twice, both lines in one write |
+//! | `--twice-late ID` | answers case ID, and again when the next request comes, before answering that one |
+//! | `--sleep-ms MS` | sleeps MS milliseconds before answering each case (a slow engine) |
 //! | `--marker TEXT` | ignored; passed on to the `--child`, to find both in `/proc` |
 //! | `--idle` | sleeps (what the `--child` copy does) |
 //! | `--flip-sign ID` | flips the sign bit of the first output element of case ID (no tolerance absorbs it) |
@@ -54,6 +58,22 @@ fn main() -> std::io::Result<()> {
         child.arg("--idle");
         if flag("--marker") {
             child.args(["--marker", &named("--marker")]);
+        }
+        child.spawn()?;
+    }
+    if flag("--setsid-child") {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new(std::env::current_exe()?);
+        child.arg("--idle");
+        if flag("--marker") {
+            child.args(["--marker", &named("--marker")]);
+        }
+        // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+        unsafe {
+            child.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
         }
         child.spawn()?;
     }
@@ -105,11 +125,41 @@ fn main() -> std::io::Result<()> {
     }
     let (flip_sign, reject) = (named("--flip-sign"), named("--reject-dtypes"));
     let (hello, unsupported) = (given("--hello"), given("--unsupported"));
+    let (twice, twice_late) = (named("--twice"), named("--twice-late"));
+    let sleep = Duration::from_millis(named("--sleep-ms").parse().unwrap_or(0));
     let mut stdout = stdout;
+    // The reply to repeat when the next request comes (`--twice-late`).
+    let mut late: Option<Vec<u8>> = None;
     for line in stdin.lines() {
         let line = line?;
+        if let Some(reply) = late.take() {
+            stdout.write_all(&reply)?;
+            stdout.flush()?;
+        }
         let request: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
         let id = request["id"].as_str().unwrap_or_default();
+        if request["type"] == "run" && !sleep.is_zero() {
+            std::thread::sleep(sleep);
+        }
+        if !id.is_empty() && (id == twice || id == twice_late) {
+            let mut reply = Vec::new();
+            serve(
+                line.as_bytes(),
+                &mut reply,
+                "faulty",
+                &[],
+                |_, invocation| opspec::ops::evaluate(invocation),
+            )?;
+            let mut written = reply.clone();
+            if id == twice {
+                written.extend_from_slice(&reply);
+            } else {
+                late = Some(reply);
+            }
+            stdout.write_all(&written)?;
+            stdout.flush()?;
+            continue;
+        }
         let reply = match (&hello, &unsupported, request["type"].as_str()) {
             (Some(hello), _, Some("hello")) => Some(hello.clone()),
             (_, Some(prefix), Some("run")) if id.starts_with(prefix.as_str()) => Some(

@@ -1,0 +1,69 @@
+//! Which checkout a run reads: its specs, sweeps and goldens, and where its backend log goes.
+//!
+//! A runner binary is found where it was built, but a user may start it from another clone
+//! (their own, with private changes): the suite is the one of the checkout the runner is
+//! started in, the nearest folder at or above the current one that holds it
+//! ([`holds_suite`]). Started outside any checkout, it reads the one it was built from and
+//! says so on stderr, naming it.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The checkout this runner was built from.
+pub fn built_from() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Whether `dir` holds the suite: `specs/` with its common clause catalogue, and `sweeps/`.
+pub fn holds_suite(dir: &Path) -> bool {
+    dir.join("specs").join("common.clauses.yaml").is_file() && dir.join("sweeps").is_dir()
+}
+
+/// The nearest folder at or above `start` that holds the suite.
+pub fn find_from(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| holds_suite(dir))
+        .map(Path::to_path_buf)
+}
+
+/// The checkout a run reads: found from the current folder, else the one the runner was built
+/// from (with a warning naming it, once per process).
+pub fn suite_root() -> PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let here = std::env::current_dir().ok();
+        match here.as_deref().and_then(find_from) {
+            Some(root) => root,
+            None => {
+                let built = built_from();
+                eprintln!(
+                    "warning: {} is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}",
+                    here.map_or_else(|| "the current folder".into(), |h| h.display().to_string()),
+                    built.display()
+                );
+                built
+            }
+        }
+    })
+    .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_is_found_from_any_folder_inside_a_checkout() {
+        let built = built_from();
+        assert!(holds_suite(&built));
+        assert_eq!(
+            find_from(&built.join("runner").join("src")),
+            Some(built.clone())
+        );
+        assert_eq!(find_from(&built), Some(built));
+        let scratch = tempfile::tempdir().unwrap();
+        assert_eq!(find_from(scratch.path()), None);
+    }
+}

@@ -1,0 +1,355 @@
+//! `runner merge`: the JSON reports of the parts of one run (`--partition K/N` on N machines)
+//! joined into one report equal to the whole run's, and the description of a run that every
+//! JSON report carries so that its parts can be checked ([`RunInfo`]).
+//!
+//! The parts must come from one run: the same backend, the same runner version and the same
+//! selection of trials (the same spec and sweep files, filter and flags; the selection's
+//! fingerprint says so), each part once, each trial in the part its name hashes to. A part
+//! that is missing, given twice or from another run is refused, saying which.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde::{Deserialize, Serialize};
+
+use crate::partition::{fingerprint, Partition};
+use crate::report::{self, Record};
+
+/// What a JSON report says about the run that wrote it, under `"run"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The runner's version.
+    pub runner: String,
+    /// How many trials the whole run selected, every part together.
+    pub selected: usize,
+    /// The fingerprint of the selected trials' names ([`crate::partition::fingerprint`]).
+    pub fingerprint: String,
+    /// The part this report holds (`K/N`), when the run was partitioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// Whether the run's problems (nothing passed, too many skips) were judged: not with
+    /// `--allow-skips`, nor for one exact trial.
+    pub judged: bool,
+    /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
+    #[serde(default)]
+    pub require_error_kinds: bool,
+}
+
+impl RunInfo {
+    /// The description of a run that selected the trials `names`, of which it runs `partition`.
+    pub fn new<'a>(
+        names: impl IntoIterator<Item = &'a str>,
+        partition: Option<Partition>,
+        judged: bool,
+    ) -> RunInfo {
+        let names: Vec<&str> = names.into_iter().collect();
+        RunInfo {
+            runner: env!("CARGO_PKG_VERSION").to_owned(),
+            selected: names.len(),
+            fingerprint: fingerprint(names),
+            partition: partition.map(|p| p.to_string()),
+            judged,
+            require_error_kinds: false,
+        }
+    }
+}
+
+/// A JSON report (`report::json`'s text) with `info` under `"run"`, last, the rest of the text
+/// as it was.
+pub fn with_run_info(report: String, info: &RunInfo) -> String {
+    let run = serde_json::to_string_pretty(info)
+        .expect("run info serializes")
+        .replace('\n', "\n  ");
+    match report.strip_suffix("\n}") {
+        Some(body) => format!("{body},\n  \"run\": {run}\n}}"),
+        None => report,
+    }
+}
+
+/// Why parts cannot be merged.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MergeError {
+    #[error("{0}")]
+    Read(#[from] report::ReadError),
+    #[error("{}: no run description (`\"run\"`): written by a runner without `--partition` support, or not by `--report-json`", path.display())]
+    NoRunInfo { path: PathBuf },
+    #[error("{}: not the report of a part (the run was not given --partition)", path.display())]
+    NotAPart { path: PathBuf },
+    #[error("{}: the part {text:?} is no K/N", path.display())]
+    BadPart { path: PathBuf, text: String },
+    #[error("{} is from backend {theirs:?}, {} from {ours:?}: parts of one run have one backend", path.display(), first.display())]
+    Backend {
+        path: PathBuf,
+        first: PathBuf,
+        theirs: String,
+        ours: String,
+    },
+    #[error("{} is from another run than {}: {what} differs ({theirs} against {ours}); parts of one run have the same runner version, spec files and selection", path.display(), first.display())]
+    Run {
+        path: PathBuf,
+        first: PathBuf,
+        what: &'static str,
+        theirs: String,
+        ours: String,
+    },
+    #[error("{} and {} are both part {part}", path.display(), first.display())]
+    Overlap {
+        path: PathBuf,
+        first: PathBuf,
+        part: String,
+    },
+    #[error("trial `{trial}` is in {} and in {}", path.display(), first.display())]
+    TrialTwice {
+        trial: String,
+        path: PathBuf,
+        first: PathBuf,
+    },
+    #[error("{}: trial `{trial}` belongs to part {belongs}, not {given}", path.display())]
+    WrongPart {
+        path: PathBuf,
+        trial: String,
+        belongs: String,
+        given: String,
+    },
+    #[error("part(s) {} of {total} missing: the trials of {} are not in any report given", missing.join(", "), if missing.len() == 1 { "that part" } else { "those parts" })]
+    MissingParts { missing: Vec<String>, total: u64 },
+    #[error("the parts hold {held} trials, the run selected {selected}: {} trials are missing from the reports", selected.saturating_sub(*held))]
+    MissingTrials { held: usize, selected: usize },
+    #[error("{} is one of the reports to merge: the merged report goes elsewhere", path.display())]
+    OutputIsInput { path: PathBuf },
+    #[error("cannot write {}: {message}", path.display())]
+    Write { path: PathBuf, message: String },
+}
+
+/// A part's report read back with its run description.
+struct Part {
+    report: report::Report,
+    info: RunInfo,
+    partition: Partition,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    #[serde(default)]
+    run: Option<RunInfo>,
+}
+
+fn read_part(path: &Path) -> Result<Part, MergeError> {
+    let report = report::read(path)?;
+    let text = std::fs::read_to_string(path).map_err(|e| report::ReadError::Read {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let header: Header = serde_json::from_str(&text).map_err(|e| report::ReadError::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let info = header.run.ok_or_else(|| MergeError::NoRunInfo {
+        path: path.to_owned(),
+    })?;
+    let text = info.partition.clone().ok_or_else(|| MergeError::NotAPart {
+        path: path.to_owned(),
+    })?;
+    let partition = Partition::parse(&text).map_err(|_| MergeError::BadPart {
+        path: path.to_owned(),
+        text,
+    })?;
+    Ok(Part {
+        report,
+        info,
+        partition,
+    })
+}
+
+/// The merged report's text: the parts' trials as one run's, its counts and problems worked
+/// out again over every trial.
+pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
+    let parts = paths
+        .iter()
+        .map(|p| read_part(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(first) = parts.first() else {
+        return Err(MergeError::MissingParts {
+            missing: Vec::new(),
+            total: 0,
+        });
+    };
+    let mut by_index: BTreeMap<u64, &Part> = BTreeMap::new();
+    let mut owner: BTreeMap<&str, &Path> = BTreeMap::new();
+    for part in &parts {
+        let (path, first_path) = (&part.report.path, &first.report.path);
+        if part.report.backend != first.report.backend {
+            return Err(MergeError::Backend {
+                path: path.clone(),
+                first: first_path.clone(),
+                theirs: part.report.backend.clone(),
+                ours: first.report.backend.clone(),
+            });
+        }
+        let differs = |what, theirs: String, ours: String| MergeError::Run {
+            path: path.clone(),
+            first: first_path.clone(),
+            what,
+            theirs,
+            ours,
+        };
+        let (a, b) = (&part.info, &first.info);
+        if a.runner != b.runner {
+            return Err(differs(
+                "the runner version",
+                a.runner.clone(),
+                b.runner.clone(),
+            ));
+        }
+        if a.fingerprint != b.fingerprint || a.selected != b.selected {
+            return Err(differs(
+                "the selection of trials",
+                format!("{} trials, fingerprint {}", a.selected, a.fingerprint),
+                format!("{} trials, fingerprint {}", b.selected, b.fingerprint),
+            ));
+        }
+        if a.judged != b.judged {
+            return Err(differs(
+                "--allow-skips",
+                a.judged.to_string(),
+                b.judged.to_string(),
+            ));
+        }
+        if a.require_error_kinds != b.require_error_kinds {
+            return Err(differs(
+                "--require-error-kinds",
+                a.require_error_kinds.to_string(),
+                b.require_error_kinds.to_string(),
+            ));
+        }
+        if part.partition.total != first.partition.total {
+            return Err(differs(
+                "the number of parts",
+                part.partition.total.to_string(),
+                first.partition.total.to_string(),
+            ));
+        }
+        if let Some(other) = by_index.insert(part.partition.index, part) {
+            return Err(MergeError::Overlap {
+                path: path.clone(),
+                first: other.report.path.clone(),
+                part: part.partition.to_string(),
+            });
+        }
+        for trial in &part.report.trials {
+            if let Some(other) = owner.insert(&trial.name, path) {
+                return Err(MergeError::TrialTwice {
+                    trial: trial.name.clone(),
+                    path: path.clone(),
+                    first: other.to_owned(),
+                });
+            }
+            if !part.partition.contains(&trial.name) {
+                let belongs = Partition::part_of(&trial.name, part.partition.total);
+                return Err(MergeError::WrongPart {
+                    path: path.clone(),
+                    trial: trial.name.clone(),
+                    belongs: format!("{belongs}/{}", part.partition.total),
+                    given: part.partition.to_string(),
+                });
+            }
+        }
+    }
+    let total = first.partition.total;
+    let missing: Vec<String> = (1..=total)
+        .filter(|k| !by_index.contains_key(k))
+        .map(|k| format!("{k}/{total}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::MissingParts { missing, total });
+    }
+    let mut records: Vec<Record> = parts
+        .iter()
+        .flat_map(|p| p.report.trials.iter().cloned())
+        .collect();
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    let info = RunInfo {
+        partition: None,
+        ..first.info.clone()
+    };
+    let held = fingerprint(records.iter().map(|r| r.name.as_str()));
+    if records.len() != info.selected || held != info.fingerprint {
+        return Err(MergeError::MissingTrials {
+            held: records.len(),
+            selected: info.selected,
+        });
+    }
+    let mut problems = if info.judged {
+        report::run_problems(&records)
+    } else {
+        Vec::new()
+    };
+    if info.require_error_kinds {
+        problems.extend(report::unclassified_problem(&records));
+    }
+    Ok(with_run_info(
+        report::json(&first.report.backend, &records, &problems),
+        &info,
+    ))
+}
+
+/// Writes `text` to `path` through a temporary file beside it, renamed over it in one step.
+fn write_whole(path: &Path, text: &str) -> Result<(), MergeError> {
+    let error = |e: std::io::Error| MergeError::Write {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.merging", std::process::id()));
+    std::fs::write(&temporary, text).map_err(error)?;
+    std::fs::rename(&temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        error(e)
+    })
+}
+
+/// Merges the part reports `inputs` into `out` (exit 0), or says why not (exit 2).
+pub fn main(inputs: &[PathBuf], out: &Path) -> ExitCode {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let result = match inputs.iter().find(|input| same(input, out)) {
+        Some(input) => Err(MergeError::OutputIsInput {
+            path: input.clone(),
+        }),
+        None => merge(inputs).and_then(|text| write_whole(out, &text)),
+    };
+    match result {
+        Ok(()) => {
+            println!("merged {} parts into {}", inputs.len(), out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_info_is_added_to_a_report_as_json() {
+        let info = RunInfo::new(["b", "a"], Partition::parse("2/3").ok(), true);
+        let text = with_run_info(report::json("x", &[], &[]), &info);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["backend"], "x");
+        assert_eq!(value["run"]["partition"], "2/3");
+        assert_eq!(value["run"]["selected"], 2);
+        let header: Header = serde_json::from_str(&text).unwrap();
+        assert_eq!(header.run, Some(info));
+    }
+}

@@ -1,0 +1,395 @@
+//! A pool of backend processes (`--jobs N`) gives the report one process gives, and the parts
+//! of a partitioned run (`--partition K/N`) hold every trial once and merge (`runner merge`)
+//! into the whole run's report.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn faulty_backend() -> &'static str {
+    env!("CARGO_BIN_EXE_faulty_backend")
+}
+
+fn runner() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    for variable in [
+        "OPSPEC_ALLOW_SKIPS",
+        "OPSPEC_JOBS",
+        "OPSPEC_PARTITION",
+        "TEST_TOTAL_SHARDS",
+        "TEST_SHARD_INDEX",
+        "TEST_SHARD_STATUS_FILE",
+    ] {
+        command.env_remove(variable);
+    }
+    command
+}
+
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("opspec-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The trials of a report without their timings, in report order.
+fn trials(report: &Value) -> Vec<Value> {
+    report["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.as_object_mut().unwrap().remove("seconds");
+            t
+        })
+        .collect()
+}
+
+fn names(report: &Value) -> BTreeSet<String> {
+    report["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Runs `runner` with `args` and a JSON report at `report`.
+fn run(args: &[&str], report: &Path) -> Output {
+    runner()
+        .args(args)
+        .arg("--report-json")
+        .arg(report)
+        .output()
+        .unwrap()
+}
+
+/// A crash, a lie and a hung case among the as_strided trials: `--jobs 3` reports every trial
+/// with the status and message `--jobs 1` gives, in the same order, and the other workers go
+/// on while one hangs.
+#[test]
+fn a_pool_reports_what_one_process_reports() {
+    let listing = runner().args(["--list", "as_strided::"]).output().unwrap();
+    let all: Vec<String> = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+        .collect();
+    assert!(all.len() > 100, "{all:?}");
+    let pick = |part: &str| all.iter().find(|n| n.contains(part)).unwrap().clone();
+    let (crash, lie, hang) = (pick("::views::"), pick("::sweep::"), pick("::bounds::"));
+    let command = format!(
+        "{} --crash {crash} --lie {lie} --hang {hang}",
+        faulty_backend()
+    );
+    let scratch = scratch("pool");
+    let log = scratch.path().join("backend.log");
+    let mut reports = Vec::new();
+    for jobs in ["1", "3"] {
+        let report = scratch.path().join(format!("jobs-{jobs}.json"));
+        let ran = run(
+            &[
+                "--backend",
+                &command,
+                "--jobs",
+                jobs,
+                "--timeout",
+                "2",
+                "--backend-log",
+                log.to_str().unwrap(),
+                "as_strided::",
+            ],
+            &report,
+        );
+        assert_eq!(ran.status.code(), Some(101), "{}", text(&ran));
+        if jobs == "3" {
+            let log = std::fs::read_to_string(&log).unwrap();
+            for worker in 1..=3 {
+                assert!(
+                    log.contains(&format!("[worker {worker}] [runner] started")),
+                    "{log}"
+                );
+            }
+            // Each line of the log is one worker's.
+            assert!(log.lines().all(|l| l.starts_with("[worker ")), "{log}");
+        }
+        reports.push(read_json(&report));
+    }
+    let (one, pool) = (&reports[0], &reports[1]);
+    assert_eq!(trials(one), trials(pool));
+    for field in [
+        "passed",
+        "failed",
+        "unsupported",
+        "excluded",
+        "not_run",
+        "problems",
+    ] {
+        assert_eq!(one[field], pool[field], "{field}");
+    }
+    let failed: BTreeSet<&str> = one["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "failed")
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        BTreeSet::from([crash.as_str(), lie.as_str(), hang.as_str()])
+    );
+}
+
+/// With `--fail-fast` the first failure stops every worker: one trial fails, none after it is
+/// sent, and the rest are not run.
+#[test]
+fn fail_fast_stops_every_worker() {
+    let scratch = scratch("pool-fail-fast");
+    let report = scratch.path().join("report.json");
+    let listing = runner().args(["--list", "as_strided::"]).output().unwrap();
+    let first = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim_end_matches(": test")
+        .to_owned();
+    // Every worker answers slowly, so that most trials are still waiting at the failure.
+    let command = format!("{} --sleep-ms 20 --lie {first}", faulty_backend());
+    let ran = run(
+        &[
+            "--backend",
+            &command,
+            "--jobs",
+            "3",
+            "--fail-fast",
+            "--backend-log",
+            scratch.path().join("backend.log").to_str().unwrap(),
+            "as_strided::",
+        ],
+        &report,
+    );
+    assert_eq!(ran.status.code(), Some(101), "{}", text(&ran));
+    let json = read_json(&report);
+    assert_eq!(json["failed"], 1, "{}", text(&ran));
+    // Each trial once: a case in flight when the run stopped is recorded once, as not run.
+    assert_eq!(names(&json).len(), json["trials"].as_array().unwrap().len());
+    assert!(
+        json["not_run"].as_u64().unwrap() > 100,
+        "{}",
+        json["not_run"]
+    );
+    for trial in json["trials"].as_array().unwrap() {
+        if trial["status"] == "not_run" {
+            assert_eq!(
+                trial["message"],
+                format!("not run: --fail-fast stopped the run at the failure of {first}")
+            );
+        }
+    }
+}
+
+/// The three parts of the whole run are disjoint and cover it, generated and metamorphic
+/// trials included; their merge equals the whole run's report trial by trial, and `runner diff`
+/// and `runner report --html` read it.
+#[test]
+fn three_parts_merge_into_the_whole_run() {
+    let scratch = scratch("partition");
+    let dir = scratch.path();
+    let whole = dir.join("whole.json");
+    let ran = run(&["-q"], &whole);
+    assert!(ran.status.success(), "{}", text(&ran));
+    let whole = read_json(&whole);
+    let mut parts: Vec<PathBuf> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for k in 1..=3 {
+        let part = dir.join(format!("part-{k}.json"));
+        let ran = run(&["-q", "--partition", &format!("{k}/3")], &part);
+        assert!(ran.status.success(), "{}", text(&ran));
+        let held = names(&read_json(&part));
+        assert!(!held.is_empty());
+        assert!(seen.is_disjoint(&held), "part {k} overlaps an earlier one");
+        seen.extend(held);
+        parts.push(part);
+    }
+    assert_eq!(seen, names(&whole));
+    assert!(seen.iter().any(|n| n.contains("::metamorphic::")));
+    assert!(seen.iter().any(|n| n.contains("::sweep::")));
+
+    let merged = dir.join("merged.json");
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    let merged_json = read_json(&merged);
+    assert_eq!(trials(&merged_json), trials(&whole));
+    let without_trials = |mut report: Value| {
+        report.as_object_mut().unwrap().remove("trials");
+        report
+    };
+    assert_eq!(without_trials(merged_json), without_trials(whole.clone()));
+
+    let whole_path = dir.join("whole.json");
+    let diff = runner()
+        .args(["diff"])
+        .arg(&whole_path)
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(diff.status.success(), "{}", text(&diff));
+    let html = dir.join("report.html");
+    let page = runner()
+        .arg("report")
+        .arg(&merged)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(page.status.success(), "{}", text(&page));
+    assert!(std::fs::metadata(&html).unwrap().len() > 0);
+
+    // Refused: a missing part, a part twice, a whole run, another backend.
+    let refused = |inputs: &[&Path], expected: &str| {
+        let out = dir.join("refused.json");
+        let merge = runner()
+            .arg("merge")
+            .args(inputs)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(merge.status.code(), Some(2), "{}", text(&merge));
+        let stderr = String::from_utf8_lossy(&merge.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!out.exists());
+    };
+    refused(&[&parts[0], &parts[1]], "part(s) 3/3 of 3 missing");
+    refused(
+        &[&parts[0], &parts[1], &parts[1], &parts[2]],
+        "are both part 2/3",
+    );
+    refused(&[&parts[0], &whole_path], "not the report of a part");
+    let other = dir.join("other.json");
+    let mut renamed = read_json(&parts[2]);
+    renamed["backend"] = "someone-else".into();
+    std::fs::write(&other, renamed.to_string()).unwrap();
+    refused(
+        &[&parts[0], &parts[1], &other],
+        "from backend \"someone-else\"",
+    );
+    // A part whose trial was dropped: the run's fingerprint no longer matches.
+    let mut short = read_json(&parts[2]);
+    short["trials"].as_array_mut().unwrap().pop();
+    std::fs::write(&other, short.to_string()).unwrap();
+    refused(&[&parts[0], &parts[1], &other], "trials are missing");
+}
+
+/// A backend that declares only some ops: the trials its hello excludes (recorded without a
+/// libtest trial) fall in one part each too, and the parts merge into the whole run.
+#[test]
+fn parts_of_a_run_with_excluded_ops_merge_into_the_whole_run() {
+    let scratch = scratch("partition-excluded");
+    let dir = scratch.path();
+    let hello = r#"{"type":"hello","protocol":1,"name":"slices","ops":["slice"]}"#;
+    let backend = format!("{} --hello '{hello}'", faulty_backend());
+    let specs = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["-q", "--specs", specs, "--backend", &backend]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let whole_path = dir.join("whole.json");
+    let whole_args = args(&[]);
+    let ran = run(
+        &whole_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &whole_path,
+    );
+    assert!(ran.status.success(), "{}", text(&ran));
+    let whole = read_json(&whole_path);
+    assert!(whole["excluded"].as_u64().unwrap() > 100);
+    let mut parts = Vec::new();
+    let mut seen = BTreeSet::new();
+    for k in 1..=2 {
+        let part = dir.join(format!("part-{k}.json"));
+        let part_args = args(&["--partition", &format!("{k}/2")]);
+        let ran = run(
+            &part_args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &part,
+        );
+        assert!(ran.status.success(), "{}", text(&ran));
+        let held = names(&read_json(&part));
+        assert!(seen.is_disjoint(&held), "part {k} overlaps part 1");
+        seen.extend(held);
+        parts.push(part);
+    }
+    assert_eq!(seen, names(&whole));
+    let merged = dir.join("merged.json");
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    assert_eq!(trials(&read_json(&merged)), trials(&whole));
+}
+
+/// Bazel's sharding variables select the same part as `--partition`, and the status file is
+/// touched.
+#[test]
+fn bazel_sharding_selects_the_part() {
+    let scratch = scratch("bazel");
+    let status = scratch.path().join("shard-status");
+    let list = |command: &mut Command| -> BTreeSet<String> {
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+            .collect()
+    };
+    let flagged = list(runner().args(["--list", "--partition", "2/3"]));
+    let bazel = list(
+        runner()
+            .args(["--list"])
+            .env("TEST_TOTAL_SHARDS", "3")
+            .env("TEST_SHARD_INDEX", "1")
+            .env("TEST_SHARD_STATUS_FILE", &status),
+    );
+    assert!(!flagged.is_empty());
+    assert_eq!(flagged, bazel);
+    // A run (not a listing) touches the status file.
+    let ran = runner()
+        .args(["-q", "slice::seed_examples::"])
+        .env("TEST_TOTAL_SHARDS", "3")
+        .env("TEST_SHARD_INDEX", "0")
+        .env("TEST_SHARD_STATUS_FILE", &status)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran));
+    assert!(status.exists());
+}
