@@ -38,7 +38,9 @@ def main():
                 if "error" in entry:
                     errors += 1
                     continue
-                path = os.path.join(op_dir, stem, key.replace("::", ".") + ".npy")
+                # `file`: only while a bless switches the sweep (or one stopped in that step).
+                name = entry.get("file", key.replace("::", ".") + ".npy")
+                path = os.path.join(op_dir, stem, name)
                 try:
                     with open(path, "rb") as f:
                         data = f.read()

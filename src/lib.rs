@@ -20,6 +20,7 @@ pub mod layout;
 pub mod npy;
 pub mod ops;
 pub mod rng;
+pub mod source;
 pub mod spec;
 pub mod tensor;
 

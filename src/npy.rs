@@ -210,6 +210,69 @@ pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
     from_le_bytes(dtype, shape, data).map_err(|e| NpyError::Data(e.to_string()))
 }
 
+/// The bytes of one element as the header's descr gives them (`<f4` → 4).
+fn descr_size(descr: &str) -> Option<u64> {
+    descr.get(2..)?.parse().ok()
+}
+
+/// The largest header read: numpy writes a few hundred bytes; 1 MiB allows any real one.
+const MAX_HEADER: u64 = 1 << 20;
+
+/// Reads an npy file whose header is checked before its data: the file must be a regular
+/// file ([`crate::source::open_regular`]), its shape within the element budget
+/// ([`checked_volume`]), and its size exactly the header's plus the data the shape and descr
+/// imply, so that a padded, truncated or endless file is refused before its data is read.
+/// Returns the whole file (header and data) for [`from_npy`].
+pub fn read_npy_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let mut file = crate::source::open_regular(path)?;
+    let size = file
+        .metadata()
+        .map_err(|e| format!("cannot read {shown}: {e}"))?
+        .len();
+    let mut head = Vec::with_capacity(64);
+    (&mut file)
+        .take(size.min(MAX_HEADER + 12))
+        .read_to_end(&mut head)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let header = match npy_header(&head) {
+        Ok(header) => header,
+        Err(e) if size > MAX_HEADER + 12 && head.len() as u64 >= MAX_HEADER => {
+            return Err(format!(
+                "{shown}: {e} (within its first {MAX_HEADER} bytes)"
+            ))
+        }
+        Err(e) => return Err(format!("{shown}: {e}")),
+    };
+    let volume = checked_volume(&header.shape).map_err(|e| format!("{shown}: {}", e.message))?;
+    let item = descr_size(&header.descr)
+        .ok_or_else(|| format!("{shown}: npy descr {:?} has no element size", header.descr))?;
+    let expected = (volume as u64)
+        .checked_mul(item)
+        .and_then(|data| data.checked_add(header.data_offset as u64))
+        .ok_or_else(|| format!("{shown}: the npy header's shape overflows"))?;
+    if size != expected {
+        return Err(format!(
+            "{shown}: the file is {size} bytes; its header ({} of shape {:?}) makes it {expected}",
+            header.descr, header.shape
+        ));
+    }
+    let mut bytes = Vec::with_capacity(expected as usize);
+    bytes.extend_from_slice(&head[..head.len().min(expected as usize)]);
+    (&mut file)
+        .take(expected - bytes.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 != expected {
+        return Err(format!(
+            "{shown}: the file changed while read ({} of {expected} bytes)",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

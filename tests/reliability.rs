@@ -44,7 +44,7 @@ fn every_test_the_reliability_page_names_exists() {
         names.len()
     );
     let mut sources = String::new();
-    for dir in ["src", "tests", "runner"] {
+    for dir in ["src", "tests", "runner", "crates"] {
         rust_sources(&repo().join(dir), &mut sources);
     }
     let missing: Vec<&String> = names

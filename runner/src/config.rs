@@ -52,6 +52,31 @@ pub enum ValueError {
     NotJobs,
     #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
     NotAPartition,
+    #[error("over the largest element budget this machine's memory allows, {bound} ({BYTES_PER_BUDGETED_ELEMENT} bytes an element, for a case's input, output and one copy of 8-byte elements, of {memory} bytes of memory)")]
+    BudgetOverMemory { bound: u64, memory: u64 },
+}
+
+/// The memory an element of the budget may take: an 8-byte input, its output and one copy.
+pub const BYTES_PER_BUDGETED_ELEMENT: u64 = 24;
+
+/// The machine's memory in bytes (`MemTotal` of /proc/meminfo), when it can be read.
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// An element budget given by flag or variable, refused up front when the tensors it allows
+/// could not fit this machine's memory (a run would abort on an allocation instead).
+pub fn check_budget(budget: u64, memory: Option<u64>) -> Result<u64, ValueError> {
+    // Without /proc/meminfo, assume 64 GiB.
+    let memory = memory.unwrap_or(64 << 30);
+    let bound = memory / BYTES_PER_BUDGETED_ELEMENT;
+    if budget > bound {
+        return Err(ValueError::BudgetOverMemory { bound, memory });
+    }
+    Ok(budget)
 }
 
 /// A configuration that cannot be used.
@@ -61,6 +86,12 @@ pub enum ConfigError {
     #[error("invalid value {value:?} for {variable}: {problem}")]
     Variable {
         variable: &'static str,
+        value: String,
+        problem: ValueError,
+    },
+    #[error("invalid value {value:?} for {flag}: {problem}")]
+    Flag {
+        flag: &'static str,
         value: String,
         problem: ValueError,
     },
@@ -456,10 +487,14 @@ impl Options {
                 "--bless writes the goldens of every trial: it cannot run on a partition (--partition, OPSPEC_PARTITION or Bazel's sharding)".into(),
             ));
         }
+        let backend = match self.backend {
+            Some(command) => Some(command),
+            None => text("OPSPEC_BACKEND")?,
+        };
         Ok(Config {
             jobs,
             partition,
-            shard_status_file: path("TEST_SHARD_STATUS_FILE"),
+            shard_status_file: path("TEST_SHARD_STATUS_FILE").map(absolute),
             specs: match specs {
                 Some(list) => all(list),
                 None => vec![root.join("specs")],
@@ -474,10 +509,7 @@ impl Options {
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
             program: crate::replay::CARGO_RUNNER.to_owned(),
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
-            backend: match self.backend {
-                Some(command) => Some(command),
-                None => text("OPSPEC_BACKEND")?,
-            },
+            backend: backend.clone(),
             timeout,
             expectations: self
                 .expectations
@@ -492,14 +524,26 @@ impl Options {
                 .backend_log
                 .or_else(|| path("OPSPEC_BACKEND_LOG"))
                 .map(absolute)
-                .unwrap_or_else(|| root.join("target").join("opspec-backend.log")),
+                .unwrap_or_else(|| match backend {
+                    // Only a run that starts a backend claims the shared log.
+                    Some(_) => default_backend_log(&root.join("target")),
+                    None => root.join("target").join("opspec-backend.log"),
+                }),
             dump_requests: self
                 .dump_requests
                 .or_else(|| path("OPSPEC_DUMP_REQUESTS"))
                 .map(absolute),
             max_elements: match self.max_elements {
-                Some(n) => n,
-                None => number("OPSPEC_MAX_ELEMENTS")?.unwrap_or(DEFAULT_MAX_ELEMENTS),
+                Some(n) => check_budget(n, machine_memory()).map_err(|e| ConfigError::Flag {
+                    flag: "--max-elements",
+                    value: n.to_string(),
+                    problem: e,
+                })?,
+                None => match number("OPSPEC_MAX_ELEMENTS")? {
+                    Some(n) => check_budget(n, machine_memory())
+                        .map_err(|e| parsed("OPSPEC_MAX_ELEMENTS", Some(n.to_string()), e))?,
+                    None => DEFAULT_MAX_ELEMENTS,
+                },
             },
             engine: match self.engine {
                 Some(engine) => engine,
@@ -510,6 +554,93 @@ impl Options {
             },
         })
     }
+}
+
+/// The default backend log, `<target>/opspec-backend.log`, unless another run that is still
+/// going uses it: then `opspec-backend.<pid>.log`, so that concurrent runs never write one log.
+/// The run using the default log says so in `opspec-backend.log.pid`.
+pub fn default_backend_log(target: &Path) -> PathBuf {
+    let shared = target.join("opspec-backend.log");
+    let owner = target.join("opspec-backend.log.pid");
+    let me = std::process::id();
+    let alive = |pid: u32| pid == me || Path::new(&format!("/proc/{pid}")).exists();
+    let held = std::fs::read_to_string(&owner)
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .is_some_and(|pid| pid != me && alive(pid));
+    if held {
+        return target.join(format!("opspec-backend.{me}.log"));
+    }
+    if std::fs::create_dir_all(target).is_ok() {
+        let _ = std::fs::write(&owner, me.to_string());
+    }
+    shared
+}
+
+impl Config {
+    /// `Err` when an output of the run (`--report-json`, `--junit`, `--backend-log`,
+    /// `--dump-requests`, libtest's `--logfile`) names a file the run reads or another output
+    /// ([`crate::output::check_outputs`]); checked before anything runs.
+    pub fn check_outputs(&self, logfile: Option<&Path>) -> Result<(), String> {
+        let mut outputs: Vec<(&str, &Path)> = Vec::new();
+        if let Some(path) = &self.report_json {
+            outputs.push(("--report-json", path));
+        }
+        if let Some(path) = &self.junit {
+            outputs.push(("--junit", path));
+        }
+        if self.backend.is_some() {
+            outputs.push(("--backend-log", &self.backend_log));
+        }
+        if let Some(path) = &self.dump_requests {
+            outputs.push(("--dump-requests", path));
+        }
+        if let Some(path) = logfile {
+            outputs.push(("--logfile", path));
+        }
+        let mut inputs = crate::output::Inputs::default();
+        if let Some(path) = &self.expectations {
+            inputs.files.push(("--expectations", path));
+        }
+        for folder in &self.specs {
+            inputs.folders.push(("--specs", folder));
+        }
+        for folder in &self.sweeps {
+            inputs.folders.push(("--sweeps", folder));
+        }
+        if let Some(folder) = &self.golden {
+            inputs.folders.push(("--golden", folder));
+        }
+        crate::output::check_outputs(&outputs, &inputs)
+    }
+}
+
+/// `Err` for libtest options a run cannot honour: `--test-threads 0` (no thread would run a
+/// trial) and a `--logfile` that names no file or a file in a folder that does not exist.
+pub fn check_arguments(test_threads: Option<usize>, logfile: Option<&str>) -> Result<(), String> {
+    if test_threads == Some(0) {
+        return Err(
+            "--test-threads 0 runs no trial: give 1 or more (or leave it out for one per core)"
+                .into(),
+        );
+    }
+    if let Some(logfile) = logfile {
+        if logfile.trim().is_empty() {
+            return Err("--logfile names no file: give a path, or leave it out".into());
+        }
+        let path = Path::new(logfile);
+        let folder = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        if !folder.is_dir() {
+            return Err(format!(
+                "--logfile {logfile}: the folder {} does not exist; create it first",
+                folder.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a variable's value is set to something other than `0` or `false`.
@@ -581,6 +712,168 @@ mod tests {
             ..Options::default()
         };
         assert!(options.resolve_with(base, |_| None).unwrap().bless);
+    }
+
+    #[test]
+    fn a_budget_the_memory_cannot_hold_is_refused_with_the_bound() {
+        let memory = Some(24 << 30);
+        assert_eq!(check_budget(1 << 28, memory), Ok(1 << 28));
+        let error = check_budget(4_294_967_296, memory).unwrap_err();
+        let bound = (24u64 << 30) / 24;
+        assert_eq!(
+            error,
+            ValueError::BudgetOverMemory {
+                bound,
+                memory: 24 << 30
+            }
+        );
+        assert!(error.to_string().contains(&bound.to_string()), "{error}");
+        let options = Options {
+            max_elements: Some(u64::MAX),
+            ..Options::default()
+        };
+        let error = options
+            .resolve_with(Path::new("/base"), |_| None)
+            .unwrap_err();
+        assert!(error.to_string().contains("--max-elements"), "{error}");
+        let huge = |name: &str| {
+            (name == "OPSPEC_MAX_ELEMENTS").then(|| OsString::from("18446744073709551615"))
+        };
+        let error = Options::default()
+            .resolve_with(Path::new("/base"), huge)
+            .unwrap_err();
+        assert!(error.to_string().contains("OPSPEC_MAX_ELEMENTS"), "{error}");
+    }
+
+    #[test]
+    fn test_threads_0_and_unusable_logfiles_are_refused() {
+        assert!(check_arguments(None, None).is_ok());
+        assert!(check_arguments(Some(1), Some("run.log")).is_ok());
+        assert!(check_arguments(Some(0), None)
+            .unwrap_err()
+            .contains("--test-threads 0"));
+        assert!(check_arguments(None, Some(""))
+            .unwrap_err()
+            .contains("names no file"));
+        let error = check_arguments(None, Some("/no/such/folder/run.log")).unwrap_err();
+        assert!(error.contains("/no/such/folder"), "{error}");
+    }
+
+    #[test]
+    fn outputs_may_not_name_inputs() {
+        let scratch = tempfile::tempdir().unwrap();
+        let known = scratch.path().join("k.txt");
+        let options = Options {
+            expectations: Some(known.clone()),
+            report_json: Some(known.clone()),
+            ..Options::default()
+        };
+        let config = options.resolve_with(scratch.path(), |_| None).unwrap();
+        let error = config.check_outputs(None).unwrap_err();
+        assert!(
+            error.contains("--report-json") && error.contains("--expectations"),
+            "{error}"
+        );
+        let options = Options {
+            specs: Some(PathList(vec![scratch.path().join("specs")])),
+            report_json: Some(scratch.path().join("specs/shuffle/basic.yaml")),
+            ..Options::default()
+        };
+        let config = options.resolve_with(scratch.path(), |_| None).unwrap();
+        assert!(config.check_outputs(None).unwrap_err().contains("--specs"));
+        let config = Options::default()
+            .resolve_with(scratch.path(), |_| None)
+            .unwrap();
+        let logfile = scratch.path().join("k.txt");
+        assert!(config.check_outputs(Some(&logfile)).is_ok());
+    }
+
+    #[test]
+    fn concurrent_runs_get_their_own_default_backend_log() {
+        let scratch = tempfile::tempdir().unwrap();
+        let target = scratch.path();
+        assert_eq!(
+            default_backend_log(target),
+            target.join("opspec-backend.log")
+        );
+        // Held by a run that is still going (pid 1 is always alive): another file.
+        std::fs::write(target.join("opspec-backend.log.pid"), "1").unwrap();
+        let own = default_backend_log(target);
+        assert_eq!(
+            own,
+            target.join(format!("opspec-backend.{}.log", std::process::id()))
+        );
+        // Held by a run that ended: taken over.
+        std::fs::write(target.join("opspec-backend.log.pid"), "4294967295").unwrap();
+        assert_eq!(
+            default_backend_log(target),
+            target.join("opspec-backend.log")
+        );
+    }
+
+    #[test]
+    fn jobs_and_partitions_by_flag_variable_or_bazel() {
+        let base = Path::new("/base");
+        let config = Options::default().resolve_with(base, |_| None).unwrap();
+        assert_eq!((config.jobs, config.partition), (1, None));
+        let env = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let config = Options::default()
+            .resolve_with(
+                base,
+                env(&[("OPSPEC_JOBS", "4"), ("OPSPEC_PARTITION", "2/3")]),
+            )
+            .unwrap();
+        assert_eq!(config.jobs, 4);
+        assert_eq!(config.partition, Some(Partition { index: 2, total: 3 }));
+        let bazel = env(&[
+            ("TEST_TOTAL_SHARDS", "5"),
+            ("TEST_SHARD_INDEX", "0"),
+            ("TEST_SHARD_STATUS_FILE", "shard"),
+        ]);
+        let config = Options::default()
+            .resolve_with(base, bazel.clone())
+            .unwrap();
+        assert_eq!(config.partition, Some(Partition { index: 1, total: 5 }));
+        assert_eq!(config.shard_status_file, Some(PathBuf::from("/base/shard")));
+        // The flag wins over Bazel's variables.
+        let options = Options {
+            partition: Some(Partition { index: 3, total: 4 }),
+            ..Options::default()
+        };
+        let config = options.resolve_with(base, bazel.clone()).unwrap();
+        assert_eq!(config.partition, Some(Partition { index: 3, total: 4 }));
+        for (variable, value) in [
+            ("OPSPEC_JOBS", "0"),
+            ("OPSPEC_JOBS", "257"),
+            ("OPSPEC_PARTITION", "0/3"),
+        ] {
+            let error = Options::default()
+                .resolve_with(base, env(&[(variable, value)]))
+                .unwrap_err();
+            assert!(error.to_string().contains(variable), "{error}");
+        }
+        let bad_shard = env(&[("TEST_TOTAL_SHARDS", "2"), ("TEST_SHARD_INDEX", "2")]);
+        let error = Options::default()
+            .resolve_with(base, bad_shard)
+            .unwrap_err();
+        assert!(error.to_string().contains("TEST_SHARD_INDEX"), "{error}");
+        let options = Options {
+            bless: true,
+            ..Options::default()
+        };
+        let error = options.resolve_with(base, bazel).unwrap_err();
+        assert!(matches!(error, ConfigError::Conflict(_)), "{error}");
     }
 
     #[test]

@@ -108,6 +108,14 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
     let own = |clause: &Clause| dirs.iter().any(|dir| clause.path.starts_with(dir));
     let mut lint: Vec<String> = Vec::new();
     lint.extend(loaded.errors.iter().map(|e| format!("spec error: {e}")));
+    if loaded.cases.is_empty() && loaded.errors.is_empty() {
+        // Nothing to measure is no coverage: a mistyped folder must not read as complete.
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        lint.push(format!(
+            "no spec file in {}: coverage measures nothing (spec folders hold <op>/<file>.yaml)",
+            shown.join(", ")
+        ));
+    }
     lint.extend(
         catalogue_errors
             .iter()

@@ -58,7 +58,7 @@ impl GeneratedConfig {
         };
         if config.bless && env_flag(std::env::var_os("CI")) {
             return Err(
-                "OPSPEC_BLESS is set while CI is set: goldens are never written in CI. Run `OPSPEC_BLESS=1 cargo test` locally, review `git diff golden/` and commit it."
+                "blessing (--bless or OPSPEC_BLESS) is asked for while CI is set: goldens are never written in CI. Bless locally (`runner --bless` or `OPSPEC_BLESS=1 cargo test`), review `git diff golden/` and commit it."
                     .into(),
             );
         }
@@ -107,11 +107,12 @@ impl GeneratedTrials {
 
     pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
         let sweeps = load_dirs(&config.sweeps, only);
-        let store = Arc::new(GoldenStore::new(
-            config.golden.clone(),
-            config.label.clone(),
-            config.bless,
-        ));
+        // The tests of an interrupted bless ask for a fault through the environment.
+        let fault = std::env::var("OPSPEC_BLESS_FAULT").ok();
+        let store = Arc::new(
+            GoldenStore::new(config.golden.clone(), config.label.clone(), config.bless)
+                .with_fault(fault.as_deref()),
+        );
         // A partial load would report every other golden as unused.
         let unused = if only.is_none() && sweeps.errors.is_empty() {
             let used: BTreeSet<_> = sweeps.cases.iter().map(|g| g.golden.clone()).collect();

@@ -521,6 +521,15 @@ pub fn page(reports: &[Report]) -> String {
 /// `runner report A.json B.json ... --html FILE`; exit code 2 when a report cannot be read or
 /// the page cannot be written.
 pub fn main(inputs: &[PathBuf], output: &Path) -> ExitCode {
+    let reports_read: Vec<(&str, &Path)> = inputs.iter().map(|p| ("REPORT", p.as_path())).collect();
+    let inputs_read = crate::output::Inputs {
+        files: reports_read,
+        folders: Vec::new(),
+    };
+    if let Err(e) = crate::output::check_outputs(&[("--html", output)], &inputs_read) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let reports: Result<Vec<Report>, _> = inputs.iter().map(|path| read(path)).collect();
     let reports = match reports {
         Ok(reports) => reports,
@@ -529,7 +538,7 @@ pub fn main(inputs: &[PathBuf], output: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = std::fs::write(output, page(&reports)) {
+    if let Err(e) = crate::output::write_replacing(output, page(&reports)) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return ExitCode::from(2);
     }

@@ -208,6 +208,10 @@ pub enum RunError {
     /// A report file (`--report-json`, `--junit`) cannot be written.
     #[error("{0}")]
     Report(String),
+    /// Options that cannot be honoured (`--test-threads 0`, an output naming an input),
+    /// refused before anything runs.
+    #[error("{0}")]
+    Usage(String),
 }
 
 /// Runs the suite against `backend` in this process: the trials `args` selects (libtest's

@@ -17,6 +17,7 @@ pub mod generated;
 pub mod html;
 pub mod in_process;
 pub mod merge;
+pub mod output;
 pub mod partition;
 pub mod process;
 pub mod protocol;
@@ -435,6 +436,10 @@ fn run(
     config: Config,
     backend: Option<Arc<dyn Backend>>,
 ) -> Result<RunSummary, RunError> {
+    config::check_arguments(args.test_threads, args.logfile.as_deref()).map_err(RunError::Usage)?;
+    config
+        .check_outputs(args.logfile.as_deref().map(Path::new))
+        .map_err(RunError::Usage)?;
     let expectations = match &config.expectations {
         Some(path) => {
             Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
@@ -500,6 +505,9 @@ fn run(
     if selected == 0 {
         return Err(RunError::NothingToRun(match &args.filter {
             Some(filter) => format!("the filter {filter:?} selects no case"),
+            None if !args.skip.is_empty() => {
+                format!("the --skip filters {:?} leave no trial to run", args.skip)
+            }
             None => "no case to run (are the spec folders empty?)".into(),
         }));
     }
@@ -588,11 +596,11 @@ fn run(
     };
     if let Some(path) = &config.report_json {
         let json = report::json(&backend.name(), &records, &problems);
-        std::fs::write(path, merge::with_run_info(json, &run_info))
+        output::write_replacing(path, merge::with_run_info(json, &run_info))
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &config.junit {
-        std::fs::write(path, report::junit(&backend.name(), &records, &problems))
+        output::write_replacing(path, report::junit(&backend.name(), &records, &problems))
             .map_err(|e| cannot_write(path, e))?;
     }
     for problem in &problems {

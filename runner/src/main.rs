@@ -48,7 +48,7 @@ struct Cli {
     serve: bool,
     /// With --serve: a target to declare in the hello (its restricted cases are skipped);
     /// repeatable
-    #[arg(long, value_name = "TARGET", requires = "serve")]
+    #[arg(long, value_name = "TARGET", requires = "serve", value_parser = parse_target)]
     target: Vec<String>,
     #[command(flatten)]
     options: Options,
@@ -175,6 +175,19 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A target a spec case can be restricted on (`unsupported_on`); anything else would be
+/// declared in the hello and then refused by the runner.
+fn parse_target(text: &str) -> Result<String, String> {
+    if opspec::spec::TARGETS.contains(&text) {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "unknown target (known: {})",
+            opspec::spec::TARGETS.join(", ")
+        ))
     }
 }
 

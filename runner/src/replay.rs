@@ -192,6 +192,12 @@ pub fn main(trial: &str, config: Config) -> ExitCode {
 }
 
 fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
+    // One trial needs one process, whatever OPSPEC_JOBS says; a partition does not apply.
+    let config = Config {
+        jobs: 1,
+        partition: None,
+        ..config
+    };
     let args = Arguments {
         filter: Some(trial.to_owned()),
         exact: true,

@@ -1069,15 +1069,16 @@ fn a_setsid_grandchild_is_gone_after_the_run_and_after_replay() {
 }
 
 /// Runs the shuffle seed examples one at a time through the faulty backend with `flag` on the
-/// second of them: the second fails, saying it was answered twice, and every other passes.
-fn doubled_reply_blames(flag: &str) {
+/// one at `position` (from the end when negative): that one fails, saying it was answered
+/// twice, and every other passes.
+fn doubled_reply_blames(flag: &str, position: isize) -> String {
     let names = trial_names();
     let selected: Vec<&String> = names
         .iter()
         .filter(|n| n.starts_with("shuffle::seed_examples::cookbook_case_zero::"))
         .collect();
     assert!(selected.len() > 3, "{selected:?}");
-    let guilty = selected[1];
+    let guilty = selected[position.rem_euclid(selected.len() as isize) as usize];
     let command = format!("{} {flag} {guilty}", faulty_backend());
     let ran = run_full(
         "doubled",
@@ -1102,14 +1103,23 @@ fn doubled_reply_blames(flag: &str) {
         }
     }
     assert_ne!(ran.code, Some(0), "{}", ran.stdout);
+    ran.stderr
 }
 
 #[test]
 fn a_doubled_reply_fails_its_own_case_not_the_next() {
-    doubled_reply_blames("--twice");
+    doubled_reply_blames("--twice", 1);
 }
 
 #[test]
 fn a_late_second_reply_fails_its_own_case_not_the_next() {
-    doubled_reply_blames("--twice-late");
+    doubled_reply_blames("--twice-late", 1);
+}
+
+/// The second reply to the last case comes only as the backend ends: that case fails after
+/// its verdict, and the run says so.
+#[test]
+fn a_second_reply_to_the_last_case_fails_it_at_the_end() {
+    let stderr = doubled_reply_blames("--twice-late", -1);
+    assert!(stderr.contains("failed after its verdict"), "{stderr}");
 }

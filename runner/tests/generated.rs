@@ -231,7 +231,7 @@ fn blessing_is_refused_under_ci() {
     let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1"), ("CI", "true")], &[]);
     assert_eq!(output.status.code(), Some(2), "{out}");
     assert!(
-        out.contains("OPSPEC_BLESS is set while CI is set: goldens are never written in CI"),
+        out.contains("blessing (--bless or OPSPEC_BLESS) is asked for while CI is set: goldens are never written in CI"),
         "{out}"
     );
     assert!(!path.exists(), "nothing is written");
@@ -514,8 +514,8 @@ fn an_expectation_naming_a_generated_trial_matches_it() {
 
 #[test]
 fn a_bless_that_cannot_write_its_manifest_leaves_the_goldens_as_they_were() {
-    // The manifest cannot be written (its temporary file's place is taken): no golden of that
-    // sweep may have been replaced, or the old manifest would describe new files.
+    // The manifest cannot be written (a fault injected there): no golden of that sweep may
+    // have been replaced, or the old manifest would describe new files.
     let scratch = Scratch::new("interrupted");
     let sweep = std::fs::read_to_string(scratch.sweep()).unwrap();
     let changed = sweep.replace(
@@ -525,15 +525,16 @@ fn a_bless_that_cannot_write_its_manifest_leaves_the_goldens_as_they_were() {
     std::fs::write(scratch.sweep(), changed).unwrap();
     let golden = scratch.golden("views/views__every_other__0.float16.npy");
     let old = std::fs::read(&golden).unwrap();
-    std::fs::create_dir_all(scratch.golden(".views.json.blessing/blocked")).unwrap();
-    let (output, out) = scratch.run(&[("OPSPEC_BLESS", "1")], &[]);
+    let (output, out) = scratch.run(
+        &[("OPSPEC_BLESS", "1"), ("OPSPEC_BLESS_FAULT", "manifest")],
+        &[],
+    );
     assert!(!output.status.success(), "{out}");
     assert!(
         out.contains("views.json"),
         "the error names the manifest:\n{out}"
     );
     assert!(std::fs::read(&golden).unwrap() == old, "{out}");
-    std::fs::remove_dir_all(scratch.golden(".views.json.blessing")).unwrap();
     // The goldens still match their manifest: the changed cases are stale, none is corrupt.
     let (output, out) = scratch.run(&[], &[]);
     assert!(!output.status.success(), "{out}");

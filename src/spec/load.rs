@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::lift::{self, Lifted};
-use super::value::{flatten, to_bits, DataNode};
+use super::value::TensorData;
+use super::yaml;
 use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
 use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
@@ -143,7 +143,7 @@ struct TensorDef {
     /// (`"0x7e01"`) is an exact float bit pattern. Or the name of an `.npy` file, relative to the
     /// spec file, whose header gives the same dtype and shape.
     #[schemars(schema_with = "super::schema::tensor_data_schema")]
-    data: DataNode,
+    data: TensorData,
 }
 
 /// The expected error.
@@ -164,8 +164,14 @@ struct ErrorDef {
 pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(text))
-        .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))
+    let mut deserializer =
+        yaml::Deserializer::new(text.as_bytes()).map_err(|e| (".".to_owned(), e.to_string()))?;
+    let value = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))?;
+    deserializer
+        .end()
+        .map_err(|e| (".".to_owned(), e.to_string()))?;
+    Ok(value)
 }
 
 /// A YAML document as JSON, for checking a spec file against its JSON Schema as an editor
@@ -453,64 +459,24 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         field,
         message,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => {
-            return (
-                vec![],
-                vec![error(Unreadable, None, None, format!("cannot read: {e}"))],
-            )
+    let def: FileDef = match read_yaml_file(path) {
+        Ok(def) => def,
+        Err(YamlFileError::Unreadable(message)) => {
+            return (vec![], vec![error(Unreadable, None, None, message)])
         }
+        Err(YamlFileError::Yaml(e)) => return (vec![], vec![file_error(path, e, error)]),
     };
-    // Large data lists are read without the YAML parser (src/spec/lift.rs); when that would
-    // read the file differently, the parser reads all of it.
-    if let Some(lifted) = lift::lift(&text) {
-        if let Some(result) = load_text(op, path, &file, &text, Some(&lifted), &error) {
-            return result;
-        }
-    }
-    load_text(op, path, &file, &text, None, &error).expect("no lifting to undo")
+    build_file(op, path, &file, def, &error)
 }
 
-/// The cases and problems of a spec file's `text`, the YAML parser reading `lifted.text`
-/// when given. `None` when a lifted list did not land in a tensor's data, or a message
-/// mentions one: then the file must be read without lifting.
-fn load_text(
+/// The cases of a spec file read, and the problems of those that cannot run.
+fn build_file(
     op: Op,
     path: &Path,
     file: &str,
-    text: &str,
-    lifted: Option<&Lifted>,
+    def: FileDef,
     error: &impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
-) -> Option<(Vec<Case>, Vec<SpecError>)> {
-    let parsed = lifted.map_or(text, |l| l.text.as_str());
-    let def: FileDef =
-        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(parsed)) {
-            Ok(def) => def,
-            Err(e) => {
-                let problem = file_error(parsed, e, error);
-                return (!problem.to_string().contains(lift::MARK))
-                    .then(|| (vec![], vec![problem]));
-            }
-        };
-    if let Some(lifted) = lifted {
-        let mut found = BTreeSet::new();
-        for case in &def.cases {
-            for tensor in case
-                .inputs
-                .values()
-                .chain(case.expected.iter().flat_map(|e| e.values()))
-            {
-                if let DataNode::Text(placeholder) = &tensor.data {
-                    found.extend(lifted.index(placeholder));
-                }
-            }
-        }
-        if found.len() != lifted.len() {
-            return None;
-        }
-    }
-    let data = Data { text, lifted };
+) -> (Vec<Case>, Vec<SpecError>) {
     let mut cases = Vec::new();
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
@@ -525,51 +491,60 @@ fn load_text(
             continue;
         }
         let name = case.name.clone();
-        match build_cases(op, path, file, case, &data) {
+        match build_cases(op, path, file, case) {
             Ok(built) => cases.extend(built),
-            Err((field, message)) => {
-                if lifted.is_some() && message.contains(lift::MARK) {
-                    return None;
-                }
-                errors.push(error(
-                    SpecErrorKind::Case,
-                    Some(&name),
-                    Some(field),
-                    message,
-                ))
-            }
+            Err((field, message)) => errors.push(error(
+                SpecErrorKind::Case,
+                Some(&name),
+                Some(field),
+                message,
+            )),
         }
     }
-    Some((cases, errors))
+    (cases, errors)
 }
 
-/// Where the data lists of a spec file's tensors are read from: the file's text, and the lists
-/// lifted out of it.
-struct Data<'a> {
-    text: &'a str,
-    lifted: Option<&'a Lifted>,
+/// Why a YAML file was not read.
+enum YamlFileError {
+    /// Not a regular file, or reading it failed: the message says which.
+    Unreadable(String),
+    /// Not YAML, or YAML of another structure.
+    Yaml(yaml::Error),
+}
+
+/// Reads a YAML file into `T` with the one reader ([`yaml`]), streaming: only what `T` keeps
+/// is held. The file must be a regular file (a FIFO, device, socket or folder would block or
+/// never end).
+fn read_yaml_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, YamlFileError> {
+    let file = crate::source::open_regular(path).map_err(YamlFileError::Unreadable)?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut deserializer = yaml::Deserializer::new(reader).map_err(YamlFileError::Yaml)?;
+    // The reader keeps the path of the value it reads itself (no serde_path_to_error
+    // wrapper around every value: a data list is read at the reader's own speed).
+    let value = T::deserialize(&mut deserializer).map_err(YamlFileError::Yaml)?;
+    deserializer.end().map_err(YamlFileError::Yaml)?;
+    Ok(value)
 }
 
 /// The problem that stops a whole file from being read. Nothing of the file runs, so the
 /// message says so: a syntax error with its line, or a structural error with its field.
 fn file_error(
-    text: &str,
-    e: serde_path_to_error::Error<serde_yaml::Error>,
+    path: &Path,
+    e: yaml::Error,
     error: impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
 ) -> SpecError {
     const DROPPED: &str = "every case in this file was dropped";
-    // Text that is not YAML fails even when read into nothing; only then is it a syntax error.
-    if let Err(syntax) = serde_yaml::from_str::<serde::de::IgnoredAny>(text) {
+    if e.is_syntax() {
         return error(
             Syntax,
             None,
             None,
-            format!("YAML syntax error: {syntax}; {DROPPED}"),
+            format!("YAML syntax error: {e}; {DROPPED}"),
         );
     }
-    let field = e.path().to_string();
-    let case = case_name_at(text, &field);
-    let message = format!("{}; {DROPPED}", e.into_inner());
+    let field = e.field();
+    let case = case_name_at(path, &field);
+    let message = format!("{e}; {DROPPED}");
     error(Structure, case.as_deref(), Some(field), message)
 }
 
@@ -580,8 +555,7 @@ fn build_cases(
     op: Op,
     path: &Path,
     file: &str,
-    def: CaseDef,
-    data: &Data,
+    mut def: CaseDef,
 ) -> Result<Vec<Case>, CaseProblem> {
     let problem = |field: &str, message: String| (field.to_owned(), message);
     if def.name.is_empty()
@@ -701,15 +675,18 @@ fn build_cases(
         dtypes.push(None);
     }
     let mut cases = Vec::with_capacity(dtypes.len());
-    for dtype in dtypes {
+    let count = dtypes.len();
+    for (number, dtype) in dtypes.into_iter().enumerate() {
+        // The last dtype's tensors are the last read from the data: free it as it is read.
+        let last = number + 1 == count;
         let mut inputs = vec![None; op.inputs().len()];
         for (position, name) in op.inputs().iter().enumerate() {
-            if let Some(tensor) = def.inputs.get(*name) {
+            if let Some(tensor) = def.inputs.get_mut(*name) {
                 inputs[position] = Some(build_tensor(
                     tensor,
                     dtype,
                     path,
-                    data,
+                    last,
                     &format!("inputs.{name}"),
                 )?);
             }
@@ -720,12 +697,12 @@ fn build_cases(
                 format!("`{name}` is given both as an attribute and as an input; give it one way"),
             ));
         }
-        let expect = match (&def.expected, &expect_error) {
+        let expect = match (&mut def.expected, &expect_error) {
             (Some(expected), _) => Expectation::Outputs(vec![build_tensor(
-                &expected["output"],
+                expected.get_mut("output").expect("checked above"),
                 dtype,
                 path,
-                data,
+                last,
                 "expected.output",
             )?]),
             (None, Some((kind, message))) => Expectation::Error {
@@ -792,12 +769,13 @@ pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, Ca
     })
 }
 
-/// A tensor of a case; `spec` is the spec file, which `data` naming an `.npy` file is relative to.
+/// A tensor of a case; `spec` is the spec file, which `data` naming an `.npy` file is relative
+/// to. With `last`, the values read are freed once converted (no other dtype needs them).
 fn build_tensor(
-    def: &TensorDef,
+    def: &mut TensorDef,
     case_dtype: Option<DType>,
     spec: &Path,
-    data: &Data,
+    last: bool,
     field: &str,
 ) -> Result<Tensor, CaseProblem> {
     let problem = |sub: &str, message: String| (format!("{field}.{sub}"), message);
@@ -820,44 +798,22 @@ fn build_tensor(
         );
     }
     checked_volume(&shape).map_err(|e| problem("shape", e.message))?;
-    let mut parsed = None;
-    if let (DataNode::Text(text), Some(lifted)) = (&def.data, data.lifted) {
-        if let Some(index) = lifted.index(text) {
-            match lifted.tensor(data.text, index, dtype, shape.clone()) {
-                Some(tensor) => {
-                    return tensor.map_err(|(position, message)| problem(&position, message))
-                }
-                // The nesting differs from the shape: the parser's reading says where.
-                None => {
-                    parsed = Some(
-                        serde_yaml::from_str::<DataNode>(lifted.source(data.text, index))
-                            .map_err(|e| problem("data", e.to_string()))?,
-                    )
-                }
-            }
-        }
-    }
-    let values = parsed.as_ref().unwrap_or(&def.data);
-    if let DataNode::Text(name) = values {
+    if let Some(name) = def.data.as_text() {
         if name.ends_with(NPY) {
             let npy = spec.parent().unwrap_or(Path::new("")).join(name);
             return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
         }
     }
-    let scalars = flatten(values, &shape)
-        .map_err(|e| problem(e.position.as_deref().unwrap_or("data"), e.message))?;
-    let mut bits = Vec::with_capacity(scalars.len());
-    for (index, scalar) in scalars.into_iter().enumerate() {
-        let value = to_bits(scalar, dtype).map_err(|message| {
-            let position = Tensor::unravel(&shape, index)
-                .iter()
-                .map(|i| format!("[{i}]"))
-                .collect::<String>();
-            problem(&format!("data{position}"), message.to_string())
-        })?;
-        bits.push(value);
+    let tensor = def.data.to_tensor(dtype, &shape).map_err(|e| {
+        (
+            format!("{field}.{}", e.position.as_deref().unwrap_or("data")),
+            e.message,
+        )
+    });
+    if last {
+        def.data = TensorData::default();
     }
-    Ok(Tensor::from_bits(dtype, shape, bits))
+    tensor
 }
 
 /// How `data` names a file instead of holding the values.
@@ -867,7 +823,7 @@ const NPY: &str = ".npy";
 /// ([`npy::npy_descrs`]) and shape. Messages name the file.
 fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, String> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bytes = npy::read_npy_file(path)?;
     let header = npy::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
     if !npy::npy_descrs(dtype).contains(&header.descr.as_str()) {
         let accepted: Vec<String> = npy::npy_descrs(dtype)
@@ -897,23 +853,83 @@ fn unknown_dtype(name: &str) -> String {
     )
 }
 
-/// The name of the case a structural error points into (`cases[3]...`), if it can be read.
-fn case_name_at(text: &str, field: &str) -> Option<String> {
+/// The name of the case a structural error points into (`cases[3]...`), if it can be read:
+/// the file is read again, streaming, keeping only the cases' names.
+fn case_name_at(path: &Path, field: &str) -> Option<String> {
     let index: usize = field
         .strip_prefix("cases[")?
         .split(']')
         .next()?
         .parse()
         .ok()?;
-    let value: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
-    Some(
-        value
-            .get("cases")?
-            .get(index)?
-            .get("name")?
-            .as_str()?
-            .to_owned(),
-    )
+    /// Any value, kept only when it is a string.
+    struct Name(Option<String>);
+    impl<'de> Deserialize<'de> for Name {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Name;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("anything")
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Name, E> {
+                    Ok(Name(Some(v.to_owned())))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_i128<E>(self, _: i128) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_u128<E>(self, _: u128) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_unit<E>(self) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_none<E>(self) -> Result<Name, E> {
+                    Ok(Name(None))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Name, A::Error> {
+                    while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                    Ok(Name(None))
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Name, A::Error> {
+                    while a
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {}
+                    Ok(Name(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: Option<Name>,
+    }
+    #[derive(Deserialize)]
+    struct Cases {
+        cases: Vec<Named>,
+    }
+    let cases: Cases = read_yaml_file(path).ok()?;
+    cases.cases.into_iter().nth(index)?.name?.0
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
@@ -1157,6 +1173,133 @@ cases:
         Tensor::from_bits(DType::Float32, shape, bits)
     }
 
+    /// The one error of loading `NPY_SPEC` with `data/input.npy` made by `make`.
+    fn npy_source_error(name: &str, make: impl FnOnce(&Path)) -> SpecError {
+        let scratch = scratch(name);
+        let dir = scratch.path().to_path_buf();
+        let path = write_spec(&dir, "shuffle", "npy", NPY_SPEC);
+        let data = path.parent().unwrap().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
+        make(&data.join("input.npy"));
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(cases.is_empty(), "{cases:?}");
+        let [error] = &errors[..] else {
+            panic!("one error: {errors:?}")
+        };
+        assert_eq!(error.case.as_deref(), Some("transpose"));
+        assert_eq!(error.field.as_deref(), Some("inputs.input.data"));
+        assert!(error.message.contains("input.npy"), "{error}");
+        error.clone()
+    }
+
+    #[test]
+    fn an_npy_source_that_is_a_fifo_is_refused_without_waiting() {
+        let error = npy_source_error("fifo", |path| {
+            let made = std::process::Command::new("mkfifo").arg(path).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        });
+        assert!(error.message.contains("a FIFO"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_linked_to_dev_zero_is_refused_before_reading() {
+        let error = npy_source_error("zero", |path| {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+        });
+        assert!(error.message.contains("a character device"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_that_is_a_folder_is_refused() {
+        let error = npy_source_error("folder", |path| std::fs::create_dir(path).unwrap());
+        assert!(error.message.contains("a folder"), "{error}");
+    }
+
+    #[test]
+    fn a_padded_or_truncated_npy_source_is_refused_before_its_data_is_read() {
+        let input = float32s(vec![2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let bytes = npy::to_npy(&input);
+        let error = npy_source_error("padded", |path| {
+            let file = std::fs::File::create(path).unwrap();
+            use std::io::Write;
+            (&file).write_all(&bytes).unwrap();
+            // A sparse tail of 3 GB: never read, refused on its size.
+            file.set_len(3_000_000_000).unwrap();
+        });
+        assert!(
+            error.message.contains("the file is 3000000000 bytes")
+                && error.message.contains(&format!("makes it {}", bytes.len())),
+            "{error}"
+        );
+        let error = npy_source_error("truncated", |path| {
+            std::fs::write(path, &bytes[..bytes.len() - 1]).unwrap();
+        });
+        assert!(error.message.contains("makes it"), "{error}");
+    }
+
+    #[test]
+    fn an_npy_source_over_the_element_budget_is_refused_from_its_header() {
+        let error = npy_source_error("budget", |path| {
+            // A header claiming 2^40 float32 values, and no data.
+            let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }\n";
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            std::fs::write(path, bytes).unwrap();
+        });
+        assert!(error.message.contains("over the budget"), "{error}");
+    }
+
+    #[test]
+    fn a_spec_file_that_is_a_fifo_or_a_device_is_refused_without_waiting() {
+        let scratch = scratch("spec-fifo");
+        let folder = scratch.path().join("shuffle");
+        std::fs::create_dir_all(&folder).unwrap();
+        let fifo = folder.join("fifo.yaml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        std::os::unix::fs::symlink("/dev/zero", folder.join("zero.yaml")).unwrap();
+        let loaded = load_dirs(&[scratch.path().to_path_buf()], None);
+        assert!(loaded.cases.is_empty());
+        assert_eq!(loaded.errors.len(), 2, "{:?}", loaded.errors);
+        for error in &loaded.errors {
+            assert!(error.message.contains("not a spec file"), "{error}");
+        }
+        // Read directly (a caller that skips the folder walk), each is refused by name.
+        for (path, what) in [
+            (&fifo, "a FIFO"),
+            (&folder.join("zero.yaml"), "a character device"),
+        ] {
+            let (cases, errors) = load_file(Op::Shuffle, path);
+            assert!(cases.is_empty());
+            assert!(errors[0].message.contains(what), "{:?}", errors);
+        }
+    }
+
+    #[test]
+    fn data_nested_without_end_is_refused_at_its_line_in_linear_time() {
+        let scratch = scratch("deep");
+        let dir = scratch.path().to_path_buf();
+        // A million levels in 2 MB, on line 8: read up to the 33rd level and refused there.
+        let text = GOOD.replace(
+            "data: [[1, 2]]",
+            &format!("data: {}{}", "[".repeat(1_000_000), "]".repeat(1_000_000)),
+        );
+        let path = write_spec(&dir, "shuffle", "deep", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path);
+        assert!(cases.is_empty());
+        let [error] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(error.kind, Structure);
+        assert!(
+            error.message.contains("nest more than 32 levels") && error.message.contains("line 8"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn data_may_name_npy_files_beside_the_spec() {
         let scratch = scratch("npy");
@@ -1315,8 +1458,9 @@ cases:
         );
     }
 
-    /// A file as the YAML parser alone reads it.
-    fn load_unlifted(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
+    /// A file as serde_yaml_ng reads it (it holds the document's events all at once): the
+    /// reference for what YAML says, then the same checks as [`load_file`].
+    fn load_with_serde_yaml(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         let text = std::fs::read_to_string(path).unwrap();
         let error = |kind, case: Option<&str>, field: Option<String>, message: String| SpecError {
             kind,
@@ -1327,71 +1471,203 @@ cases:
             field,
             message,
         };
-        load_text(op, path, &stem(path), &text, None, &error).unwrap()
+        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
+            Ok(def) => build_file(op, path, &stem(path), def, &error),
+            Err(e) => {
+                // Not YAML, unless only serde_yaml_ng's own nesting limit refuses it (the
+                // streaming reader refuses data nested that deep as a structural problem).
+                let syntax = serde_yaml::from_str::<serde::de::IgnoredAny>(&text)
+                    .is_err_and(|e| !e.to_string().contains("recursion limit exceeded"));
+                let kind = if syntax { Syntax } else { Structure };
+                let field = (!syntax).then(|| e.path().to_string());
+                (
+                    vec![],
+                    vec![error(kind, None, field, e.into_inner().to_string())],
+                )
+            }
+        }
+    }
+
+    /// The two readings agree: the same cases, or problems of the same kinds on the same
+    /// fields (messages may word a syntax error differently). `deep` allows the one intended
+    /// difference: data nested past [`MAX_DATA_DEPTH`], which the streaming reader refuses
+    /// where serde_yaml_ng reads on to its own limit of 128.
+    fn assert_same_meaning(op: Op, path: &Path, what: &str) {
+        let (cases, errors) = load_file(op, path);
+        let (reference_cases, reference_errors) = load_with_serde_yaml(op, path);
+        assert_eq!(cases, reference_cases, "{what}: {}", path.display());
+        // Refused where the nesting goes too deep, before the rest is read: the reference
+        // must refuse the file too, for that or for what comes after.
+        if errors.len() == 1 && errors[0].message.contains("data lists nest more than") {
+            assert!(
+                reference_cases.is_empty() && reference_errors.len() == 1,
+                "{what}"
+            );
+            assert!(
+                matches!(reference_errors[0].kind, Structure | Syntax),
+                "{what}: {reference_errors:?}"
+            );
+            return;
+        }
+        let summary = |errors: &[SpecError]| -> Vec<(SpecErrorKind, Option<String>)> {
+            errors.iter().map(|e| (e.kind, e.field.clone())).collect()
+        };
+        assert_eq!(
+            summary(&errors),
+            summary(&reference_errors),
+            "{what}: {}\n{errors:#?}\n{reference_errors:#?}",
+            path.display()
+        );
+    }
+
+    /// Mutations of a spec file's text that keep or break its meaning in ways a reader that
+    /// looks at the text instead of the YAML gets wrong.
+    fn mutations(text: &str) -> Vec<(&'static str, String)> {
+        let mut out = vec![("as written", text.to_owned())];
+        // Flow style everywhere and block style everywhere, as a YAML emitter writes them.
+        if let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+            out.push(("block style", serde_yaml::to_string(&value).unwrap()));
+            out.push((
+                "flow style",
+                serde_json::to_string(&to_json(&value)).unwrap(),
+            ));
+        }
+        // A comment holding `data: [` inside every multi-line list, and after every line.
+        out.push((
+            "comments holding data lists",
+            text.lines()
+                .map(|line| {
+                    if line.trim_end().ends_with(',') {
+                        format!("{line}\n # data: [1, 2\n")
+                    } else if line.trim().is_empty() {
+                        format!("{line}\n")
+                    } else {
+                        format!("{line} # data: [9, 9]\n")
+                    }
+                })
+                .collect(),
+        ));
+        // Strings holding lists, and a control character before `data`.
+        out.push((
+            "strings holding lists",
+            text.replace(
+                "source: ",
+                "note: \"data: [1, 2] and \\u0001data 0\"\n    source: ",
+            ),
+        ));
+        out.push((
+            "a data string like a list's placeholder",
+            text.replacen("data: [", "data: \"\\u0001data 0\"\n      bad: [", 1),
+        ));
+        // Tabs inside flow lists, and tab-indented continuation lines.
+        out.push(("tabs after commas", text.replace(", ", ",\t")));
+        out.push(("tab continuation lines", text.replace(", ", ",\n\t ")));
+        // Nesting deeper than any data's and than the reader's limit.
+        for depth in [20, 200] {
+            out.push((
+                "deep nesting",
+                text.replacen("data: [", &format!("data: {}[", "[".repeat(depth)), 1)
+                    .replacen("]}", &format!("]{}}}", "]".repeat(depth)), 1),
+            ));
+        }
+        out
+    }
+
+    fn to_json(value: &serde_yaml::Value) -> serde_json::Value {
+        use serde_json::Value as J;
+        use serde_yaml::Value as Y;
+        match value {
+            Y::Null => J::Null,
+            Y::Bool(b) => J::Bool(*b),
+            // Numbers as YAML wrote them: JSON has no NaN, and the text keeps every digit.
+            Y::Number(n) => J::String(format!("{n}")),
+            Y::String(s) => J::String(s.clone()),
+            Y::Sequence(items) => J::Array(items.iter().map(to_json).collect()),
+            Y::Mapping(map) => J::Object(
+                map.iter()
+                    .map(|(k, v)| (k.as_str().unwrap_or_default().to_owned(), to_json(v)))
+                    .collect(),
+            ),
+            Y::Tagged(tagged) => to_json(&tagged.value),
+        }
     }
 
     #[test]
-    fn lifting_reads_every_repository_spec_as_the_parser_does() {
+    fn every_repository_spec_and_its_mutations_mean_what_the_yaml_says() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let (files, _) = op_files(&[root.join("specs")], None, "spec", "");
-        let mut lifted = 0;
-        for OpFile { op, path, .. } in files {
+        assert!(files.len() > 40, "{} spec files", files.len());
+        let scratch = scratch("differential");
+        let mut compared = 0;
+        for OpFile { op, path, file } in files {
             let text = std::fs::read_to_string(&path).unwrap();
-            lifted += lift::lift(&text).map_or(0, |l| l.len());
-            assert_eq!(
-                load_file(op, &path),
-                load_unlifted(op, &path),
-                "{}",
-                path.display()
-            );
+            for (what, mutated) in mutations(&text) {
+                // Beside the original, so that `.npy` names still resolve.
+                let copy = path.with_file_name(format!(".{file}.mutated.yaml"));
+                let copy = if path.parent().unwrap().join(&file).is_dir() {
+                    copy
+                } else {
+                    let folder = scratch.path().join(op.name());
+                    std::fs::create_dir_all(&folder).unwrap();
+                    folder.join(format!("{file}.yaml"))
+                };
+                struct Remove<'a>(&'a Path);
+                impl Drop for Remove<'_> {
+                    fn drop(&mut self) {
+                        let _ = std::fs::remove_file(self.0);
+                    }
+                }
+                std::fs::write(&copy, &mutated).unwrap();
+                let _remove = Remove(&copy);
+                assert_same_meaning(op, &copy, what);
+                compared += 1;
+            }
         }
-        assert!(lifted > 1000, "only {lifted} lists lifted");
+        assert!(compared > 400, "only {compared} files compared");
     }
 
     #[test]
-    fn lifting_reads_awkward_files_as_the_parser_does() {
+    fn awkward_files_mean_what_the_yaml_says() {
         let texts = [
             // Value errors, a nesting that differs from the shape, a JSON NaN.
             GOOD.replace("data: [[1, 2]]", "data: [[1, 300]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1, 2, 3]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1, 2], [3]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1, NaN]]"),
-            // Letters lifting takes, spellings the parser reads as strings.
             GOOD.replace("data: [[1, 2]]", "data: [[1, 007]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1, 1e400]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1, 99999999999999999999]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, 0x7f]]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, ~]]"),
             GOOD.replace("data: [[1, 2]]", "data: [[1,\n               2]]"),
-            // A list in a note, an anchored tensor and its alias, an anchored list.
+            GOOD.replace("data: [[1, 2]]", "data:\n        - [1, 2]"),
+            GOOD.replace("data: [[1, 2]]", "data: [[1, \"0x7e\"]]"),
+            GOOD.replace("data: [[1, 2]]", "data: 1"),
+            GOOD.replace("data: [[1, 2]]", "data: []"),
             GOOD.replace(
                 "source: test",
                 "source: test\n    note: |\n      data: [1, 2]",
             ),
             ANCHORS.to_owned(),
             GOOD.replace("data: [[1, 2]]", "data: &d [[1, 2]]"),
-            // A list where a tensor's data is not: an alias used as an attribute.
             GOOD.replace("data: [[1, 2]]", "data: &d [[1, 0]]")
                 .replace("first_transpose: [1, 0]", "first_transpose: *d"),
             GOOD.replace(
                 "first_transpose: [1, 0]}",
                 "first_transpose: [1, 0]}\n    data: [1]",
             ),
-            // A syntax error after a lifted list keeps its line.
             GOOD.replace("[[1], [2]]}", "[[1], [2]}"),
+            GOOD.replace("source: test", "source: test\n    unknown: 1"),
+            GOOD.replace("cases:", "cases:\n  - 5"),
+            format!("{GOOD}---\ncases: []\n"),
+            String::new(),
+            "cases:".to_owned(),
         ];
         let scratch = scratch("awkward");
         let dir = scratch.path().to_path_buf();
         for (i, text) in texts.iter().enumerate() {
             let path = write_spec(&dir, "shuffle", &format!("f{i}"), text);
-            let (cases, errors) = load_file(Op::Shuffle, &path);
-            assert_eq!(
-                (&cases, &errors),
-                (
-                    &load_unlifted(Op::Shuffle, &path).0,
-                    &load_unlifted(Op::Shuffle, &path).1
-                ),
-                "{text}"
-            );
-            assert!(!format!("{errors:?}").contains(lift::MARK), "{errors:?}");
+            assert_same_meaning(Op::Shuffle, &path, text);
         }
     }
 }

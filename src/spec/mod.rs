@@ -6,10 +6,10 @@
 //! the field; a structural problem voids its file, a value problem only its case.
 
 pub mod clauses;
-mod lift;
 mod load;
 pub mod schema;
 pub mod value;
+mod yaml;
 
 use std::collections::BTreeMap;
 use std::fmt;

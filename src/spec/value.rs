@@ -9,11 +9,14 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, Error as _, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed as _, Deserializer, Error as _, SeqAccess, Visitor,
+};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
-use crate::dtype::DType;
+use crate::dtype::{DType, Width};
 use crate::ops::scale::Coefficients;
+use crate::tensor::{Buffer, Tensor};
 
 /// A scalar or a nested list, as YAML gave it.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,6 +161,312 @@ impl fmt::Display for ValueError {
 }
 
 impl std::error::Error for ValueError {}
+
+/// The deepest nesting of a data list: deeper than any rank an op allows (8, `ops::MAX_RANK`;
+/// cases one past it check that rule), shallow enough that reading a list recurses little. A
+/// deeper list is refused where it goes past, with its line, before the rest is read.
+pub const MAX_DATA_DEPTH: usize = 32;
+
+/// A tensor's `data` as read from a spec file, streamed straight from the YAML reader into
+/// compact buffers (no tree of nodes): the nesting as one token per list, the scalars as a
+/// kind byte and a 64-bit word each. [`TensorData::to_tensor`] checks it against a shape and
+/// converts it to a dtype, with the same messages as [`flatten`] and [`to_bits`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TensorData {
+    /// Per list [`LIST`] | its length; per run of scalars inside one list, the run's length.
+    tokens: Vec<u64>,
+    kinds: Vec<u8>,
+    words: Vec<u64>,
+    texts: Vec<String>,
+    wide: Vec<i128>,
+}
+
+const LIST: u64 = 1 << 63;
+const INT: u8 = 0;
+const FLOAT: u8 = 1;
+const BOOL: u8 = 2;
+const TEXT: u8 = 3;
+const WIDE: u8 = 4;
+
+const DATA_EXPECTING: &str = "a number, a boolean, a quoted bit pattern, or a list of them";
+
+impl TensorData {
+    /// The text when the data is one string (the name of an `.npy` file, or a bit pattern).
+    pub fn as_text(&self) -> Option<&str> {
+        match (self.tokens.as_slice(), self.kinds.as_slice()) {
+            ([1], [TEXT]) => Some(&self.texts[self.words[0] as usize]),
+            _ => None,
+        }
+    }
+
+    /// The number of scalars read.
+    pub fn scalar_count(&self) -> usize {
+        self.kinds.len()
+    }
+
+    fn scalar(&self, index: usize) -> DataNode {
+        let word = self.words[index];
+        match self.kinds[index] {
+            INT => DataNode::Int(word as i64 as i128),
+            FLOAT => DataNode::Float(f64::from_bits(word)),
+            BOOL => DataNode::Bool(word != 0),
+            TEXT => DataNode::Text(self.texts[word as usize].clone()),
+            _ => DataNode::Int(self.wide[word as usize]),
+        }
+    }
+
+    /// Appends a scalar; past the element budget (or 2^20 values under a smaller budget, so
+    /// that a case over a small budget gets the shape's message) the list is refused where it
+    /// is, so that no list takes more memory than the budget allows.
+    fn push<E: de::Error>(
+        &mut self,
+        kind: u8,
+        word: u64,
+        run: &mut Option<usize>,
+    ) -> Result<(), E> {
+        let budget = crate::tensor::max_elements().max(1 << 20);
+        if self.kinds.len() as u64 >= budget {
+            return Err(E::custom(format!(
+                "the data holds more than {budget} values, over the element budget (OPSPEC_MAX_ELEMENTS)"
+            )));
+        }
+        match *run {
+            Some(at) => self.tokens[at] += 1,
+            None => {
+                *run = Some(self.tokens.len());
+                self.tokens.push(1);
+            }
+        }
+        self.kinds.push(kind);
+        self.words.push(word);
+        Ok(())
+    }
+
+    /// The tensor of `dtype` and `shape` these values make. The nesting is checked against
+    /// the shape first, then each value converted; errors name the position (`data[1][0]`).
+    pub fn to_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, ValueError> {
+        if self.tokens.is_empty() {
+            return Err(ValueError::new(ValueErrorKind::Shape, "no data"));
+        }
+        let mut walk = Walk {
+            data: self,
+            token: 0,
+            run_left: 0,
+            scalar: 0,
+            path: Vec::new(),
+        };
+        walk.node(shape)?;
+        let volume: usize = shape.iter().product();
+        let position = |index: usize, e: ValueError| ValueError {
+            position: Some(format!(
+                "data{}",
+                Tensor::unravel(shape, index)
+                    .iter()
+                    .map(|i| format!("[{i}]"))
+                    .collect::<String>()
+            )),
+            ..e
+        };
+        macro_rules! collect {
+            ($ty:ty, $variant:ident) => {{
+                let mut out: Vec<$ty> = Vec::with_capacity(volume);
+                for index in 0..self.kinds.len() {
+                    let bits =
+                        to_bits(&self.scalar(index), dtype).map_err(|e| position(index, e))?;
+                    out.push(bits as $ty);
+                }
+                Buffer::$variant(out)
+            }};
+        }
+        let buffer = match dtype.width() {
+            Width::W8 => collect!(u8, W8),
+            Width::W16 => collect!(u16, W16),
+            Width::W32 => collect!(u32, W32),
+            Width::W64 => collect!(u64, W64),
+        };
+        Ok(Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            buffer,
+        })
+    }
+}
+
+/// A cursor over [`TensorData`]'s tokens, checking them against a shape as [`flatten`] does.
+struct Walk<'a> {
+    data: &'a TensorData,
+    token: usize,
+    run_left: u64,
+    scalar: usize,
+    /// The index at each level above the current value; written out only for a message.
+    path: Vec<u64>,
+}
+
+impl Walk<'_> {
+    /// The next child: `Some(len)` for a list, `None` for a scalar (which it consumes).
+    fn next_child(&mut self) -> Option<u64> {
+        if self.run_left == 0 {
+            let token = self.data.tokens[self.token];
+            self.token += 1;
+            if token & LIST != 0 {
+                return Some(token & !LIST);
+            }
+            self.run_left = token;
+        }
+        self.run_left -= 1;
+        self.scalar += 1;
+        None
+    }
+
+    fn node(&mut self, shape: &[usize]) -> Result<(), ValueError> {
+        let child = self.next_child();
+        self.check(child, shape)
+    }
+
+    fn at(&self, message: String) -> ValueError {
+        let mut position = String::from("data");
+        for i in &self.path {
+            position.push_str(&format!("[{i}]"));
+        }
+        ValueError {
+            kind: ValueErrorKind::Shape,
+            position: Some(position),
+            message,
+        }
+    }
+
+    fn check(&mut self, child: Option<u64>, shape: &[usize]) -> Result<(), ValueError> {
+        match (shape.split_first(), child) {
+            (None, Some(_)) => {
+                Err(self
+                    .at("expected a scalar here (the shape has no more dims), found a list".into()))
+            }
+            (None, None) => Ok(()),
+            (Some((&dim, rest)), Some(len)) => {
+                if len != dim as u64 {
+                    return Err(self.at(format!(
+                        "the shape says {dim} entries here, the data has {len}"
+                    )));
+                }
+                for i in 0..len {
+                    self.path.push(i);
+                    let child = self.next_child();
+                    self.check(child, rest)?;
+                    self.path.pop();
+                }
+                Ok(())
+            }
+            (Some((&dim, _)), None) => {
+                let scalar = self.data.scalar(self.scalar - 1);
+                Err(self.at(format!(
+                    "the shape says a list of {dim} here, found {scalar}"
+                )))
+            }
+        }
+    }
+}
+
+/// Reads a `data` value straight into a [`TensorData`].
+struct DataSeed<'a> {
+    data: &'a mut TensorData,
+    /// The run of scalars being appended to in the current list, if any.
+    run: &'a mut Option<usize>,
+    depth: usize,
+}
+
+impl<'de> de::DeserializeSeed<'de> for DataSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DataSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(DATA_EXPECTING)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.data.push(BOOL, v as u64, self.run)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.data.push(INT, v as u64, self.run)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.visit_i128(v as i128)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
+        match i64::try_from(v) {
+            Ok(small) => self.data.push(INT, small as u64, self.run),
+            Err(_) => {
+                let at = self.data.wide.len() as u64;
+                self.data.wide.push(v);
+                self.data.push(WIDE, at, self.run)
+            }
+        }
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
+        let v = i128::try_from(v).map_err(|_| E::custom(format!("{v} is too large")))?;
+        self.visit_i128(v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.data.push(FLOAT, v.to_bits(), self.run)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        let at = self.data.texts.len() as u64;
+        self.data.texts.push(v.to_owned());
+        self.data.push(TEXT, at, self.run)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        if self.depth >= MAX_DATA_DEPTH {
+            return Err(de::Error::custom(format!(
+                "data lists nest more than {MAX_DATA_DEPTH} levels deep (no tensor has that many dims; ops take at most {})",
+                crate::ops::MAX_RANK
+            )));
+        }
+        let at = self.data.tokens.len();
+        self.data.tokens.push(LIST);
+        let mut run = None;
+        let mut len = 0u64;
+        while seq
+            .next_element_seed(DataSeed {
+                data: &mut *self.data,
+                run: &mut run,
+                depth: self.depth + 1,
+            })?
+            .is_some()
+        {
+            len += 1;
+        }
+        self.data.tokens[at] = LIST | len;
+        // The list's parent goes on with a new run after it.
+        *self.run = None;
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for TensorData {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TensorData, D::Error> {
+        let mut data = TensorData::default();
+        let mut run = None;
+        DataSeed {
+            data: &mut data,
+            run: &mut run,
+            depth: 0,
+        }
+        .deserialize(deserializer)?;
+        Ok(data)
+    }
+}
+
+impl schemars::JsonSchema for TensorData {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        DataNode::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        DataNode::json_schema(generator)
+    }
+}
 
 /// The scalars of `node` in row-major order, checking the nesting against `shape`.
 /// Errors name the position, e.g. `data[1]`.

@@ -27,11 +27,15 @@
 //! once at the end ([`GoldenStore::finish`]). The runner refuses to bless when `CI` is set.
 //! Nothing a user had is lost on the way:
 //!
-//! - every file is replaced whole: written to a temporary file beside it (`.<name>.blessing`)
-//!   and renamed over it. At the end, per sweep, the new manifest is written beside its place,
-//!   then the new `.npy` files are renamed into place, then the manifest: a bless interrupted
-//!   before that (or unable to write a manifest) leaves the old goldens and at most some
-//!   temporary files, which the next bless of that sweep clears;
+//! - each sweep switches all at once ([`GoldenStore::finish`]): its new goldens are staged
+//!   beside the old under names of the bless's own (`.<name>.<pid>.<n>.staged`), and one rename
+//!   replaces the manifest with one that names them; only then are they given their usual
+//!   names and the manifest rewritten with those. A bless that fails or is killed before the
+//!   switch leaves the sweep exactly as it was; after it, whole and new. What a killed bless
+//!   left (its staged files, its lock) is reported and removed by the next bless; blesses of
+//!   one golden folder take turns switching (`<golden>/.bless.lock`, taken over from a process
+//!   that is gone). [`GoldenStore::with_fault`] injects a failure or a pause at a step, for the tests
+//!   of all this (`runner/tests/bless.rs`);
 //! - only goldens shown to be orphans of a sweep that was loaded are removed: an entry of a
 //!   readable manifest that none of the sweep's cases uses, or a file that the sweep's final
 //!   manifest does not name. A manifest that cannot be read proves nothing about its files,
@@ -100,6 +104,16 @@ pub struct Entry {
     /// SHA-256 of the whole `.npy` file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// The file's name in the sweep's folder when it is not `<case>[.<dtype>].npy`: only while
+    /// a bless switches a sweep over (the manifest names the new files beside the old ones),
+    /// or after a bless was stopped in that step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// The name of an entry's `.npy` file in its sweep's folder.
+fn entry_file(key: &str, entry: &Entry) -> String {
+    entry.file.clone().unwrap_or_else(|| file_name_of(key))
 }
 
 impl Manifest {
@@ -249,7 +263,7 @@ impl Unused {
     /// Whether blessing removes it: an orphan of a loaded sweep. A manifest of a sweep that was
     /// not loaded is only reported.
     pub fn removable(&self) -> bool {
-        !matches!(self.removal, Removal::Manifest(..))
+        !matches!(self.removal, Removal::Manifest(..) | Removal::Folder)
     }
 }
 
@@ -261,6 +275,8 @@ enum Removal {
     Entry(String, String, String),
     /// One file no entry names (removed only if the final manifest does not name it either).
     File(PathBuf),
+    /// A folder where a golden or a manifest belongs: reported, never removed.
+    Folder,
 }
 
 type SweepKey = (String, String);
@@ -287,8 +303,13 @@ pub struct GoldenStore {
     /// and whether each counts as a removal of its own (an orphan file) or goes with a
     /// removed entry.
     removals: Mutex<BTreeMap<PathBuf, bool>>,
-    /// Goldens written in this run, as temporary files: final path → temporary path.
+    /// Goldens written in this run, under names of its own: final path → staged path.
     staged: Mutex<BTreeMap<PathBuf, PathBuf>>,
+    /// Sweeps one of whose goldens could not be written: they are not switched at all.
+    failed: Mutex<BTreeSet<SweepKey>>,
+    /// A fault to inject, for tests of an interrupted bless (`OPSPEC_BLESS_FAULT`).
+    injected: Option<(Step, FaultAction)>,
+    steps: AtomicUsize,
     /// Manifests of sweeps not loaded, reported and kept.
     kept: Mutex<BTreeSet<SweepKey>>,
     /// The verdict of [`GoldenStore::check`] per golden: each golden is read, hashed and
@@ -313,6 +334,16 @@ pub struct BlessSummary {
 }
 
 impl GoldenStore {
+    /// A blessing store that fails or pauses at the step `fault` names (`golden`, `manifest`,
+    /// `switch`, `link`, `rename`, `cleanup`, or `pause:<step>:<marker file>`): for the tests
+    /// of an interrupted bless, which the runner passes it through `OPSPEC_BLESS_FAULT`.
+    pub fn with_fault(mut self, fault: Option<&str>) -> GoldenStore {
+        if self.bless {
+            self.injected = fault.and_then(injected_fault);
+        }
+        self
+    }
+
     pub fn new(root: PathBuf, label: impl Into<String>, bless: bool) -> GoldenStore {
         GoldenStore {
             root,
@@ -322,6 +353,9 @@ impl GoldenStore {
             updates: Mutex::default(),
             removals: Mutex::default(),
             staged: Mutex::default(),
+            failed: Mutex::default(),
+            injected: None,
+            steps: AtomicUsize::new(0),
             kept: Mutex::default(),
             verdicts: Mutex::default(),
             checks: AtomicUsize::new(0),
@@ -359,9 +393,9 @@ impl GoldenStore {
         let mut cache = self.manifests.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(cache.entry(key).or_insert_with(|| {
             let path = self.manifest_path(op, stem);
-            Arc::new(match std::fs::read_to_string(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            Arc::new(match read_manifest(&path) {
+                Err(ManifestRead::Missing) => Ok(None),
+                Err(ManifestRead::Unreadable(message)) => Err(message),
                 Ok(text) => serde_json::from_str::<Manifest>(&text).map(Some).map_err(|e| {
                     format!(
                         "{} is not a valid golden manifest ({e}); restore it from version control or re-bless",
@@ -450,7 +484,15 @@ impl GoldenStore {
                     ),
                 )
             })?;
-        let file_name = self.shown(&format!("{op}/{}/{}", id.stem, id.file_name()));
+        if self.bless && entry.file.is_some() {
+            // Named by a bless that switched the sweep and stopped: written again under its
+            // usual name.
+            return stale(format!(
+                "`{}` is named by a bless that did not finish",
+                id.key
+            ));
+        }
+        let file_name = self.shown(&format!("{op}/{}/{}", id.stem, entry_file(&id.key, entry)));
         let stored = match (&entry.error, &entry.dtype, &entry.shape, &entry.sha256) {
             (Some(kind), None, None, None) => Expectation::Error {
                 kind: ErrorKind::from_name(kind).ok_or_else(|| {
@@ -462,9 +504,14 @@ impl GoldenStore {
                 message: None,
             },
             (None, Some(dtype), Some(shape), Some(sha256)) => {
-                let path = self.root.join(op).join(&id.stem).join(id.file_name());
-                let bytes = std::fs::read(&path)
-                    .map_err(|e| corrupt(format!("golden {file_name} cannot be read: {e}")))?;
+                let path = self.root.join(op).join(&id.stem).join(entry_file(&id.key, entry));
+                // Bounded before it is read: a regular file, no larger than the manifest's
+                // shape allows (within the element budget) with a header of any real size.
+                let volume = opspec::tensor::checked_volume(shape)
+                    .map_err(|e| corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message)))?;
+                let limit = (volume as u64).saturating_mul(8).saturating_add(1 << 20);
+                let bytes = opspec::source::read_bounded(&path, limit)
+                    .map_err(|e| corrupt(format!("golden {file_name}: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
                     return Err(corrupt(format!(
@@ -533,6 +580,7 @@ impl GoldenStore {
         reference: &Result<Vec<Tensor>, OpError>,
     ) -> Result<Golden, GoldenError> {
         let op = id.op.name();
+        let sweep = (op.to_owned(), id.stem.clone());
         let dir = self.root.join(op).join(&id.stem);
         let path = dir.join(id.file_name());
         let expect = expectation_of(reference);
@@ -544,50 +592,72 @@ impl GoldenStore {
             dtype: None,
             shape: None,
             sha256: None,
+            file: None,
         };
-        match &expect {
-            Expectation::Error { kind, .. } => {
-                entry.error = Some(kind.name().to_owned());
-                if path.exists() {
-                    self.removals
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(path, false);
-                }
-            }
-            Expectation::Outputs(outputs) => {
-                let output = &outputs[0];
-                let bytes = to_npy(output);
-                // Staged beside its place, renamed into it just before the manifest is
-                // written (`finish`).
-                let staged = temporary_path(&path);
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::write(&staged, &bytes))
-                    .map_err(|e| {
-                        GoldenError::new(
-                            GoldenErrorKind::Write,
-                            format!("cannot write golden {}: {e}", staged.display()),
-                        )
-                    })?;
-                self.staged
+        if let Expectation::Error { kind, .. } = &expect {
+            entry.error = Some(kind.name().to_owned());
+        }
+        if let Expectation::Outputs(outputs) = &expect {
+            let output = &outputs[0];
+            let bytes = to_npy(output);
+            // Staged beside the old golden under a name of this run's own; the old file stays
+            // until the manifest has switched to the new one (`finish`).
+            let staged = staged_path(&path);
+            let written = self
+                .fault(Step::Golden)
+                .and_then(|()| std::fs::create_dir_all(&dir))
+                .and_then(|()| write_new(&staged, &bytes));
+            if let Err(e) = written {
+                self.failed
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(path.clone(), staged);
-                entry.dtype = Some(output.dtype.name().to_owned());
-                entry.shape = Some(output.shape.clone());
-                entry.sha256 = Some(sha256_hex(&bytes));
+                    .insert(sweep);
+                return Err(GoldenError::new(
+                    GoldenErrorKind::Write,
+                    format!("cannot write golden {}: {e}", staged.display()),
+                ));
             }
+            self.staged
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(path.clone(), staged);
+            entry.dtype = Some(output.dtype.name().to_owned());
+            entry.shape = Some(output.shape.clone());
+            entry.sha256 = Some(sha256_hex(&bytes));
         }
         self.updates
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .entry((op.to_owned(), id.stem.clone()))
+            .entry(sweep)
             .or_default()
             .insert(id.key.clone(), Some(entry));
         Ok(Golden {
             expect,
             blessed: true,
         })
+    }
+
+    /// The fault injected at `step` (`OPSPEC_BLESS_FAULT`), if any: an error, or a pause until
+    /// the process is killed (after creating the marker file the test waits for).
+    fn fault(&self, step: Step) -> std::io::Result<()> {
+        let Some((at, action)) = &self.injected else {
+            return Ok(());
+        };
+        // Once: the first time the step is reached.
+        if *at != step || self.steps.fetch_add(1, Ordering::Relaxed) > 0 {
+            return Ok(());
+        }
+        match action {
+            FaultAction::Fail => Err(std::io::Error::other(format!(
+                "fault injected at {step:?} (OPSPEC_BLESS_FAULT)"
+            ))),
+            FaultAction::Pause(marker) => {
+                let _ = std::fs::write(marker, std::process::id().to_string());
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+        }
     }
 
     /// The manifests, entries and files that no generated case uses, given every generated
@@ -607,7 +677,17 @@ impl GoldenStore {
             let mut stems = BTreeSet::new();
             for path in sorted_entries(&op_dir) {
                 let name = name_of(&path);
-                if path.is_dir() {
+                if path.is_dir() && name.ends_with(".json") {
+                    // A manifest's name taken by a folder: blessing removes no folder.
+                    unused.push(Unused {
+                        name: format!("{op}/{name}"),
+                        message: format!(
+                            "{} is a folder where a manifest file belongs; remove it by hand (blessing removes no folder)",
+                            self.shown(&format!("{op}/{name}"))
+                        ),
+                        removal: Removal::Folder,
+                    });
+                } else if path.is_dir() {
                     stems.insert(name);
                 } else if let Some(stem) = name.strip_suffix(".json") {
                     stems.insert(stem.to_owned());
@@ -637,6 +717,10 @@ impl GoldenStore {
                     continue;
                 };
                 let manifest = self.manifest(&op, &stem);
+                let named: BTreeSet<String> = match manifest.as_ref() {
+                    Ok(Some(m)) => m.cases.iter().map(|(k, e)| entry_file(k, e)).collect(),
+                    _ => continue,
+                };
                 let entries: BTreeSet<String> = match manifest.as_ref() {
                     Ok(Some(m)) => m.cases.keys().cloned().collect(),
                     // Every case of the sweep fails on the manifest itself; its files are
@@ -655,10 +739,19 @@ impl GoldenStore {
                         });
                     }
                 }
-                let files: BTreeSet<String> = entries.iter().map(|k| file_name_of(k)).collect();
+                let files = named;
                 for path in sorted_entries(&self.root.join(&op).join(&stem)) {
                     let name = name_of(&path);
-                    if !files.contains(&name) {
+                    if path.is_dir() {
+                        unused.push(Unused {
+                            name: format!("{op}/{stem}/{name}"),
+                            message: format!(
+                                "{} is a folder inside a sweep's golden folder, which holds only .npy files; remove it by hand (blessing removes no folder)",
+                                self.shown(&format!("{op}/{stem}/{name}"))
+                            ),
+                            removal: Removal::Folder,
+                        });
+                    } else if !files.contains(&name) {
                         unused.push(Unused {
                             name: format!("{op}/{stem}/{name}"),
                             message: format!(
@@ -686,6 +779,11 @@ impl GoldenStore {
                     .insert((op.clone(), stem.clone()));
             }
             Removal::Entry(op, stem, key) => {
+                let file = match self.manifest(op, stem).as_ref() {
+                    Ok(Some(m)) => m.cases.get(key).map(|e| entry_file(key, e)),
+                    _ => None,
+                }
+                .unwrap_or_else(|| file_name_of(key));
                 self.updates
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -695,8 +793,9 @@ impl GoldenStore {
                 self.removals
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(self.root.join(op).join(stem).join(file_name_of(key)), false);
+                    .insert(self.root.join(op).join(stem).join(file), false);
             }
+            Removal::Folder => {}
             Removal::File(path) => {
                 self.removals
                     .lock()
@@ -706,70 +805,75 @@ impl GoldenStore {
         }
     }
 
-    /// Moves the staged goldens into place and writes the manifests that changed (each sweep's
-    /// files first, its manifest last, every one replaced whole by a rename), then removes
+    /// Switches every sweep that changed to its new goldens, each all or nothing, then removes
     /// what was scheduled for removal and that the final manifests do not name.
+    ///
+    /// Per sweep: the new goldens are already staged beside the old under names of this run's
+    /// own. (1) The manifest is replaced, by a rename, with one that names the staged files
+    /// (`file`): the one step that switches the sweep; before it nothing the old manifest names
+    /// has changed, after it everything the new one names is in place. (2) Each new golden is
+    /// linked to its usual name, replacing the old file by a rename; (3) the manifest is
+    /// replaced again with the usual names; (4) the staged names go. A bless stopped anywhere
+    /// leaves a manifest whose files are all there and right, and at most files of its own,
+    /// which the next bless reports and removes. Blesses of one golden folder take turns
+    /// ([`BlessLock`]).
     pub fn finish(&self) -> Result<BlessSummary, GoldenError> {
         let write = |message: String| GoldenError::new(GoldenErrorKind::Write, message);
         let mut summary = BlessSummary::default();
         let updates = std::mem::take(&mut *self.updates.lock().unwrap_or_else(|p| p.into_inner()));
         let mut staged =
             std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
+        let failed = std::mem::take(&mut *self.failed.lock().unwrap_or_else(|p| p.into_inner()));
+        let _lock = match BlessLock::take(&self.root) {
+            Some(Ok((lock, taken_over))) => {
+                summary.removals.extend(taken_over);
+                Some(lock)
+            }
+            Some(Err(message)) => {
+                discard(staged.into_values());
+                return Err(write(message));
+            }
+            None => None,
+        };
+        summary
+            .removals
+            .extend(self.clear_leftovers(&staged.values().cloned().collect()));
         let mut finals: HashMap<SweepKey, Manifest> = HashMap::new();
+        let mut errors = Vec::new();
         for ((op, stem), changes) in updates {
-            let op_value = Op::from_name(&op).ok_or_else(|| write(format!("unknown op {op}")))?;
-            let mut manifest = match self.manifest(&op, &stem).as_ref() {
-                Ok(Some(m)) => m.clone(),
-                _ => Manifest::new(op_value, &stem),
-            };
             let dir = self.root.join(&op).join(&stem);
-            let mut moves = Vec::new();
-            for (key, change) in changes {
-                match change {
-                    Some(entry) => {
-                        summary.written += 1;
-                        let path = dir.join(file_name_of(&key));
-                        if let Some(temporary) = staged.remove(&path) {
-                            moves.push((temporary, path));
-                        }
-                        manifest.cases.insert(key, entry);
+            let ours: Vec<(PathBuf, PathBuf)> = changes
+                .keys()
+                .filter_map(|key| {
+                    let path = dir.join(file_name_of(key));
+                    staged.remove(&path).map(|staged| (path, staged))
+                })
+                .collect();
+            if failed.contains(&(op.clone(), stem.clone())) {
+                discard(ours.into_iter().map(|(_, staged)| staged));
+                errors.push(format!(
+                    "{} was left as it was: one of its goldens could not be written",
+                    self.shown(&format!("{op}/{stem}.json"))
+                ));
+                continue;
+            }
+            match self.switch(&op, &stem, changes, &ours, &mut summary) {
+                Ok(manifest) => {
+                    summary.manifests.push(self.manifest_path(&op, &stem));
+                    finals.insert((op, stem), manifest);
+                }
+                Err((switched, message)) => {
+                    if !switched {
+                        discard(ours.into_iter().map(|(_, staged)| staged));
                     }
-                    None => {
-                        summary.removed += 1;
-                        if manifest
-                            .cases
-                            .remove(&key)
-                            .is_some_and(|e| e.sha256.is_none())
-                        {
-                            summary.removals.push(format!(
-                                "removed: entry `{key}` of {}",
-                                self.shown(&format!("{op}/{stem}.json"))
-                            ));
-                        }
-                    }
+                    errors.push(message);
                 }
             }
-            // The manifest is written beside its place first, so that a failure to write it
-            // leaves every file of the sweep as it was; then the goldens, then the manifest.
-            let path = self.manifest_path(&op, &stem);
-            let staged_manifest = temporary_path(&path);
-            std::fs::create_dir_all(self.root.join(&op))
-                .and_then(|()| std::fs::write(&staged_manifest, manifest.to_json()))
-                .map_err(|e| write(format!("cannot write {}: {e}", staged_manifest.display())))?;
-            moves.push((staged_manifest, path.clone()));
-            for (from, to) in moves {
-                std::fs::rename(&from, &to).map_err(|e| {
-                    write(format!("cannot move {} into place: {e}", from.display()))
-                })?;
-            }
-            summary.manifests.push(path);
-            clear_temporaries(&dir);
-            clear_temporaries(&self.root.join(&op));
-            finals.insert((op, stem), manifest);
         }
         // A staged golden whose entry was not written (none today) is not kept half-done.
-        for temporary in staged.into_values() {
-            let _ = std::fs::remove_file(temporary);
+        discard(staged.into_values());
+        if !errors.is_empty() {
+            return Err(write(errors.join("\n")));
         }
         let removals =
             std::mem::take(&mut *self.removals.lock().unwrap_or_else(|p| p.into_inner()));
@@ -806,6 +910,174 @@ impl GoldenStore {
         Ok(summary)
     }
 
+    /// Switches one sweep (see [`GoldenStore::finish`]); `Err((switched, message))` says
+    /// whether the manifest had switched when it failed.
+    fn switch(
+        &self,
+        op: &str,
+        stem: &str,
+        changes: BTreeMap<String, Option<Entry>>,
+        ours: &[(PathBuf, PathBuf)],
+        summary: &mut BlessSummary,
+    ) -> Result<Manifest, (bool, String)> {
+        let before = |e: std::io::Error| (false, e.to_string());
+        let op_value = Op::from_name(op).ok_or((false, format!("unknown op {op}")))?;
+        let old = match self.manifest(op, stem).as_ref() {
+            Ok(Some(m)) => Some(m.clone()),
+            _ => None,
+        };
+        let mut manifest = old.clone().unwrap_or_else(|| Manifest::new(op_value, stem));
+        let dir = self.root.join(op).join(stem);
+        for (key, change) in changes {
+            // The file the old manifest names for the entry goes once nothing names it.
+            if let Some(entry) = old.as_ref().and_then(|m| m.cases.get(&key)) {
+                if entry.sha256.is_some() {
+                    self.removals
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .entry(dir.join(entry_file(&key, entry)))
+                        .or_insert(false);
+                }
+            }
+            match change {
+                Some(entry) => {
+                    summary.written += 1;
+                    manifest.cases.insert(key, entry);
+                }
+                None => {
+                    summary.removed += 1;
+                    if manifest
+                        .cases
+                        .remove(&key)
+                        .is_some_and(|e| e.sha256.is_none())
+                    {
+                        summary.removals.push(format!(
+                            "removed: entry `{key}` of {}",
+                            self.shown(&format!("{op}/{stem}.json"))
+                        ));
+                    }
+                }
+            }
+        }
+        let path = self.manifest_path(op, stem);
+        let shown = path.display().to_string();
+        // (1) The switch: a manifest naming the staged files.
+        let mut switching = manifest.clone();
+        for (final_path, staged) in ours {
+            let key = switching
+                .cases
+                .iter()
+                .find(|(k, _)| dir.join(file_name_of(k)) == *final_path)
+                .map(|(k, _)| k.clone());
+            if let Some(entry) = key.and_then(|k| switching.cases.get_mut(&k)) {
+                entry.file = Some(name_of(staged));
+            }
+        }
+        std::fs::create_dir_all(self.root.join(op)).map_err(before)?;
+        let staged_manifest = staged_path(&path);
+        self.fault(Step::Manifest)
+            .and_then(|()| write_new(&staged_manifest, switching.to_json().as_bytes()))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&staged_manifest);
+                (
+                    false,
+                    format!("cannot write {}: {e}", staged_manifest.display()),
+                )
+            })?;
+        self.fault(Step::Switch)
+            .and_then(|()| std::fs::rename(&staged_manifest, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&staged_manifest);
+                (
+                    false,
+                    format!("cannot switch {shown} to the new goldens: {e}"),
+                )
+            })?;
+        // Switched: what follows only renames the new files to their usual names.
+        let after = |e: std::io::Error| {
+            (
+                true,
+                format!("{shown} switched to the new goldens, but their usual names are not all in place ({e}); the next bless finishes it"),
+            )
+        };
+        for (final_path, staged) in ours {
+            let link = staged_path(final_path);
+            self.fault(Step::Link)
+                .and_then(|()| {
+                    std::fs::hard_link(staged, &link)
+                        .or_else(|_| std::fs::copy(staged, &link).map(|_| ()))
+                })
+                .and_then(|()| std::fs::rename(&link, final_path))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&link);
+                    after(e)
+                })?;
+        }
+        let staged_manifest = staged_path(&path);
+        self.fault(Step::Rename)
+            .and_then(|()| write_new(&staged_manifest, manifest.to_json().as_bytes()))
+            .and_then(|()| std::fs::rename(&staged_manifest, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&staged_manifest);
+                after(e)
+            })?;
+        self.fault(Step::Cleanup).map_err(after)?;
+        discard(ours.iter().map(|(_, staged)| staged.clone()));
+        Ok(manifest)
+    }
+
+    /// Removes the files an interrupted or failed bless left (hidden staged files of a process
+    /// that is gone, not named by their manifest) and lists each.
+    fn clear_leftovers(&self, ours: &BTreeSet<PathBuf>) -> Vec<String> {
+        let mut lines = Vec::new();
+        for op_dir in sorted_dirs(&self.root) {
+            let mut folders = vec![op_dir.clone()];
+            folders.extend(sorted_dirs(&op_dir));
+            for dir in folders {
+                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    let path = entry.path();
+                    let name = name_of(&path);
+                    let Some(pid) = staged_owner(&name) else {
+                        continue;
+                    };
+                    if ours.contains(&path) || process_alive(pid) || self.named(&path) {
+                        continue;
+                    }
+                    if std::fs::remove_file(&path).is_ok() {
+                        let relative = path.strip_prefix(&self.root).unwrap_or(&path);
+                        lines.push(format!(
+                            "removed: {} (left by a bless that was stopped or failed)",
+                            self.shown(&relative.to_string_lossy())
+                        ));
+                    }
+                }
+            }
+        }
+        lines
+    }
+
+    /// Whether the manifest on disk names `path` (a golden file).
+    fn named(&self, path: &Path) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else {
+            return true;
+        };
+        let parts: Vec<String> = relative
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let [op, stem, file] = parts.as_slice() else {
+            return false;
+        };
+        let manifest = self.manifest_path(op, stem);
+        match read_manifest(&manifest)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Manifest>(&text).ok())
+        {
+            Some(m) => m.cases.iter().any(|(k, e)| &entry_file(k, e) == file),
+            None => false,
+        }
+    }
+
     /// Whether `path`, a golden file, is named by its sweep's manifest as this run leaves it.
     fn named_by_final_manifest(&self, path: &Path, finals: &HashMap<SweepKey, Manifest>) -> bool {
         let Ok(relative) = path.strip_prefix(&self.root) else {
@@ -834,23 +1106,194 @@ impl GoldenStore {
         manifest
             .cases
             .iter()
-            .any(|(k, entry)| entry.sha256.is_some() && &file_name_of(k) == file)
+            .any(|(k, entry)| entry.sha256.is_some() && &entry_file(k, entry) == file)
     }
 }
 
-/// Where a file is written before it is renamed over `path`: beside it, hidden, so that a
-/// listing of goldens never sees it.
-fn temporary_path(path: &Path) -> PathBuf {
-    path.with_file_name(format!(".{}.blessing", name_of(path)))
+/// Why a manifest was not read.
+enum ManifestRead {
+    Missing,
+    Unreadable(String),
 }
 
-/// Removes the temporary files an interrupted bless left in `dir`.
-fn clear_temporaries(dir: &Path) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.ends_with(".blessing") {
-            let _ = std::fs::remove_file(entry.path());
+/// The largest manifest read: one line per case, about 250 bytes each.
+const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+
+/// A manifest's text, read only if it is a regular file of at most [`MAX_MANIFEST_BYTES`].
+fn read_manifest(path: &Path) -> Result<String, ManifestRead> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestRead::Missing),
+        _ => {}
+    }
+    let bytes =
+        opspec::source::read_bounded(path, MAX_MANIFEST_BYTES).map_err(ManifestRead::Unreadable)?;
+    String::from_utf8(bytes)
+        .map_err(|_| ManifestRead::Unreadable(format!("{} is not UTF-8 text", path.display())))
+}
+
+/// A name of this process's own beside `path`, hidden so that no listing of goldens counts it:
+/// `.<name>.<pid>.<n>.staged`. The pid lets a later bless tell a leftover of a process that is
+/// gone from a file another bless is still writing.
+fn staged_path(path: &Path) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    path.with_file_name(format!(
+        ".{}.{}.{}.staged",
+        name_of(path),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// The pid in a name [`staged_path`] made (or the fixed `.<name>.blessing` of earlier
+/// versions, owner unknown: 0).
+fn staged_owner(name: &str) -> Option<u32> {
+    if !name.starts_with('.') {
+        return None;
+    }
+    if name.ends_with(".blessing") {
+        return Some(0);
+    }
+    let rest = name.strip_suffix(".staged")?;
+    let mut parts = rest.rsplitn(3, '.');
+    let _counter: u64 = parts.next()?.parse().ok()?;
+    parts.next()?.parse().ok()
+}
+
+fn process_alive(pid: u32) -> bool {
+    pid != 0 && (pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// Writes a new file (never an existing one) whole, flushed to disk.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    if result.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
+fn discard(paths: impl IntoIterator<Item = PathBuf>) {
+    for path in paths {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The steps of a bless a fault can be injected at (`OPSPEC_BLESS_FAULT=<step>` to fail there,
+/// `pause:<step>:<marker file>` to stop there until killed): writing a golden, writing the
+/// switching manifest, the switch, linking the usual names, the final manifest, the cleanup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Golden,
+    Manifest,
+    Switch,
+    Link,
+    Rename,
+    Cleanup,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FaultAction {
+    Fail,
+    Pause(PathBuf),
+}
+
+/// The fault `text` (the runner's `OPSPEC_BLESS_FAULT`) asks for: a hook for the tests of
+/// interrupted blesses.
+fn injected_fault(text: &str) -> Option<(Step, FaultAction)> {
+    let (action, step) = match text.strip_prefix("pause:") {
+        Some(rest) => {
+            let (step, marker) = rest.split_once(':')?;
+            (FaultAction::Pause(PathBuf::from(marker)), step.to_owned())
         }
+        None => (FaultAction::Fail, text.to_owned()),
+    };
+    let step = match step.as_str() {
+        "golden" => Step::Golden,
+        "manifest" => Step::Manifest,
+        "switch" => Step::Switch,
+        "link" => Step::Link,
+        "rename" => Step::Rename,
+        "cleanup" => Step::Cleanup,
+        _ => return None,
+    };
+    Some((step, action))
+}
+
+/// Blesses of one golden folder take turns: `<golden>/.bless.lock` holds the pid of the one
+/// switching its sweeps. A lock whose process is gone (killed) is taken over.
+struct BlessLock(PathBuf);
+
+/// How long a bless waits for another to finish switching.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl BlessLock {
+    /// The lock, and a line saying so when it was taken over from a bless that was killed;
+    /// `None` when there is no golden folder to lock.
+    fn take(root: &Path) -> Option<Result<(BlessLock, Option<String>), String>> {
+        let path = root.join(".bless.lock");
+        if !root.is_dir() {
+            return None;
+        }
+        let mut taken_over = None;
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write as _;
+                    let _ = write!(file, "{}", std::process::id());
+                    return Some(Ok((BlessLock(path), taken_over)));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let owner = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<u32>().ok());
+                    match owner {
+                        // Being written this instant: look again.
+                        None => {}
+                        Some(pid) if !process_alive(pid) => {
+                            let _ = std::fs::remove_file(&path);
+                            taken_over = Some(format!(
+                                "removed: {} (the lock of a bless, pid {pid}, that was stopped)",
+                                path.display()
+                            ));
+                            continue;
+                        }
+                        Some(_) => {}
+                    }
+                    if std::time::Instant::now() > deadline {
+                        return Some(Err(format!(
+                            "another bless (pid {}) has been switching {} for {} s: its lock is {}; wait for it, or remove the lock if that process is gone",
+                            owner.map_or("unknown".into(), |p| p.to_string()),
+                            root.display(),
+                            LOCK_WAIT.as_secs(),
+                            path.display()
+                        )));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => {
+                    return Some(Err(format!(
+                        "cannot take the bless lock {}: {e}",
+                        path.display()
+                    )))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for BlessLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -949,6 +1392,7 @@ mod tests {
                     dtype: Some("int8".into()),
                     shape: Some(vec![2]),
                     sha256: Some("ff".into()),
+                    file: None,
                 },
             );
         }
@@ -1000,5 +1444,71 @@ mod tests {
         let missing = store.check(&other, 7, "abcd", &reference).unwrap_err();
         assert_eq!(missing.kind, GoldenErrorKind::Missing, "{missing}");
         assert!(missing.to_string().contains("OPSPEC_BLESS=1"), "{missing}");
+    }
+
+    /// A golden or a manifest that is a FIFO, a device or a folder is a clear error, never a
+    /// read that waits or never ends.
+    #[test]
+    fn goldens_and_manifests_that_are_not_regular_files_are_refused() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        blessing.finish().unwrap();
+        let golden = root.join("slice/modes").join(id.file_name());
+        std::fs::remove_file(&golden).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&golden).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(error.kind, GoldenErrorKind::Corrupt, "{error}");
+        assert!(error.to_string().contains("a FIFO"), "{error}");
+
+        std::fs::remove_file(&golden).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &golden).unwrap();
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert!(error.to_string().contains("a character device"), "{error}");
+
+        let manifest = root.join("slice/modes.json");
+        std::fs::remove_file(&manifest).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&manifest).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let error = store.check(&id, 7, "abcd", &reference).unwrap_err();
+        assert_eq!(error.kind, GoldenErrorKind::Manifest, "{error}");
+        assert!(error.to_string().contains("a FIFO"), "{error}");
+    }
+
+    /// A folder where a golden or a manifest belongs is reported as a folder to remove by
+    /// hand, never promised to blessing (which removes no folder), and never named `x.json.json`.
+    #[test]
+    fn folders_in_a_golden_folder_are_reported_as_folders() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        blessing.finish().unwrap();
+        std::fs::create_dir_all(root.join("slice/modes/stray")).unwrap();
+        std::fs::create_dir_all(root.join("slice/bits.json")).unwrap();
+        let store = GoldenStore::new(root.clone(), "golden", false);
+        let used = BTreeSet::from([id]);
+        let unused = store.unused(&used);
+        let names: Vec<&str> = unused.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["slice/bits.json", "slice/modes/stray"],
+            "{unused:?}"
+        );
+        for u in &unused {
+            assert!(u.message.contains("remove it by hand"), "{}", u.message);
+            assert!(!u.message.contains("OPSPEC_BLESS"), "{}", u.message);
+            assert!(!u.message.contains(".json.json"), "{}", u.message);
+            assert!(!u.removable());
+        }
     }
 }

@@ -76,10 +76,16 @@ struct Cli {
     engine: Option<opspec_kernels::EngineChoice>,
 }
 
+/// The longest campaign accepted, in seconds (a week): a deadline past it is a typo, and one
+/// past `Instant`'s range would not be a deadline at all.
+const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+
 fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(seconds),
-        _ => Err("not a positive, finite number of seconds".into()),
+        Ok(seconds) if seconds > 0.0 && seconds <= MAX_SECONDS => Ok(seconds),
+        _ => Err(format!(
+            "not a number of seconds from more than 0 to {MAX_SECONDS} (a week)"
+        )),
     }
 }
 

@@ -16,7 +16,7 @@
 //! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
 //! | `--setsid-child` | first starts a copy of itself that sleeps in a session of its own (`setsid`), out of the backend's process group |
 //! | `--twice ID` | answers case ID twice, both lines in one write |
-//! | `--twice-late ID` | answers case ID, and again when the next request comes, before answering that one |
+//! | `--twice-late ID` | answers case ID, and again when the next request comes (before answering that one) or its input ends |
 //! | `--sleep-ms MS` | sleeps MS milliseconds before answering each case (a slow engine) |
 //! | `--marker TEXT` | ignored; passed on to the `--child`, to find both in `/proc` |
 //! | `--idle` | sleeps (what the `--child` copy does) |
@@ -192,6 +192,10 @@ fn main() -> std::io::Result<()> {
             },
         )?;
         stdout.write_all(&rewrite(&answer, flag("--built"), flag("--kindless")))?;
+        stdout.flush()?;
+    }
+    if let Some(reply) = late.take() {
+        stdout.write_all(&reply)?;
         stdout.flush()?;
     }
     if flag("--ignore-eof") {
