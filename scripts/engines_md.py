@@ -6,16 +6,22 @@ edited by hand; `--check` fails when it is not what this script writes (runner/t
 
     python3 scripts/engines_md.py [--check] [--runner PATH]
 
-The trial names come from `runner --list` (PATH, or `cargo run -q -p opspec-runner --bin runner`).
+The trials an entry matches are the runner's own answer: the suite is run once per file against
+the built-in reference (PATH, or `cargo run -q -p opspec-runner --bin runner`) with the file as
+its expectations, where every matched trial passes and is reported as a stale entry naming its
+line. So selectors by name, `prefix*`, `clause` and `clause in ...` count as the runner matches
+them, trials the engine's hello excludes included.
 """
 
 import argparse
 import collections
 import glob
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PAGE = os.path.join(ROOT, "docs", "engines.md")
@@ -27,10 +33,25 @@ CLASSES = {
 ENGINE_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "xla": "XLA (JAX)", "tensorrt_rtx": "TensorRT-RTX (build-only)"}
 
 
-def trial_names(runner):
-    command = [runner, "--list"] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--", "--list"]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [line[: -len(": test")] for line in out.splitlines() if line.endswith(": test")]
+def runner_command(runner):
+    return [runner] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
+
+
+def matched_per_line(runner, path):
+    """{line number: trials matched} of a known-failures file, as the runner matches them."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = os.path.join(scratch, "report.json")
+        command = runner_command(runner) + ["-q", "--expectations", path, "--report-json", report, "--backend-log", os.path.join(scratch, "log")]
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if not os.path.exists(report):
+            sys.exit(f"{path}: the runner refused the file:\n{run.stderr}")
+        trials = json.load(open(report, encoding="utf-8"))["trials"]
+    counts = collections.Counter()
+    for trial in trials:
+        m = re.search(r"remove line (\d+) ", trial["message"])
+        if trial["status"] == "failed" and m:
+            counts[int(m.group(1))] += 1
+    return counts
 
 
 def entries(path):
@@ -40,8 +61,8 @@ def entries(path):
             continue
         fields = [f.strip() for f in line.split("|", 3)]
         if len(fields) != 4:
-            sys.exit(f"{path}:{number}: expected `<trial> | <clause> | <class> | <reason>`")
-        yield fields
+            sys.exit(f"{path}:{number}: expected `<selector> | <clause> | <class> | <reason>`")
+        yield [number] + fields
 
 
 def rules():
@@ -82,21 +103,35 @@ def builder_settled():
 def matches(pattern, name):
     return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
 
+def reproducers():
+    """[(engine, path, title, spec, engine's answer)] from runner/backends/*/repro/*.py: each
+    reproducer's docstring has a title, then `Spec:` and `Engine:` paragraphs."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "runner", "backends", "*", "repro", "*.py"))):
+        text = open(path, encoding="utf-8").read()
+        m = re.search(r'"""(.*?)"""', text, re.S)
+        doc = m.group(1).strip() if m else ""
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n|\n(?=[A-Z][a-z]+: )", doc)]
+        fields = {}
+        for p in paragraphs[1:]:
+            key, _, value = p.partition(": ")
+            fields[key] = value
+        engine = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        found.append((engine, os.path.relpath(path, ROOT), paragraphs[0], fields.get("Spec", ""), fields.get("Engine", "")))
+    return found
 
-def page(names):
-    by_prefix = collections.defaultdict(list)
-    for name in names:
-        by_prefix[name.split("::")[0]].append(name)
+
+def page(runner):
     rule = rules()
     engines = []
     for path in sorted(glob.glob(os.path.join(ROOT, "runner", "backends", "*", "known-failures.txt"))):
         engine = os.path.basename(os.path.dirname(path))
+        counts = matched_per_line(runner, path)
         # (clause, class) -> [trial count, reasons in file order]
         rows = collections.OrderedDict()
-        for pattern, clause, cls, reason in entries(path):
-            count = sum(matches(pattern, n) for n in by_prefix[pattern.split("::")[0]])
+        for number, _selector, clause, cls, reason in entries(path):
             row = rows.setdefault((clause, cls), [0, []])
-            row[0] += count
+            row[0] += counts[number]
             if reason not in row[1]:
                 row[1].append(reason)
         engines.append((engine, path, rows))
@@ -109,6 +144,9 @@ def page(names):
         "Each row is a clause of `specs/*.clauses.yaml` that the engine breaks, the class of the",
         "difference, the number of trials of the suite its entries match, and the reasons given.",
         "Classes: " + "; ".join(f"`{c}`: {text}" for c, text in CLASSES.items()) + ".",
+        "Each engine runs in its default configuration (a setting an adapter makes has its reason in the",
+        "adapter's README and a reproducer below); each run before and after the adapters expressed",
+        "TensorRT's rules with the engines' own ops is in BENCHMARKS.md, \"Engine adapters\".",
         "",
         "ONNX Runtime, OpenVINO and TensorRT-RTX (build-only: its builder judges rejections and output",
         "dtypes and shapes, no values; about 2 minutes of CPU) run in CI (`.ci/run`). XLA does not, since a run compiles one XLA",
@@ -153,6 +191,36 @@ def page(names):
     ]
     for clause, status, text, source in builder_settled():
         out.append(f"| `{clause}` | {status} | {text} | {source} |")
+    out += [
+        "",
+        "## Engine defects found",
+        "",
+        "Where an engine contradicts its own specification, each shown by a standalone script that calls",
+        "the engine directly (no adapter) and prints its answer beside the specification's; it exits 0",
+        "while the defect is there, and `runner/tests/engines.rs` runs every one, so a fixed engine is",
+        "noticed. Where the adapter can write the case another way with the engine's own ops, it does,",
+        "and no trial fails for the defect; a `defect` entry in the tables below names its script.",
+        "",
+    ]
+    found = reproducers()
+    # `config_*.py`: what a configuration setting changes (why an adapter uses one, or not).
+    defects = [r for r in found if not os.path.basename(r[1]).startswith("config_")]
+    settings = [r for r in found if os.path.basename(r[1]).startswith("config_")]
+    for heading, group in ((None, defects), ("### Configuration findings", settings)):
+        if heading and group:
+            out += [
+                "",
+                heading,
+                "",
+                "What a setting of the engine changes, shown the same way: why an adapter sets it, or does not.",
+                "",
+            ]
+        for engine, script, title, spec, answer in group:
+            out += [
+                f"- **{ENGINE_NAMES.get(engine, engine)}**: {title} [`{script}`](../{script})",
+                f"  - specification: {spec}",
+                f"  - engine: {answer}",
+            ]
     for engine, path, rows in engines:
         total = sum(row[0] for row in rows.values())
         out += [
@@ -173,9 +241,9 @@ def page(names):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/engines.md is not up to date")
-    parser.add_argument("--runner", help="the runner binary that lists the trials")
+    parser.add_argument("--runner", help="the runner binary that matches the entries")
     args = parser.parse_args()
-    text = page(trial_names(args.runner))
+    text = page(args.runner)
     if args.check:
         current = open(PAGE, encoding="utf-8").read() if os.path.exists(PAGE) else ""
         if current != text:

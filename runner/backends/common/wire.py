@@ -108,7 +108,9 @@ class Wire:
     def ints(self, name):
         """A shape-tensor input: 1-D int32/int64 -> list of Python ints."""
         if self.dtype not in ("int32", "int64") or len(self.shape) != 1:
-            raise OpError("invalid_input", f"input {name!r} must be a 1-D int32/int64 tensor, got {self.dtype} {self.shape}")
+            # The converter reads the values to compute Slice ends or Pad amounts: it has nothing
+            # to read in another tensor.
+            raise Unsupported(f"input {name!r} is a {self.dtype} tensor of shape {self.shape}, not the 1-D int32/int64 list the converter reads")
         return [int(v) for v in self.raw().tolist()]
 
 

@@ -16,7 +16,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
 
 from missing import serve_missing  # noqa: E402
 
@@ -32,6 +33,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
 
 from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, probe, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from errors import error_kind  # noqa: E402
 
 OPSET = 21
 ONNX_TYPE = {
@@ -62,7 +64,8 @@ class Graph:
     case of the same structure, ranks and dtypes: what stays in the structure is the op sequence,
     the node attributes (permutations, modes) and the types."""
 
-    def __init__(self):
+    def __init__(self, op):
+        self.op = op
         self.records, self.feeds = [], []
 
     def _add(self, record):
@@ -89,8 +92,9 @@ class Graph:
         array = np.asarray(array)
         return self._add(("const", array.dtype.str, array.shape, array.tobytes()))
 
-    def node(self, op, ins, **attrs):
-        return self._add(("node", op, tuple(ins), tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items()))))
+    def node(self, op, ins, name="", **attrs):
+        """A node; `name` is what ONNX Runtime's messages call it (errors.py reads it)."""
+        return self._add(("node", op, tuple(ins), tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())), name))
 
     def key(self, output, dtype):
         return (tuple(self.records), output, dtype)
@@ -106,8 +110,8 @@ class Graph:
                 _, dt, shape, data = record
                 inits.append(numpy_helper.from_array(np.frombuffer(data, dtype=dt).reshape(shape), name))
             else:
-                _, op, ins, attrs = record
-                node = helper.make_node(op, list(ins), [name])
+                _, op, ins, attrs, node_name = record
+                node = helper.make_node(op, list(ins), [name], name=node_name)
                 # Tuples are integer lists (an empty permutation included, whose type make_node
                 # cannot infer).
                 for key, value in attrs:
@@ -122,22 +126,22 @@ class Graph:
         try:
             session = ort.InferenceSession(model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"])
         except Exception as e:
-            raise engine_error(e, "building the session") from None
-        return Plan(session, output, feeds)
+            raise engine_error(e, "building the session", self.op) from None
+        return Plan(session, output, feeds, self.op)
 
 
 class Plan:
-    __slots__ = ("session", "output", "names")
+    __slots__ = ("session", "output", "names", "op")
 
-    def __init__(self, session, output, names):
-        self.session, self.output, self.names = session, output, names
+    def __init__(self, session, output, names, op):
+        self.session, self.output, self.names, self.op = session, output, names, op
 
     def run(self, feeds):
         values = {name: ortvalue(value) for name, value in zip(self.names, feeds)}
         try:
             out = self.session.run_with_ort_values([self.output], values)[0]
         except Exception as e:
-            raise engine_error(e, "running the session") from None
+            raise engine_error(e, "running the session", self.op) from None
         dtype = WIRE_TYPE.get(out.data_type())
         if dtype is None:
             raise OpError("internal", f"the session returned a {out.data_type()}")
@@ -177,21 +181,19 @@ RAW_FEED = {
 }
 
 
-def engine_error(e, when):
+def engine_error(e, when, op=None):
     """An exception of ONNX Runtime: a missing kernel or type is `unsupported`, anything else is
-    the engine rejecting the case (no kind: ORT's errors do not map onto TensorRT's rules)."""
+    the engine rejecting the case, with the kind its message names (errors.py) or none."""
     text = " ".join(str(e).split())
     if type(e).__name__ == "NotImplemented" or "Could not find an implementation" in text or "Type Error" in text:
         return Unsupported(f"onnxruntime {when}: {text[:300]}")
-    return OpError(None, f"onnxruntime {when}: {text[:300]}")
+    return OpError(error_kind(text, op), f"onnxruntime {when}: {text[:600]}")
 
 
+# Defaults, as an engine is run: graph optimizations and threads as ONNX Runtime chooses (neither
+# changes a result of the suite: BENCHMARKS.md, "Engine adapters"); only the log is quiet.
 OPTIONS = ort.SessionOptions()
-OPTIONS.intra_op_num_threads = 1
-OPTIONS.inter_op_num_threads = 1
 OPTIONS.log_severity_level = 4
-# Graph rewrites could fold the converter's ops together; the point is to run them as written.
-OPTIONS.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
 
 # ----------------------------------------------------------------------------------------------
@@ -230,24 +232,29 @@ def build_shuffle(g, attrs, t):
 # ----------------------------------------------------------------------------------------------
 # slice: Slice; WRAP/CLAMP/REFLECT/FILL pad first (Pad wrap/edge/reflect/constant), then Slice
 
-PAD_MODE = {"wrap": "wrap", "clamp": "edge", "reflect": "reflect", "fill": "constant"}
+PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
 
 
 def build_slice(g, attrs, t):
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     data = g.input(t[0], 0)
-    if plan.padded:
-        ins = [data, g.ints(plan.before + plan.after)]
-        if plan.mode == "fill" and t[4] is not None:
+    for mode, before, after in plan.pad_stages(PAD_MODES):
+        ins = [data, g.ints(before + after)]
+        if mode == "constant" and t[4] is not None:
             fill = g.input(t[4], 4)
             if t[4].dtype != t[0].dtype:
                 fill = g.node("Cast", [fill], to=ONNX_TYPE[t[0].dtype])
             ins.append(fill)
-        data = g.node("Pad", ins, mode=PAD_MODE[plan.mode])
-    if not plan.axes:
-        return g.node("Identity", [data])
-    ins = [data, g.ints(plan.starts), g.ints(plan.ends), g.ints(plan.axes), g.ints(plan.steps)]
-    return g.node("Slice", ins)
+        data = g.node("Pad", ins, mode=mode)
+    entries, gathers = plan.slice_and_gathers()
+    if entries:
+        starts, ends, axes, steps = (list(column) for column in zip(*entries))
+        data = g.node("Slice", [data, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])
+    for axis, index in gathers:
+        data = g.node("Gather", [data, g.ints(index)], axis=axis)
+    if not any(r[0] == "node" for r in g.records):
+        data = g.node("Identity", [data])
+    return data
 
 
 # ----------------------------------------------------------------------------------------------
@@ -288,7 +295,7 @@ def build_scale(g, attrs, t):
 
 
 def unpack(g, x, layout):
-    y = g.node("Reshape", [x, g.ints(layout.memory)])
+    y = g.node("Reshape", [x, g.ints(layout.memory)], name="buffer")
     y = g.node("Transpose", [y], perm=layout.inverse)
     if layout.split != layout.padded:
         y = g.node("Reshape", [y, g.ints(layout.padded)])
@@ -334,7 +341,7 @@ CACHE = {}
 
 def plan_for(op, attrs, tensors):
     """The session for a case (cached by the graph's structure) and the values to feed it."""
-    g = Graph()
+    g = Graph(op)
     out_dtype = attrs.get("output_dtype") or tensors[0].dtype if op == "scale" else tensors[0].dtype
     if out_dtype not in ONNX_TYPE:
         raise Unsupported(f"output dtype {out_dtype!r}")

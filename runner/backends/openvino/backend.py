@@ -30,6 +30,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
 
 from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from errors import error_kind  # noqa: E402
 
 OV_TYPE = {
     "bool": ov.Type.boolean,
@@ -45,10 +46,13 @@ OV_TYPE = {
 }
 WIRE_TYPE = {t.get_type_name(): n for n, t in OV_TYPE.items()}
 CORE = ov.Core()
-CONFIG = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
-# Keep every type as declared: the CPU plugin would otherwise run float32 graphs in bf16 or f16
-# where the hardware prefers it.
-CONFIG["INFERENCE_PRECISION_HINT"] = "f32"
+# The CPU plugin's default configuration but for one setting. On a CPU with bfloat16 arithmetic
+# (AVX512_BF16, AMX) the plugin runs float32 computations at bfloat16 precision by default, which
+# flushes subnormal results and rewrites NaNs of bfloat16 Scale cases
+# (repro/config_bf16_inference_precision.py); TensorRT's Scale computes in float32, so the adapter
+# asks for f32. No thread or stream setting: with INFERENCE_NUM_THREADS 1 the plugin skips run-time
+# shape checks and returns what was in memory (repro/config_one_thread_skips_shape_checks.py).
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
 class Builder:
@@ -107,11 +111,13 @@ def tensor(value):
     return t
 
 
-def engine_error(e, when):
+def engine_error(e, when, op):
+    """An exception of OpenVINO: a type without a kernel is `unsupported`, anything else is the
+    engine rejecting the case, with the kind its message names (errors.py) or none."""
     text = " ".join(str(e).split())
     if "support" in text.lower() and "type" in text.lower() or "Unsupported" in text:
         return Unsupported(f"openvino {when}: {text[:300]}")
-    return OpError(None, f"openvino {when}: {text[:300]}")
+    return OpError(error_kind(text, op), f"openvino {when}: {text[:600]}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -141,27 +147,38 @@ def build_shuffle(b, attrs, t):
     return x
 
 
-PAD_MODE = {"clamp": "edge", "reflect": "reflect", "fill": "constant"}
+PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": None}
 
 
 def build_slice(b, attrs, t):
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     x = b.data(t[0])
-    if plan.padded:
-        if plan.mode not in PAD_MODE:
-            raise Unsupported(f"OpenVINO's Pad has no {plan.mode} mode")
-        b.step("pad", plan.mode, t[4] is not None and (t[4].dtype, len(t[4].shape)))
-        args = [x, b.ints(plan.before), b.ints(plan.after), PAD_MODE[plan.mode]]
-        if plan.mode == "fill" and t[4] is not None:
-            fill = b.data(t[4])
-            if t[4].dtype != t[0].dtype:
-                fill = ops.convert(fill, OV_TYPE[t[0].dtype]).output(0)
-            args.append(fill)
+    for mode, before, after in plan.pad_stages(PAD_MODES):
+        if mode is None:
+            raise Unsupported("OpenVINO's Pad has no wrap mode")
+        fill = t[4] if mode == "constant" else None
+        b.step("pad", mode, fill is not None and (fill.dtype, len(fill.shape), fill.shape == [1]))
+        args = [x, b.ints(before), b.ints(after), mode]
+        if fill is not None:
+            value = b.data(fill)
+            if fill.shape == [1]:
+                # TensorRT takes a fill of shape [1] as well as a scalar; OpenVINO's Pad takes a
+                # scalar pad_value: a converter squeezes that one axis. Any other shape goes to
+                # the Pad as it is, for OpenVINO to judge.
+                value = ops.squeeze(value, ops.constant(np.array([0], dtype=np.int64))).output(0)
+            if fill.dtype != t[0].dtype:
+                value = ops.convert(value, OV_TYPE[t[0].dtype]).output(0)
+            args.append(value)
         x = ops.pad(*args).output(0)
-    if not plan.axes:
-        return x
-    b.step("slice", len(plan.axes))
-    return ops.slice(x, b.ints(plan.starts), b.ints(plan.ends), b.ints(plan.steps), b.ints(plan.axes)).output(0)
+    entries, gathers = plan.slice_and_gathers()
+    if entries:
+        starts, ends, axes, steps = (list(column) for column in zip(*entries))
+        b.step("slice", len(axes))
+        x = ops.slice(x, b.ints(starts), b.ints(ends), b.ints(steps), b.ints(axes)).output(0)
+    for axis, index in gathers:
+        b.step("gather", axis)
+        x = ops.gather(x, b.ints(index), ops.constant(np.int64(axis))).output(0)
+    return x
 
 
 def build_as_strided(b, attrs, t):
@@ -235,7 +252,7 @@ def run(op, attrs, inputs):
     except (OpError, Unsupported):
         raise
     except RuntimeError as e:  # OpenVINO checks each op as it is made
-        raise engine_error(e, "building the model") from None
+        raise engine_error(e, "building the model", op) from None
     key = (op, tuple(b.key))
     compiled = CACHE.get(key)
     if compiled is None:
@@ -243,14 +260,14 @@ def run(op, attrs, inputs):
             model = ov.Model([ops.result(out)], b.params)
             compiled = CORE.compile_model(model, "CPU", CONFIG).create_infer_request()
         except Exception as e:
-            compiled = engine_error(e, "compiling the model")
+            compiled = engine_error(e, "compiling the model", op)
         CACHE[key] = compiled
     if isinstance(compiled, Exception):
         raise compiled
     try:
         compiled.infer([tensor(v) for v in b.feeds])
     except Exception as e:
-        raise engine_error(e, "running the model") from None
+        raise engine_error(e, "running the model", op) from None
     out = compiled.get_output_tensor(0)
     dtype = WIRE_TYPE.get(out.element_type.get_type_name())
     if dtype is None:

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Each message pattern of errors.py against OpenVINO's own message: a small model that OpenVINO
+rejects for the rule, whose message must give the pattern's kind. Run by runner/tests/engines.rs;
+exit 0 when every pattern holds."""
+
+import os
+import sys
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from errors import PATTERNS, error_kind  # noqa: E402
+
+
+def message(build):
+    """OpenVINO's message when `build()` makes the nodes of a model (OpenVINO checks each node as
+    it is made)."""
+    try:
+        build()
+    except RuntimeError as e:
+        return " ".join(str(e).split())
+    raise AssertionError("the model was not rejected")
+
+
+def data(rank=2):
+    return ops.parameter(ov.PartialShape([-1] * rank), ov.Type.f32)
+
+
+def const(*values):
+    return ops.constant(np.array(values, dtype=np.int64))
+
+
+CASES = [
+    ("shuffle", message(lambda: ops.transpose(data(), const(0, 2))), "invalid_permutation"),
+    ("shuffle", message(lambda: ops.transpose(data(), const(0, 1, 2))), "invalid_permutation"),
+    ("shuffle", message(lambda: ops.reshape(data(), const(0, -1), special_zero=False)), "indeterminate_wildcard"),
+    ("shuffle", message(lambda: ops.reshape(data(), const(-2, 3), special_zero=False)), "invalid_reshape"),
+    ("shuffle", message(lambda: ops.reshape(data(), const(-1, -1), special_zero=False)), "invalid_reshape"),
+    ("shuffle", message(lambda: ops.reshape(data(), const(1, 1, 0), special_zero=True)), "invalid_reshape"),
+    ("shuffle", message(lambda: ops.reshape(data(), ops.constant(np.array([[6]], dtype=np.int64)), special_zero=False)), "invalid_input"),
+    ("slice", message(lambda: ops.pad(data(1), const(1), const(1), "constant", ops.constant(np.array([[0.0]], dtype=np.float32)))), "invalid_fill"),
+]
+
+
+def main():
+    failures = []
+    for op, text, kind in CASES:
+        got = error_kind(text, op)
+        print(f"{'ok  ' if got == kind else 'FAIL'} {op}: {kind} <- {text[:200]}")
+        if got != kind:
+            failures.append((op, kind, got, text))
+    matched = {p for _, text, _ in CASES for _, p, _ in PATTERNS if __import__("re").search(p, text)}
+    unused = [p for _, p, _ in PATTERNS if p not in matched]
+    if unused:
+        failures.append(("patterns no case matches", unused, None, ""))
+    for f in failures:
+        print("FAILED:", f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
