@@ -816,7 +816,7 @@ impl GoldenStore {
     /// replaced again with the usual names; (4) the staged names go. A bless stopped anywhere
     /// leaves a manifest whose files are all there and right, and at most files of its own,
     /// which the next bless reports and removes. Blesses of one golden folder take turns
-    /// ([`BlessLock`]).
+    /// (the bless lock).
     pub fn finish(&self) -> Result<BlessSummary, GoldenError> {
         let write = |message: String| GoldenError::new(GoldenErrorKind::Write, message);
         let mut summary = BlessSummary::default();
