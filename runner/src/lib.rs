@@ -343,13 +343,14 @@ fn trial_clauses(
         .collect()
 }
 
-/// Builds the trials: one per case, one failing trial per spec problem, and one per
-/// expectations entry that matches no case; sorted by name.
+/// Builds the trials: one per case, one failing trial per spec problem, and, given the
+/// trials with the clauses they cite ([`trial_clauses`]), one per expectations entry that
+/// matches none of them; sorted by name.
 fn trials(
     run: &Arc<Run>,
     args: &Arguments,
     loaded: Loaded,
-    check_unmatched: bool,
+    cited: Option<&[TrialClauses]>,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<Trial> {
     let mut loaded = loaded;
@@ -361,9 +362,8 @@ fn trials(
             .map(|(name, op, message)| run.failing_trial(name, op, message)),
     );
     let generated_trials = generated.map(|g| g.trials(run, args)).unwrap_or_default();
-    if check_unmatched {
-        let cited = trial_clauses(&run.expectations, run.engine, &loaded, generated);
-        for entry in run.expectations.unmatched(&cited) {
+    if let Some(cited) = cited {
+        for entry in run.expectations.unmatched(cited) {
             let message = format!(
                 "stale expectation: line {} (`{}`) matches no case; remove it",
                 entry.line,
@@ -457,27 +457,23 @@ fn run(
             expectations,
             &config,
         ));
-        let mut trials = trials(&run, &args, loaded, false, generated.as_ref());
+        let mut trials = trials(&run, &args, loaded, None, generated.as_ref());
         if let Some(part) = config.partition {
             trials.retain(|t| part.contains(t.name()));
         }
         let listed = libtest_mimic::run(&args, trials);
         return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
     }
-    expectations
-        .check(&trial_clauses(
-            &expectations,
-            config.engine,
-            &loaded,
-            generated.as_ref(),
-        ))
-        .map_err(|errors| {
-            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
-            let lines: Vec<String> = (errors.iter())
-                .map(|e| format!("{}: {e}", path.display()))
-                .collect();
-            RunError::Expectations(lines.join("\n"))
-        })?;
+    // Each generated case's expected error takes a reference evaluation: done once, for the
+    // check here and for the entries that match nothing below.
+    let cited = trial_clauses(&expectations, config.engine, &loaded, generated.as_ref());
+    expectations.check(&cited).map_err(|errors| {
+        let path = config.expectations.as_deref().unwrap_or(Path::new(""));
+        let lines: Vec<String> = (errors.iter())
+            .map(|e| format!("{}: {e}", path.display()))
+            .collect();
+        RunError::Expectations(lines.join("\n"))
+    })?;
     let backend = match backend {
         Some(backend) => backend,
         None => self::backend(&config).map_err(RunError::Backend)?,
@@ -493,7 +489,8 @@ fn run(
     run.quiet_exclusions &= check_unmatched;
     let run = Arc::new(run);
     let case_count = loaded.cases.len();
-    let trials = trials(&run, &args, loaded, check_unmatched, generated.as_ref());
+    let unmatched_against = check_unmatched.then_some(cited.as_slice());
+    let trials = trials(&run, &args, loaded, unmatched_against, generated.as_ref());
     let quietly_excluded = std::mem::take(
         &mut *run
             .quietly_excluded
