@@ -4,8 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use opspec::ops::{Invocation, Planned};
-use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, OpError, Tensor};
+use opspec_spec::{Case, Expectation};
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]

@@ -37,9 +37,9 @@ use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
 use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
-use opspec::spec::clauses::{Catalogue, Clause, Marks};
-use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
+use opspec_spec::clauses::{Catalogue, Clause, Marks};
+use opspec_spec::{load_dirs, Case, Expectation};
 
 use crate::attributes::wire;
 use crate::Config;
@@ -223,7 +223,7 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for scope in opspec::spec::clauses::SCOPES {
+    for scope in opspec_spec::clauses::SCOPES {
         let clauses: Vec<&Clause> = catalogue.scope(scope).collect();
         let op = Op::from_name(scope);
         let cases = groups.values().filter(|g| Some(g.first().op) == op).count();

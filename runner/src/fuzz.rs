@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 use crate::backend::Engine;
 use opspec::ops::{Attrs, Invocation, Op};
-use opspec::rng::Rng;
-use opspec::spec::{load_file, Case, Expectation};
 use opspec_generate::golden::expectation_of;
 use opspec_generate::new_case;
 use opspec_generate::random::random_case;
+use opspec_generate::rng::Rng;
 use opspec_generate::shrink::shrink;
 use opspec_generate::yaml::{to_yaml, Floats};
+use opspec_spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
 use crate::verdict::{judge_excluding, Status};

@@ -20,14 +20,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::compare::compare_exact;
-use opspec::spec::{Case, Expectation};
 use opspec::{Op, Tensor};
 use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
+use opspec_spec::compare::compare_exact;
+use opspec_spec::{Case, Expectation};
 
 use crate::backend::{BackendError, Engine, Exclusion, Outcome};
 use crate::config::{env_flag, repository_root, Config};

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use libtest_mimic::Arguments;
 use opspec::ops::Invocation;
-use opspec::spec::Case;
 use opspec::{ErrorKind, OpError, Tensor};
+use opspec_spec::Case;
 
 use std::collections::BTreeMap;
 

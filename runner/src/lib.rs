@@ -32,8 +32,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::spec::clauses::Catalogue;
-use opspec::spec::{load_dirs, Case, Loaded};
+use opspec_spec::clauses::Catalogue;
+use opspec_spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;

@@ -193,12 +193,12 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
 /// A target a spec case can be restricted on (`unsupported_on`); anything else would be
 /// declared in the hello and then refused by the runner.
 fn parse_target(text: &str) -> Result<String, String> {
-    if opspec::spec::TARGETS.contains(&text) {
+    if opspec_spec::TARGETS.contains(&text) {
         Ok(text.to_owned())
     } else {
         Err(format!(
             "unknown target (known: {})",
-            opspec::spec::TARGETS.join(", ")
+            opspec_spec::TARGETS.join(", ")
         ))
     }
 }

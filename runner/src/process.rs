@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use opspec::bytes::byte_len;
-use opspec::spec::{Case, Expectation, TARGETS};
 use opspec::{DType, ErrorKind, Op};
+use opspec_spec::bytes::byte_len;
+use opspec_spec::{Case, Expectation, TARGETS};
 
 use crate::attributes::{declarable, declarable_names};
 use crate::backend::{

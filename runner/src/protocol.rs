@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use opspec::bytes::{from_le_bytes, to_le_bytes, BytesError};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::{DType, Tensor};
+use opspec_spec::bytes::{from_le_bytes, to_le_bytes, BytesError};
+use opspec_spec::value::ScaleAttrs;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -234,7 +235,7 @@ pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
         Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
         Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
         Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
-        Op::Scale => Attrs::Scale(serde_json::from_value(value)?),
+        Op::Scale => Attrs::Scale(serde_json::from_value::<ScaleAttrs>(value)?.into()),
         Op::Reformat => Attrs::Reformat(serde_json::from_value(value)?),
     };
     if let Attrs::Scale(scale) = &mut attrs {
@@ -302,7 +303,7 @@ mod tests {
             .expect("the documented Scale request");
         let documented: Value = serde_json::from_str(block).unwrap();
         let path = std::path::PathBuf::from(format!("{root}/specs/scale/channel.yaml"));
-        let (cases, errors) = opspec::spec::load_file(Op::Scale, &path);
+        let (cases, errors) = opspec_spec::load_file(Op::Scale, &path);
         assert!(errors.is_empty(), "{errors:?}");
         let case = cases.iter().find(|c| c.trial_name() == id).unwrap();
         assert_eq!(

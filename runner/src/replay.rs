@@ -16,8 +16,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use libtest_mimic::Arguments;
-use opspec::spec::Case;
 use opspec::DType;
+use opspec_spec::Case;
 use serde_json::json;
 
 use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};

@@ -1,6 +1,6 @@
 //! Judging an outcome against a case's expectation, and the failure report a person reads.
 //!
-//! Outputs are compared as [`opspec::compare`] says: layout ops bit for bit, Scale within the
+//! Outputs are compared as [`opspec_spec::compare`] says: layout ops bit for bit, Scale within the
 //! case's tolerance or the default for its output dtype. A case marked
 //! `implementation_defined` holds the reference's reading of undocumented behaviour: the
 //! reference must match it, while another backend whose values differ, that rejects the case,
@@ -13,9 +13,9 @@
 //! second rule for that backend, `unsupported_dtype` passes in place of the expected kind
 //! (docs/protocol.md, "What the runner does with a hello").
 
-use opspec::compare::{compare, comparison_for, Comparison, Mismatch};
-use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, Tensor};
+use opspec_spec::compare::{compare, comparison_for, Comparison, Mismatch};
+use opspec_spec::{Case, Expectation};
 
 use serde::{Deserialize, Serialize};
 
@@ -543,8 +543,8 @@ mod tests {
 
     use crate::backend::{Backend, BuiltOutput};
 
-    use opspec::spec::load_dirs;
     use opspec::DType;
+    use opspec_spec::load_dirs;
 
     /// A scratch spec folder holding `scale/<file>.yaml`.
     fn load_scale(name: &str, yaml: &str) -> Vec<Case> {
@@ -644,7 +644,7 @@ cases:
         let shape = vec![12];
         let expected = Tensor::from_bits(DType::Int8, shape.clone(), (0..12).collect());
         let actual = Tensor::from_bits(DType::Int8, shape, (0..12).map(|v| (v + 2) % 12).collect());
-        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let mismatch = opspec_spec::compare::compare_exact(&expected, &actual).unwrap_err();
         let report = render_mismatch(&mismatch, &expected, &actual);
         assert!(report.contains("values (-expected|+actual):"), "{report}");
         assert!(
@@ -663,7 +663,7 @@ cases:
         let n = SMALL_TENSOR + 1;
         let expected = Tensor::from_bits(DType::Int8, vec![n], vec![0; n]);
         let actual = Tensor::from_bits(DType::Int8, vec![n], vec![1; n]);
-        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let mismatch = opspec_spec::compare::compare_exact(&expected, &actual).unwrap_err();
         let text = render_mismatch(&mismatch, &expected, &actual);
         assert!(
             text.starts_with(&format!("{n} of {n} elements differ")),

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use opspec::spec::{load_file, Expectation};
 use opspec::Op;
+use opspec_spec::{load_file, Expectation};
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)

@@ -19,7 +19,7 @@
 //! check failed and how to bless. A golden is checked once per run; every trial that asks for
 //! it again gets the same verdict.
 //!
-//! **npy dtypes** are those of [`opspec::npy`]; the manifest gives the real dtype (bfloat16,
+//! **npy dtypes** are those of [`opspec_spec::npy`]; the manifest gives the real dtype (bfloat16,
 //! fp8 and int4, which numpy lacks, are stored as raw bits or unpacked bytes).
 //!
 //! **Blessing** ([`GoldenStore::new`] with `bless`): a golden that is missing, stale or
@@ -54,10 +54,10 @@ use sha2::{Digest, Sha256};
 
 use opspec::dtype::DType;
 use opspec::error::{ErrorKind, OpError};
-use opspec::npy::{from_npy, to_npy};
 use opspec::ops::Op;
-use opspec::spec::Expectation;
 use opspec::tensor::Tensor;
+use opspec_spec::npy::{from_npy, to_npy};
+use opspec_spec::Expectation;
 
 /// The `generator` field of every manifest.
 pub const GENERATOR: &str = "opspec-sweep";
@@ -510,7 +510,7 @@ impl GoldenStore {
                 let volume = opspec::tensor::checked_volume(shape)
                     .map_err(|e| corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message)))?;
                 let limit = (volume as u64).saturating_mul(8).saturating_add(1 << 20);
-                let bytes = opspec::source::read_bounded(&path, limit)
+                let bytes = opspec_spec::source::read_bounded(&path, limit)
                     .map_err(|e| corrupt(format!("golden {file_name}: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
@@ -1125,8 +1125,8 @@ fn read_manifest(path: &Path) -> Result<String, ManifestRead> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestRead::Missing),
         _ => {}
     }
-    let bytes =
-        opspec::source::read_bounded(path, MAX_MANIFEST_BYTES).map_err(ManifestRead::Unreadable)?;
+    let bytes = opspec_spec::source::read_bounded(path, MAX_MANIFEST_BYTES)
+        .map_err(ManifestRead::Unreadable)?;
     String::from_utf8(bytes)
         .map_err(|_| ManifestRead::Unreadable(format!("{} is not UTF-8 text", path.display())))
 }

@@ -237,7 +237,14 @@ mod tests {
     fn no_way_back_says_why() {
         let input = Provenance::tensor(DType::Float32, vec![1, 1, 2, 2]);
         let scale = Invocation {
-            attrs: Attrs::Scale(serde_yaml::from_str("{mode: uniform}").unwrap()),
+            attrs: Attrs::Scale(opspec::ops::scale::Attrs {
+                mode: opspec::ops::scale::Mode::Uniform,
+                scale: Default::default(),
+                shift: Default::default(),
+                power: Default::default(),
+                channel_axis: None,
+                output_dtype: None,
+            }),
             inputs: vec![Some(input.clone())],
         };
         assert_eq!(second(&scale, &input), Err(NoWayBack::NoRoundTrip));

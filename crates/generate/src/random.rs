@@ -6,15 +6,15 @@
 //! counts that match the mode, buffers of the format's length); the rest break one rule on
 //! purpose, so that rejections are compared too. Element counts stay small (a few hundred) so
 //! that a run covers many shapes quickly. The same seed always gives the same cases
-//! ([`opspec::rng::Rng`]).
+//! ([`crate::rng::Rng`]).
 
 use super::values::{random_element, special_bits, Provenance};
+use crate::rng::Rng;
 use opspec::dtype::DType;
 use opspec::ops::reformat::{self, Dla, Format, Image};
 use opspec::ops::scale::{self, Coefficients};
 use opspec::ops::slice::{self, Mode};
 use opspec::ops::{as_strided, shuffle, Attrs, Invocation, Op};
-use opspec::rng::Rng;
 use opspec::tensor::Tensor;
 
 /// The largest element count of a generated input.

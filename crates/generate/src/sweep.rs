@@ -45,14 +45,14 @@ use serde_yaml::{Mapping, Value};
 use super::values::{random_bits, special_bits, Provenance};
 use super::{case_hash, metamorphic, new_case, GeneratedCase};
 use crate::golden::GoldenId;
-use opspec::compare::Tolerance;
+use crate::rng::Rng;
 use opspec::dtype::DType;
 use opspec::ops::reformat::{Dla, Format, Image};
 use opspec::ops::{Invocation, Op};
-use opspec::rng::Rng;
-use opspec::spec::value::{flatten, to_bits, DataNode};
-use opspec::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
 use opspec::tensor::{checked_volume, Tensor};
+use opspec_spec::compare::Tolerance;
+use opspec_spec::value::{flatten, to_bits, DataNode};
+use opspec_spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
 
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
@@ -178,7 +178,7 @@ pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) 
         message,
     };
     // A sweep is a few KiB of parameters: a regular file of at most 16 MiB.
-    let text = match opspec::source::read_bounded(path, 16 << 20)
+    let text = match opspec_spec::source::read_bounded(path, 16 << 20)
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned()))
     {
         Ok(text) => text,

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use opspec::dtype::DType;
-use opspec::spec::value::{to_bits, DataNode};
-use opspec::spec::{Case, Expectation};
 use opspec::tensor::Tensor;
+use opspec_spec::value::{to_bits, DataNode};
+use opspec_spec::{Case, Expectation};
 
 /// How floats are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,7 +214,7 @@ mod tests {
     use super::*;
     use crate::new_case;
     use opspec::ops::{slice, Attrs, Invocation, Op};
-    use opspec::spec::load_file;
+    use opspec_spec::load_file;
 
     #[test]
     fn a_written_case_loads_back_to_the_same_case() {

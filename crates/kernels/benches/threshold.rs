@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use opspec::dtype::DType;
 use opspec::ops::{plan, Invocation, Op, Plan, Planned};
-use opspec::spec::parse_attrs;
 use opspec::tensor::Tensor;
+use opspec_spec::parse_attrs;
 
 /// An op at a size: attributes (YAML; `$N` is the size, `$HALF` half of it, `$LAST` one less),
 /// input dtype and shape.

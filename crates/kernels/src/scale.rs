@@ -232,7 +232,7 @@ fn map<I: Lane, O: Lane>(src: &[I::Word], dst: &mut [O::Word], f: impl Fn(f32) -
 mod tests {
     use super::*;
     use opspec::ops::scale::{self, Attrs, DTYPES};
-    use opspec::rng::Rng;
+    use opspec_generate::rng::Rng;
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
         Attrs {

@@ -529,7 +529,7 @@ fn gather_tensor(source: &Tensor, tables: &AxisGather) -> Tensor {
 #[test]
 fn kernels_match_the_reference_evaluation_of_every_op() {
     use opspec::ops::{plan, Op, Planned};
-    let mut rng = opspec::rng::Rng::new(0x0b5e55ed);
+    let mut rng = opspec_generate::rng::Rng::new(0x0b5e55ed);
     let mut planned = [0usize; Op::ALL.len()];
     for _ in 0..20_000 {
         let invocation = opspec_generate::random::random_case(&mut rng, &Op::ALL);

@@ -11,11 +11,11 @@ use super::yaml;
 use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
 use super::{Case, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::error::ErrorKind;
 use crate::npy;
-use crate::ops::{Attrs, Invocation, Op};
-use crate::tensor::{checked_volume, Tensor};
+use opspec::dtype::DType;
+use opspec::error::ErrorKind;
+use opspec::ops::{Attrs, Invocation, Op};
+use opspec::tensor::{checked_volume, Tensor};
 
 /// A spec file: `specs/<op>/<file>.yaml`. Generic over the attributes' type so that the JSON
 /// Schema of each op ([`super::schema`]) types them; the loader reads them as YAML first.
@@ -764,7 +764,7 @@ pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, Ca
         Op::Shuffle => Attrs::Shuffle(typed(value)?),
         Op::Slice => Attrs::Slice(typed(value)?),
         Op::AsStrided => Attrs::AsStrided(typed(value)?),
-        Op::Scale => Attrs::Scale(typed(value)?),
+        Op::Scale => Attrs::Scale(typed::<super::value::ScaleAttrs>(value)?.into()),
         Op::Reformat => Attrs::Reformat(typed(value)?),
     })
 }
@@ -1319,7 +1319,10 @@ cases:
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases[0].invocation.inputs[0].as_ref(), Some(&input));
         assert_eq!(cases[0].expect, Expectation::Outputs(vec![output.clone()]));
-        assert_eq!(crate::ops::evaluate(&cases[0].invocation), Ok(vec![output]));
+        assert_eq!(
+            opspec::ops::evaluate(&cases[0].invocation),
+            Ok(vec![output])
+        );
 
         let problem = |text: String| {
             std::fs::write(&path, text).unwrap();
@@ -1356,7 +1359,8 @@ cases:
     #[test]
     fn the_committed_npy_case_holds_its_rule() {
         // specs/shuffle/npy_data.yaml: in[0][c][h][w] = out[0][h][w][c] = 50176c + 224h + w.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/shuffle/npy_data.yaml");
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("specs/shuffle/npy_data.yaml");
         let (cases, errors) = load_file(Op::Shuffle, &path);
         assert!(errors.is_empty(), "{errors:?}");
         let value = |c: usize, h: usize, w: usize| ((50176 * c + 224 * h + w) as f32).to_bits();
@@ -1378,7 +1382,7 @@ cases:
             }
         }
         assert_eq!(
-            crate::ops::evaluate(&cases[0].invocation).as_ref(),
+            opspec::ops::evaluate(&cases[0].invocation).as_ref(),
             Ok(outputs)
         );
     }
@@ -1423,7 +1427,7 @@ cases:
             Expectation::Outputs(vec![there.invocation.inputs[0].clone().unwrap()])
         );
         assert_eq!(
-            crate::ops::evaluate(&back.invocation),
+            opspec::ops::evaluate(&back.invocation),
             Ok(vec![there.invocation.inputs[0].clone().unwrap()])
         );
     }
@@ -1594,7 +1598,7 @@ cases:
 
     #[test]
     fn every_repository_spec_and_its_mutations_mean_what_the_yaml_says() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         let (files, _) = op_files(&[root.join("specs")], None, "spec", "");
         assert!(files.len() > 40, "{} spec files", files.len());
         let scratch = scratch("differential");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use opspec::spec::{load_dirs, SpecError, SpecErrorKind};
+use opspec_spec::{load_dirs, SpecError, SpecErrorKind};
 
 const CASE: &str = r#"
 cases:
@@ -144,7 +144,7 @@ fn an_op_folder_given_as_a_spec_folder_is_a_problem() {
 
 #[test]
 fn the_repository_folders_have_no_problem() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let loaded = load_dirs(&[root.join("specs")], None);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     // The sweeps: crates/generate/tests/sweeps.rs.

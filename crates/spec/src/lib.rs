@@ -1,13 +1,23 @@
-//! Spec files: the declarative cases, and their loading into typed [`Case`]s.
+//! opspec-spec: the suite's side of opspec. The spec files (the declarative cases) and their
+//! loading into typed [`Case`]s, the clause catalogues, the JSON Schemas of the format, the
+//! comparison of outputs with a case's expectation ([`compare`]), and the bytes of tensors as
+//! the wire protocol, npy files and goldens hold them ([`bytes`], [`npy`], [`source`]). The
+//! reference interpreter (crate `opspec`) knows nothing of any of it.
 //!
 //! Layout: `<spec dir>/<op>/<file>.yaml`; the folder names the op. Each case becomes one trial
 //! per dtype it lists, named `<op>::<file>::<case>[::<dtype>]`. The format is documented in
 //! CONTRIBUTING.md. Every problem is reported as a [`SpecError`] naming the file, the case and
 //! the field; a structural problem voids its file, a value problem only its case.
 
+#![forbid(unsafe_code)]
+
+pub mod bytes;
 pub mod clauses;
+pub mod compare;
 mod load;
+pub mod npy;
 pub mod schema;
+pub mod source;
 pub mod value;
 mod yaml;
 
@@ -20,10 +30,10 @@ pub use load::{
 };
 
 use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::error::ErrorKind;
-use crate::ops::{Invocation, Op};
-use crate::tensor::Tensor;
+use opspec::dtype::DType;
+use opspec::error::ErrorKind;
+use opspec::ops::{Invocation, Op};
+use opspec::tensor::Tensor;
 
 /// What a case expects.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,10 +1,10 @@
 //! The bytes of a tensor's elements, as the wire protocol carries them and npy files hold them
 //! (docs/protocol.md, "Tensors"). (A format's memory image, padding included, is something
 //! else: `ops::reformat::Image`.) Not part of the interpreter's rules: the ops
-//! work on [`crate::tensor::Buffer`]s of one word per element.
+//! work on [`opspec::tensor::Buffer`]s of one word per element.
 
-use crate::dtype::{DType, Width};
-use crate::tensor::{checked_volume, Buffer, Tensor};
+use opspec::dtype::{DType, Width};
+use opspec::tensor::{checked_volume, Buffer, Tensor};
 
 /// The bytes of a tensor's elements: row-major, little-endian, the dtype's width;
 /// bool one byte 0/1; int4 two per byte, element 2k in the low nibble (TensorRT Constant

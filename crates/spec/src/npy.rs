@@ -8,8 +8,8 @@
 //! equivalents. Every file written is npy format 1.0, C order, little-endian.
 
 use crate::bytes::{from_le_bytes, to_le_bytes};
-use crate::dtype::DType;
-use crate::tensor::{checked_volume, Tensor};
+use opspec::dtype::DType;
+use opspec::tensor::{checked_volume, Tensor};
 
 /// The npy `descr` a dtype is stored as.
 pub fn npy_descr(dtype: DType) -> &'static str {
