@@ -22,7 +22,7 @@ use std::process::{Command, ExitCode};
 
 use opspec::dtype::{DType, Width};
 use opspec::ops::{scale, Attrs, Invocation, Op};
-use opspec::tensor::{Buffer, Tensor};
+use opspec::tensor::{Buffer, Limits, Tensor};
 use opspec::OpError;
 
 /// The element budget of the children, and so each case's output element count, unless
@@ -154,8 +154,8 @@ const CASES: &[MemoryCase] = &[
     },
 ];
 
-/// An evaluation of an invocation: the reference's, or an engine's.
-pub type Evaluate = fn(&Invocation) -> Result<Vec<Tensor>, OpError>;
+/// An evaluation of an invocation within limits: the reference's, or an engine's.
+pub type Evaluate = fn(&Invocation, Limits) -> Result<Vec<Tensor>, OpError>;
 
 #[allow(dead_code)] // a module of crates/kernels/tests/memory.rs, which has its own `main`
 fn main() -> ExitCode {
@@ -254,8 +254,10 @@ fn parse_attrs(op: Op, yaml: &str) -> Attrs {
 /// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
 fn child(name: &str, evaluate: Evaluate) {
     let case = CASES.iter().find(|c| c.name == name).expect("a known case");
-    opspec::tensor::set_max_elements(elements() as u64);
     let n = elements();
+    let limits = Limits {
+        max_elements: n as u64,
+    };
     let attrs = case
         .attrs
         .replace("$HALF", &(n / 2).to_string())
@@ -280,7 +282,7 @@ fn child(name: &str, evaluate: Evaluate) {
     let invocation = Invocation { attrs, inputs };
     std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
     let before = status_kib("VmRSS");
-    let outputs = evaluate(&invocation).expect("the case is valid");
+    let outputs = evaluate(&invocation, limits).expect("the case is valid");
     let peak = status_kib("VmHWM");
     // The words held (int4 one per byte, as the reference holds it).
     let output_bytes: usize = outputs.iter().map(|t| word_bytes(t.dtype) * t.len()).sum();

@@ -25,7 +25,7 @@ fn main() {
         .backend
         .clone()
         .unwrap_or_else(|| DEFAULT_BACKEND.into());
-    let loaded = load_dirs(&config.specs, None);
+    let loaded = load_dirs(&config.specs, None, opspec::tensor::Limits::DEFAULT);
     assert!(!loaded.cases.is_empty(), "no cases in {:?}", config.specs);
     let backend = ProcessBackend::start(
         &command,

@@ -166,11 +166,8 @@ fn main() -> ExitCode {
 
 /// `runner --serve`: the reference interpreter as a backend.
 fn serve_reference(targets: &[String], options: Options) -> ExitCode {
-    let engine = match options.resolve_here() {
-        Ok(config) => {
-            opspec::tensor::set_max_elements(config.max_elements);
-            config.engine
-        }
+    let (engine, limits) = match options.resolve_here() {
+        Ok(config) => (config.engine, config.limits()),
         Err(e) => return fail(&e.to_string()),
     };
     let stdin = std::io::stdin().lock();
@@ -180,7 +177,8 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
         stdout,
         "opspec-reference",
         targets,
-        |_, invocation| engine.evaluate(invocation),
+        limits,
+        |_, invocation| engine.evaluate(invocation, limits),
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

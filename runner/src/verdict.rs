@@ -552,7 +552,7 @@ mod tests {
         let dir = scratch.path();
         std::fs::create_dir_all(dir.join("scale")).unwrap();
         std::fs::write(dir.join("scale").join(format!("{name}.yaml")), yaml).unwrap();
-        let loaded = load_dirs(&[dir.to_path_buf()], None);
+        let loaded = load_dirs(&[dir.to_path_buf()], None, opspec::tensor::Limits::DEFAULT);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         loaded.cases
     }
@@ -578,7 +578,9 @@ cases:
     }
 
     fn reference_outcome(case: &Case) -> Outcome {
-        Outcome::Outputs(opspec::ops::evaluate(&case.invocation).unwrap())
+        Outcome::Outputs(
+            opspec::ops::evaluate(&case.invocation, opspec::tensor::Limits::DEFAULT).unwrap(),
+        )
     }
 
     #[test]
@@ -713,7 +715,9 @@ cases:
     fn nan_and_infinity_rules_in_a_verdict() {
         let cases = load_scale("nan", &seed_case("tolerance: {ulp: 0}"));
         let case = &cases[0];
-        let mut output = opspec::ops::evaluate(&case.invocation).unwrap().remove(0);
+        let mut output = opspec::ops::evaluate(&case.invocation, opspec::tensor::Limits::DEFAULT)
+            .unwrap()
+            .remove(0);
         // Put an infinity where 25 is expected: no tolerance passes.
         let mut bits: Vec<u64> = (0..output.len()).map(|i| output.bits(i)).collect();
         bits[0] = 0x4110_0001;

@@ -111,7 +111,7 @@ fn a_filter_that_selects_nothing_is_an_error() {
 #[test]
 fn a_dla_backend_skips_the_cases_restricted_on_dla() {
     let specs = opspec_runner::Config::from_env().unwrap().specs;
-    let loaded = opspec_spec::load_dirs(&specs, None);
+    let loaded = opspec_spec::load_dirs(&specs, None, opspec::tensor::Limits::DEFAULT);
     let restricted: Vec<String> = loaded
         .cases
         .iter()
@@ -596,7 +596,7 @@ fn assert_no_process_with(marker: &str) {
 /// The cases of the repository's spec files.
 fn spec_cases() -> Vec<Case> {
     let specs = opspec_runner::Config::from_env().unwrap().specs;
-    opspec_spec::load_dirs(&specs, None).cases
+    opspec_spec::load_dirs(&specs, None, opspec::tensor::Limits::DEFAULT).cases
 }
 
 /// The first `count` cases that expect outputs, in trial-name order.

@@ -77,7 +77,7 @@ fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
     assert!(yaml.contains("mode: reflect"), "{yaml}");
 
     // Minimal: one axis of 3 (the smallest extent where the mirror differs), a few elements.
-    let (cases, errors) = load_file(Op::Slice, &written[0]);
+    let (cases, errors) = load_file(Op::Slice, &written[0], opspec::tensor::Limits::DEFAULT);
     assert!(errors.is_empty(), "{errors:?}");
     let case = &cases[0];
     let input = case.invocation.inputs[0].as_ref().unwrap();

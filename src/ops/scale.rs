@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::float::FloatFormat;
-use crate::tensor::{checked_volume, Buffer, Tensor};
+use crate::tensor::{Buffer, Limits, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -61,7 +61,7 @@ pub const INPUTS: [&str; 1] = ["input"];
 pub const DTYPES: [DType; 4] = [DType::Int8, DType::Float16, DType::BFloat16, DType::Float32];
 
 /// The smallest input rank (§3.4).
-pub const MIN_RANK: usize = 4;
+const MIN_RANK: usize = 4;
 
 /// `ScaleMode`: how many coefficients there are and which elements share one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -199,7 +199,7 @@ pub struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    pub fn coefficient_index(&self, flat: usize) -> usize {
+    fn coefficient_index(&self, flat: usize) -> usize {
         if self.count <= 1 {
             0
         } else {
@@ -209,7 +209,7 @@ impl Plan<'_> {
 }
 
 /// Checks dtypes, rank, channel axis and coefficient counts (each error citing its clause).
-pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
+pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor, limits: Limits) -> Result<Plan<'a>, OpError> {
     super::check_max_rank(&input.shape, "scale.rank.max", "the input")?;
     if !DTYPES.contains(&input.dtype) {
         return fail(
@@ -268,11 +268,11 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
         );
     }
     // Checked: with a leading dim of 0 the trailing dims alone could overflow.
-    let after = checked_volume(&input.shape[channel_axis + 1..])?;
+    let after = limits.checked_volume(&input.shape[channel_axis + 1..])?;
     let (count, inner) = match attrs.mode {
         Mode::Uniform => (1, 1),
         Mode::Channel => (input.shape[channel_axis], after),
-        Mode::Elementwise => (checked_volume(&input.shape[channel_axis..])?, 1),
+        Mode::Elementwise => (limits.checked_volume(&input.shape[channel_axis..])?, 1),
     };
     for (name, list) in [
         ("scale", &attrs.scale),
@@ -306,7 +306,7 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
 
 /// Scale as the module doc states it: element by element in row-major order, each through
 /// `to_f32`, [`element`] and `from_f32` (the four steps), its coefficients found by
-/// [`Plan::coefficient_index`].
+/// the plan's mode (`coefficient_index`).
 pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let coefficient = |list: &Coefficients, default: f32, flat: usize| {
         if list.is_empty() {
@@ -382,7 +382,7 @@ mod tests {
 
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, input)?, input))
+        Ok(evaluate(&plan(attrs, input, Limits::DEFAULT)?, input))
     }
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
@@ -443,7 +443,7 @@ mod tests {
         // two coefficients for a channel dim of 1 is an error.
         a.channel_axis = None;
         assert_eq!(
-            plan(&a, &input).unwrap_err().kind,
+            plan(&a, &input, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
     }
@@ -542,7 +542,7 @@ mod tests {
     fn rank_axis_and_count_rules() {
         let kind = |a: &Attrs, shape: &[usize]| {
             let volume = shape.iter().product::<usize>();
-            plan(a, &f32_tensor(shape, &vec![0.0; volume]))
+            plan(a, &f32_tensor(shape, &vec![0.0; volume]), Limits::DEFAULT)
                 .unwrap_err()
                 .kind
         };
@@ -560,7 +560,7 @@ mod tests {
             assert_eq!(kind(&a, &[1, 1, 1, 1]), expected, "axis {axis}");
         }
         a.channel_axis = Some(0); // 3 spatial dims: allowed (cookbook Add_scale_nd).
-        assert!(plan(&a, &f32_tensor(&[1, 1, 1, 1], &[0.0])).is_ok());
+        assert!(plan(&a, &f32_tensor(&[1, 1, 1, 1], &[0.0]), Limits::DEFAULT).is_ok());
         // Default axis on rank 6 leaves 2 after it; explicit 1 on rank 6 leaves 4.
         a.channel_axis = Some(1);
         assert_eq!(kind(&a, &[1; 6]), ErrorKind::InvalidRank);
@@ -568,20 +568,20 @@ mod tests {
         let shape = [2, 3, 4, 5];
         let tensor = f32_tensor(&shape, &[0.0; 120]);
         let mut e = attrs(Mode::Elementwise, &[1.0; 60], &[], &[0.5; 60]);
-        assert_eq!(plan(&e, &tensor).unwrap().count, 60);
+        assert_eq!(plan(&e, &tensor, Limits::DEFAULT).unwrap().count, 60);
         e.shift = Coefficients::from_values(&[0.0; 3]);
         assert_eq!(
-            plan(&e, &tensor).unwrap_err().kind,
+            plan(&e, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
         let c = attrs(Mode::Channel, &[1.0; 3], &[0.0; 4], &[]);
         assert_eq!(
-            plan(&c, &tensor).unwrap_err().kind,
+            plan(&c, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
         let u = attrs(Mode::Uniform, &[1.0, 2.0], &[], &[]);
         assert_eq!(
-            plan(&u, &tensor).unwrap_err().kind,
+            plan(&u, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
     }
@@ -591,14 +591,14 @@ mod tests {
         let int32 = Tensor::from_bits(DType::Int32, vec![1, 1, 1, 1], vec![0]);
         let uniform = attrs(Mode::Uniform, &[], &[], &[]);
         assert_eq!(
-            plan(&uniform, &int32).unwrap_err().kind,
+            plan(&uniform, &int32, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::UnsupportedDtype
         );
         let mut a = uniform.clone();
         a.output_dtype = Some(DType::Int32);
         let input = f32_tensor(&[1, 1, 1, 1], &[0.0]);
         assert_eq!(
-            plan(&a, &input).unwrap_err().kind,
+            plan(&a, &input, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::UnsupportedDtype
         );
     }

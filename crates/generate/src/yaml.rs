@@ -214,6 +214,7 @@ mod tests {
     use super::*;
     use crate::new_case;
     use opspec::ops::{slice, Attrs, Invocation, Op};
+    use opspec::tensor::Limits;
     use opspec_spec::load_file;
 
     #[test]
@@ -240,10 +241,11 @@ mod tests {
             }),
             inputs,
         };
-        case.expect = Expectation::Outputs(opspec::ops::evaluate(&case.invocation).unwrap());
+        case.expect =
+            Expectation::Outputs(opspec::ops::evaluate(&case.invocation, Limits::DEFAULT).unwrap());
         for floats in [Floats::Decimal, Floats::Bits] {
             std::fs::write(&path, to_yaml(&case, &["found by a test".into()], floats)).unwrap();
-            let (cases, errors) = load_file(Op::Slice, &path);
+            let (cases, errors) = load_file(Op::Slice, &path, Limits::DEFAULT);
             assert!(
                 errors.is_empty(),
                 "{errors:?}\n{}",

@@ -6,7 +6,7 @@
 use super::*;
 use crate::shuffle::{reshape_strides, transpose_reshape_transpose};
 use opspec::dtype::DType;
-use opspec::tensor::Tensor;
+use opspec::tensor::{Limits, Tensor};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -533,7 +533,7 @@ fn kernels_match_the_reference_evaluation_of_every_op() {
     let mut planned = [0usize; Op::ALL.len()];
     for _ in 0..20_000 {
         let invocation = opspec_generate::random::random_case(&mut rng, &Op::ALL);
-        let Ok(Planned { plan, input }) = plan(&invocation) else {
+        let Ok(Planned { plan, input }) = plan(&invocation, Limits::DEFAULT) else {
             continue;
         };
         let expected = plan.evaluate(input);

@@ -133,7 +133,7 @@ fn measure(dir: &Path, form: &'static str, size: usize) -> Line {
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     for rep in 0..=REPS {
         let (started, cpu) = (Instant::now(), thread_cpu_ns());
-        let loaded = opspec_spec::load_dirs(&dirs, None);
+        let loaded = opspec_spec::load_dirs(&dirs, None, opspec::tensor::Limits::DEFAULT);
         let (wall, cpu) = (
             started.elapsed().as_secs_f64(),
             (thread_cpu_ns() - cpu) as f64 / 1e9,

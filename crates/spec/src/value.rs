@@ -7,6 +7,7 @@
 //!   `.nan`/`.inf`/`-.inf`, and take a quoted hex string as an exact bit pattern; a magnitude
 //!   past the largest finite value is an error, never ∞.
 
+use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{
@@ -15,7 +16,28 @@ use serde::de::{
 
 use opspec::dtype::{DType, Width};
 use opspec::ops::scale::{self, Coefficients};
-use opspec::tensor::{Buffer, Tensor};
+use opspec::tensor::{Buffer, Limits, Tensor};
+
+thread_local! {
+    /// The limits of the load running on this thread ([`with_limits`]), which bound a data
+    /// list while it is read. serde's derived `Deserialize` of the spec types hands nothing
+    /// down to a field, so the loader sets them around each file it reads; they are never
+    /// process-wide, and outside a load they are [`Limits::DEFAULT`].
+    static LIMITS: Cell<Limits> = const { Cell::new(Limits::DEFAULT) };
+}
+
+/// Runs `read` with `limits` bounding every data list it reads on this thread (the spec
+/// loader's argument), restoring the previous limits after, also when `read` panics.
+pub(crate) fn with_limits<T>(limits: Limits, read: impl FnOnce() -> T) -> T {
+    struct Restore(Limits);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LIMITS.set(self.0);
+        }
+    }
+    let _restore = Restore(LIMITS.replace(limits));
+    read()
+}
 
 /// A scalar or a nested list, as YAML gave it.
 #[derive(Clone, Debug, PartialEq)]
@@ -223,7 +245,7 @@ impl TensorData {
         word: u64,
         run: &mut Option<usize>,
     ) -> Result<(), E> {
-        let budget = opspec::tensor::max_elements().max(1 << 20);
+        let budget = LIMITS.get().max_elements.max(1 << 20);
         if self.kinds.len() as u64 >= budget {
             return Err(E::custom(format!(
                 "the data holds more than {budget} values, over the element budget (OPSPEC_MAX_ELEMENTS)"
@@ -534,7 +556,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
                 DataNode::Bool(_) | DataNode::List(_) => {
                     return Err(ValueError::new(
                         WrongType,
-                        format!("{node} is not {} value", dtype.with_article()),
+                        format!("{node} is not {} value", crate::with_article(dtype)),
                     ))
                 }
             };
@@ -556,7 +578,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
                 _ => {
                     return Err(ValueError::new(
                         WrongType,
-                        format!("{node} is not {} value", dtype.with_article()),
+                        format!("{node} is not {} value", crate::with_article(dtype)),
                     ))
                 }
             };
@@ -589,7 +611,7 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
         .strip_prefix("0x")
         .or_else(|| text.strip_prefix("0X"))
         .ok_or_else(|| {
-            let a_dtype = dtype.with_article();
+            let a_dtype = crate::with_article(dtype);
             ValueError::new(
                 ValueErrorKind::WrongType,
                 if is_json_special(text) {
