@@ -83,7 +83,10 @@ def cargo_mutants(args, check=True, capture=False):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
-    argv = ["nice", "-n", "10", "cargo", "mutants"] + args
+    # The examined files are in two packages (opspec, and opspec-spec for compare.rs), and
+    # cargo-mutants mutates only the package at the root unless told otherwise; examine_globs
+    # keeps the other members' files out.
+    argv = ["nice", "-n", "10", "cargo", "mutants", "--workspace"] + args
     return subprocess.run(
         argv,
         cwd=ROOT,
@@ -180,8 +183,14 @@ def run(groups, shard, jobs, only=None):
         out = os.path.join(OUT, group, time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
         os.makedirs(out, exist_ok=True)
         # The group's whole list at this commit: the keys of the mutants (ordinals of repeats).
+        listed = [m["name"] for m in list_group(group)]
+        # A file of the group that gives no mutant is one cargo-mutants did not examine (a
+        # package it does not mutate), not one without mutants.
+        missing = [p for p in examined_files() if group_of(p + ":") == group and not any(n.startswith(p + ":") for n in listed)]
+        if missing:
+            sys.exit(f"error: cargo-mutants lists no mutant of {', '.join(missing)} (group {group})")
         with open(os.path.join(out, "list.json"), "w") as f:
-            json.dump([m["name"] for m in list_group(group)], f, indent=1)
+            json.dump(listed, f, indent=1)
         args = [
             "-j", str(jobs),
             *group_filter(group, only),
@@ -424,6 +433,15 @@ def reference_section():
         lines += [f"- `{md_cell(k)}`: no such mutant any more" for k in stale]
         lines += [f"- `{md_cell(k)}`: listed as equivalent, but killed" for k in killed_eq]
     return lines + [""]
+
+
+def examined_files():
+    """The files .cargo/mutants.toml's examine_globs match, relative to the checkout."""
+    with open(CONFIG, "rb") as f:
+        config = tomllib.load(f)
+    return sorted(
+        {os.path.relpath(p, ROOT) for pattern in config.get("examine_globs", []) for p in globlib.glob(os.path.join(ROOT, pattern), recursive=True)}
+    )
 
 
 def check():
