@@ -337,7 +337,9 @@ def reference_section():
         "constant, a match arm or a `!` deleted) in its reference path: `src/ops` (the plans and",
         "their plain evaluations), `src/tensor.rs`, `src/float.rs` and `crates/spec/src/compare.rs`.",
         "`.cargo/mutants.toml` leaves out the serde, JSON Schema and `Debug` impls and the spec",
-        "loader's checks (which no evaluation calls); the fast kernels are a crate of their own. A",
+        "loader's checks (which no evaluation calls); the fast kernels (`crates/kernels`, layout maps",
+        "in `crates/kernels/src/maps.rs`) are a crate of their own, tested against the plain",
+        "evaluations, and not mutated here. A",
         "mutant is killed when the conformance suite, run on the reference's plain evaluations",
         "(`OPSPEC_ENGINE=plain cargo test -p opspec-runner --test conformance`), fails or hangs; one",
         "that does not compile (unviable) is not counted. `crates/spec/src/compare.rs` is the judge: a mutant",
@@ -372,14 +374,32 @@ def reference_section():
         subset = f"mutants matching `{r['only']}`" if r.get("only") else f"round-robin shard {r['shard']}" if r.get("shard") else "all"
         described.append(f"`{r['group']}` {subset} on `{r['commit'][:12]}`")
     commits = sorted({r["commit"] for r in used_runs})
+    examined = examined_files()
     same_src = len(commits) > 1 and all(
-        subprocess.run(["git", "diff", "--quiet", commits[0], c, "--", "src"], cwd=ROOT).returncode == 0
+        subprocess.run(["git", "diff", "--quiet", commits[0], c, "--", *examined], cwd=ROOT).returncode == 0
         for c in commits[1:]
     )
     lines += [
-        "The runs whose verdicts these are (group, subset, commit): " + "; ".join(described) + "."
-        + (" `src/` is the same in all of these commits." if same_src else ""),
+        "The runs whose verdicts these are (group, subset, commit): " + ("; ".join(described) or "none") + "."
+        + (" The examined files are the same in all of these commits." if same_src else ""),
         "",
+    ]
+    if len(ran) < len(ms):
+        # Only these runs' verdicts count: a campaign on older code (before a file moved or a
+        # function changed) says nothing of the current mutants, so none is carried over.
+        untouched = [g for g in GROUPS if any(m["group"] == g for m in ms) and not any(m["group"] == g for m in ran)]
+        partial = [g for g in GROUPS if any(m["group"] == g for m in ran) and any(m["group"] == g and m not in ran for m in ms)]
+        lines += [
+            f"This is a partial campaign: {len(ms) - len(ran)} of the {len(ms)} mutants have not been run"
+            " on this code"
+            + (" (" + "; ".join(
+                [f"group `{g}` not at all" for g in untouched]
+                + [f"group `{g}` only in part" for g in partial]) + ")" if untouched or partial else "")
+            + ", and have no verdict: the figures below say nothing of them, and no verdict of a run on"
+            " older code is carried over to them.",
+            "",
+        ]
+    lines += [
         "| | mutants |",
         "|---|---|",
         f"| total | {len(ms)}" + (f" ({len(ran)} run, {len(ms) - len(ran)} not run yet: the figures below cover the run ones)" if len(ran) < len(ms) else "") + " |",
