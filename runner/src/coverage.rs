@@ -42,7 +42,7 @@ use opspec::spec::{load_dirs, Case, Expectation};
 use opspec::{DType, ErrorKind};
 
 use crate::attributes::wire;
-use crate::Config;
+use crate::config::Config;
 
 /// Combinations a document lists that no case reaches, each with the reason it stays a gap.
 /// The report shows them as known gaps instead of failing. Empty: every listed combination has
