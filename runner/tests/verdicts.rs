@@ -4,6 +4,8 @@
 //! run under `--require-error-kinds`), and a known-failures entry must cite a clause of the
 //! trials it matches (docs/protocol.md).
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -45,7 +47,7 @@ fn run_slices(scratch: &Path, flags: &str, extra: &[&str]) -> (Output, Vec<Value
         .arg(&report)
         .args([
             "--backend",
-            &format!("{} {flags}", env!("CARGO_BIN_EXE_faulty_backend")),
+            &format!("{} {flags}", fixtures::faulty_backend()),
         ])
         .args(extra)
         .arg("slice::")
@@ -128,7 +130,7 @@ fn reference_slices(scratch: &Path) -> Vec<Value> {
     let output = runner(&dir)
         .args(["--specs", "specs", "--dump-requests"])
         .arg(&dump)
-        .args(["--backend", env!("CARGO_BIN_EXE_faulty_backend")])
+        .args(["--backend", &fixtures::faulty_backend()])
         .arg("slice::")
         .output()
         .unwrap();
@@ -144,7 +146,7 @@ fn reference_slices(scratch: &Path) -> Vec<Value> {
 /// so ask it the dumped request directly.
 fn reference_expects_error(requests: &[Value], name: &str) -> bool {
     let request = requests.iter().find(|r| r["id"] == name).unwrap();
-    let mut backend = std::process::Command::new(env!("CARGO_BIN_EXE_faulty_backend"))
+    let mut backend = std::process::Command::new(fixtures::faulty_backend())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -240,7 +242,7 @@ fn a_known_failure_entry_whose_trials_do_not_cite_its_clause_is_refused() {
 fn trials_the_hello_excludes_are_counted_not_printed() {
     let scratch = tempfile::tempdir().unwrap();
     let hello = r#"{"type":"hello","protocol":1,"name":"slices","ops":["slice"]}"#;
-    let backend = format!("{} --hello '{hello}'", env!("CARGO_BIN_EXE_faulty_backend"));
+    let backend = format!("{} --hello '{hello}'", fixtures::faulty_backend());
     let report = scratch.path().join("report.json");
     let run = |extra: &[&str]| {
         runner(scratch.path())
