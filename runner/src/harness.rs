@@ -342,7 +342,7 @@ impl Harness {
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
     /// names: libtest's report, the op × dtype table, the report files.
     pub fn run(
-        self,
+        mut self,
         mut args: Arguments,
         backend: Option<Arc<dyn Backend>>,
     ) -> Result<RunSummary, RunError> {
@@ -350,7 +350,8 @@ impl Harness {
         if args.list {
             // Listing starts no backend.
             let trials = Arc::new(Trials::new(Arc::new(Reference::default()), &self));
-            let mut trials = trials.build(&args, &self, None);
+            let cases = std::mem::take(&mut self.loaded.cases);
+            let mut trials = trials.build(&args, &self, cases, None);
             if let Some(part) = config.partition {
                 trials.retain(|t| part.contains(t.name()));
             }
@@ -381,7 +382,9 @@ impl Harness {
         let trials = Arc::new(trials);
         let case_count = self.loaded.cases.len();
         let unmatched_against = check_unmatched.then_some(cited.as_slice());
-        let built = trials.build(&args, &self, unmatched_against);
+        // The cases move into their trials.
+        let cases = std::mem::take(&mut self.loaded.cases);
+        let built = trials.build(&args, &self, cases, unmatched_against);
         let quietly_excluded = std::mem::take(&mut *lock(&trials.quietly_excluded));
         let selected =
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
@@ -617,13 +620,14 @@ impl Trials {
         }
     }
 
-    /// The libtest trials: one per case, one failing trial per spec problem, and, given the
-    /// trials with the clauses they cite ([`Harness::trial_clauses`]), one per expectations
-    /// entry that matches none of them; sorted by name.
+    /// The libtest trials: one per case (`cases` move into them), one failing trial per spec
+    /// problem, and, given the trials with the clauses they cite ([`Harness::trial_clauses`]),
+    /// one per expectations entry that matches none of them; sorted by name.
     fn build(
         self: &Arc<Self>,
         args: &Arguments,
         harness: &Harness,
+        cases: Vec<Case>,
         cited: Option<&[TrialClauses]>,
     ) -> Vec<Trial> {
         let mut trials: Vec<Trial> = (harness.spec_problems())
@@ -644,10 +648,10 @@ impl Trials {
             }
         }
         trials.extend(
-            (harness.loaded.cases.iter())
+            (cases.into_iter())
                 .filter(|case| !self.exclude_quietly(args, case, false))
                 .map(|case| {
-                    let (trials, case) = (Arc::clone(self), case.clone());
+                    let trials = Arc::clone(self);
                     Trial::ignorable_test(case.trial_name(), move || trials.execute(&case))
                 }),
         );
