@@ -10,6 +10,10 @@
 //! A failing generated layout case also says where each wrong element came from, decoding the
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
+//! This module loads the sweeps and their goldens ([`GeneratedTrials`]) and judges a trial
+//! ([`judge`], [`round_trip`]); the harness ([`crate::harness`]) makes them trials and records
+//! their verdicts, as for spec cases.
+//!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
 //! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec_generate::golden`); it
 //! is refused when `CI` is set, so CI never writes a golden.
