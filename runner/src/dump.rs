@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use opspec::spec::Case;
 use opspec::DType;
+use opspec_spec::Case;
 
 use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
 use crate::protocol::run_request;

@@ -23,16 +23,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libtest_mimic::Arguments;
-use opspec::compare::compare_exact;
-use opspec::spec::{Case, Expectation, SpecError};
+use opspec::tensor::Limits;
 use opspec::{ErrorKind, Op, OpError, Tensor};
 use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
+use opspec_spec::compare::compare_exact;
+use opspec_spec::{Case, Expectation, SpecError};
 
-use crate::backend::{Backend, BackendError, Engine, Exclusion, Outcome};
+use crate::backend::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::config::{env_flag, repository_root, Config};
 use crate::verdict::{describe_case, judge_excluding, render_mismatch, Status, Verdict};
 
@@ -47,6 +48,9 @@ pub struct GeneratedConfig {
     /// How the golden folder is named in messages.
     pub label: String,
     pub bless: bool,
+    /// The run's bounds of every tensor, which the sweeps' inputs and the goldens read stay
+    /// within.
+    pub limits: Limits,
 }
 
 impl GeneratedConfig {
@@ -81,6 +85,7 @@ impl GeneratedConfig {
             golden,
             label,
             bless: config.bless,
+            limits: config.limits(),
         }))
     }
 }
@@ -106,11 +111,12 @@ impl GeneratedTrials {
     }
 
     pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
-        let sweeps = load_dirs(&config.sweeps, only);
+        let sweeps = load_dirs(&config.sweeps, only, config.limits);
         // The tests of an interrupted bless ask for a fault through the environment.
         let fault = std::env::var("OPSPEC_BLESS_FAULT").ok();
         let store = Arc::new(
             GoldenStore::new(config.golden.clone(), config.label.clone(), config.bless)
+                .with_limits(config.limits)
                 .with_fault(fault.as_deref()),
         );
         // A partial load would report every other golden as unused.
@@ -230,11 +236,11 @@ pub struct GeneratedVerdict {
 /// then the backend against it.
 pub fn judge(
     backend: &dyn Backend,
-    engine: Engine,
+    reference: Reference,
     generated: &GeneratedCase,
     store: &GoldenStore,
 ) -> GeneratedVerdict {
-    let reference = engine.evaluate(&generated.case.invocation);
+    let reference = reference.evaluate(&generated.case.invocation);
     let reference_error = reference.as_ref().err().map(|error| error.kind);
     let verdict = judge_against_golden(backend, generated, store, &reference);
     GeneratedVerdict {
@@ -292,8 +298,13 @@ fn judge_against_golden(
 }
 
 /// Judges a round trip: the backend runs `first`, then its inverse on the output, and must
-/// give the input back bit for bit.
-pub fn round_trip(backend: &dyn Backend, first: &Case, provenance: Option<&Provenance>) -> Verdict {
+/// give the input back bit for bit; `limits` bound the second step's tensors.
+pub fn round_trip(
+    backend: &dyn Backend,
+    first: &Case,
+    provenance: Option<&Provenance>,
+    limits: Limits,
+) -> Verdict {
     let relation = metamorphic::describe(first.op);
     let fail = |message: String| {
         Verdict::fail(format!(
@@ -336,7 +347,7 @@ pub fn round_trip(backend: &dyn Backend, first: &Case, provenance: Option<&Prove
         Ok(output) => output,
         Err(verdict) => return *verdict,
     };
-    let second_invocation = match metamorphic::second(&first.invocation, &middle) {
+    let second_invocation = match metamorphic::second(&first.invocation, &middle, limits) {
         Ok(invocation) => invocation,
         Err(message) => return fail(format!("no second step: {message}")),
     };
@@ -383,9 +394,9 @@ pub fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> C
     case
 }
 
-/// The error the reference's `engine` gives `case`, if any.
-pub fn reference_error(engine: Engine, case: &Case) -> Option<ErrorKind> {
-    engine
+/// The error the reference gives `case`, if any.
+pub fn reference_error(reference: Reference, case: &Case) -> Option<ErrorKind> {
+    reference
         .evaluate(&case.invocation)
         .err()
         .map(|error| error.kind)

@@ -1,11 +1,11 @@
 //! The harness: one type, [`Harness`], opens a run (the configuration, the spec cases, the
-//! sweeps and their goldens, the known failures, the element budget) and starts its backend,
+//! sweeps and their goldens, the known failures, within the run's limits) and starts its backend,
 //! for every way a run is made: `runner` and `cargo test` ([`run`]), `runner replay`
 //! ([`Harness::replay`]), an in-process backend ([`crate::in_process`]) and `opspec-fuzz`
-//! ([`start_backend`], [`set_budget`]). Each trial's verdict gets its status from
+//! ([`start_backend`]). Each trial's verdict gets its status from
 //! [`crate::verdict::decide`] and is recorded here; the reports only read the records.
 //!
-//! Data flows one way: the loaded cases (`opspec::spec`, `opspec_generate`) go to the backend
+//! Data flows one way: the loaded cases (`opspec_spec`, `opspec_generate`) go to the backend
 //! ([`crate::backend`]), its outcome to the verdict ([`crate::verdict`]), the verdict to a
 //! record ([`crate::report`]).
 
@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::spec::clauses::Catalogue;
-use opspec::spec::{load_dirs, Case, Loaded};
 use opspec::Op;
 use opspec_generate::golden::{GoldenStore, Unused};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
+use opspec_spec::clauses::Catalogue;
+use opspec_spec::{load_dirs, Case, Loaded};
 
-use crate::backend::{primary_dtype, trial_dtypes, Backend, BackendError, Engine, Reference};
+use crate::backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 use crate::config::{self, Config};
 use crate::dump::Dumping;
 use crate::expectations::{Expectations, TrialClauses};
@@ -119,22 +119,20 @@ fn single_file(args: &Arguments) -> Option<(&str, &str)> {
     }
 }
 
-/// Passes the element budget to the reference, and to backends through their environment.
-/// Called before any thread starts.
-pub fn set_budget(config: &Config) {
-    opspec::tensor::set_max_elements(config.max_elements);
-    if config.max_elements != opspec::tensor::DEFAULT_MAX_ELEMENTS {
-        std::env::set_var("OPSPEC_MAX_ELEMENTS", config.max_elements.to_string());
+/// The reference of a run: its engine, within the run's limits.
+pub fn reference(config: &Config) -> Reference {
+    Reference {
+        engine: config.engine,
+        limits: config.limits(),
     }
 }
 
-/// Starts the backend `config` names (the reference on its engine when it names none): its
-/// processes (`--jobs`), its log, its timeout, and the request dump (`--dump-requests`).
+/// Starts the backend `config` names (the reference when it names none): its processes
+/// (`--jobs`), its log, its timeout, the limits it is given, and the request dump
+/// (`--dump-requests`).
 pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
     let backend: Arc<dyn Backend> = match &config.backend {
-        None => Arc::new(Reference {
-            engine: config.engine,
-        }),
+        None => Arc::new(reference(config)),
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -145,6 +143,7 @@ pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
                     config.timeout,
                     config.backend_log.clone(),
                     config.jobs,
+                    config.limits(),
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
             )
@@ -273,8 +272,8 @@ pub enum ReplayError {
 }
 
 impl Harness {
-    /// Opens a run of the trials `args` can select: reads the known failures, sets the element
-    /// budget, loads the spec cases (checking the clause ids they cite) and the sweeps.
+    /// Opens a run of the trials `args` can select: reads the known failures, loads the spec
+    /// cases (checking the clause ids they cite) and the sweeps, within the run's limits.
     pub fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
         let expectations = match &config.expectations {
             Some(path) => {
@@ -282,8 +281,7 @@ impl Harness {
             }
             None => Expectations::default(),
         };
-        set_budget(&config);
-        let mut loaded = load_dirs(&config.specs, single_file(args));
+        let mut loaded = load_dirs(&config.specs, single_file(args), config.limits());
         let clause_id_errors = check_clause_ids(&mut loaded, &config.specs);
         let generated = GeneratedTrials::load(args, &config).map_err(RunError::Generated)?;
         Ok(Harness {
@@ -325,7 +323,7 @@ impl Harness {
             name: case.trial_name(),
             clauses: self.expectations.cited(case),
         };
-        let engine = self.config.engine;
+        let reference = reference(&self.config);
         let generated = (self.generated.as_ref())
             .map(|g| g.trial_cases())
             .unwrap_or_default();
@@ -333,7 +331,7 @@ impl Harness {
             .chain(generated.into_iter().map(|case| {
                 cited(&generated::with_expected_error(
                     case,
-                    generated::reference_error(engine, case),
+                    generated::reference_error(reference, case),
                 ))
             }))
             .collect()
@@ -587,8 +585,8 @@ struct Trials {
     replay: String,
     /// How the runner was started ([`Config::program`]).
     program: String,
-    /// The reference's engine, for goldens as for the built-in backend.
-    engine: Engine,
+    /// The reference (its engine and the run's limits), for goldens and round trips.
+    reference: Reference,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
     /// The part of the trials this run makes ([`Config::partition`]).
@@ -614,7 +612,7 @@ impl Trials {
             quiet_exclusions: !config.list_excluded,
             partition: config.partition,
             quietly_excluded: Mutex::default(),
-            engine: config.engine,
+            reference: reference(config),
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
         }
@@ -816,7 +814,7 @@ impl Trials {
         if let Some(result) = self.stopped(&generated.case, started) {
             return result;
         }
-        let judged = generated::judge(self.backend.as_ref(), self.engine, generated, store);
+        let judged = generated::judge(self.backend.as_ref(), self.reference, generated, store);
         // Known failures match a generated case by the error the reference gives it, which
         // judging it has just found.
         let case = match self.expectations.entries.is_empty() {
@@ -835,7 +833,12 @@ impl Trials {
         if let Some(result) = self.stopped(first, started) {
             return result;
         }
-        let verdict = generated::round_trip(self.backend.as_ref(), first, provenance);
+        let verdict = generated::round_trip(
+            self.backend.as_ref(),
+            first,
+            provenance,
+            self.reference.limits,
+        );
         self.conclude(first, verdict, started)
     }
 

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::Arguments;
-use opspec::spec::Case;
 use opspec::DType;
+use opspec_spec::Case;
 use serde_json::json;
 
 use crate::backend::{Backend, BackendError, Exclusion, Outcome};

@@ -10,8 +10,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use opspec::spec::{load_dirs, Case, Expectation};
+use opspec::tensor::Limits;
 use opspec::Op;
+use opspec_spec::{load_dirs, Case, Expectation};
 use serde_json::Value;
 
 fn repository() -> PathBuf {
@@ -128,7 +129,7 @@ fn shape_checked_trials_are_never_counted_as_passed() {
 /// The names of the slice trials of the repository's spec files whose case expects an error,
 /// read from the cases themselves.
 fn slice_trials_expecting_an_error() -> BTreeSet<String> {
-    let loaded = load_dirs(&[repository().join("specs")], None);
+    let loaded = load_dirs(&[repository().join("specs")], None, Limits::DEFAULT);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     (loaded.cases.iter())
         .filter(|case| case.op == Op::Slice && matches!(case.expect, Expectation::Error { .. }))

@@ -138,8 +138,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         engine: cli.engine.unwrap_or_default(),
     };
     let quiet = cli.quiet;
-    // The backend is started as a run starts it (its log, timeout and element budget), from
-    // these flags alone: no OPSPEC_* variable applies to the fuzzer.
+    // The backend is started as a run starts it (its log, timeout and limits), from these
+    // flags alone: no OPSPEC_* variable applies to the fuzzer.
     let root = repository_root();
     let config = Options {
         backend: cli.backend,
@@ -150,7 +150,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     .resolve_with(&root, |_| None)
     .map_err(|e| e.to_string())?;
-    harness::set_budget(&config);
     let backend = harness::start_backend(&config).map_err(|e| e.to_string())?;
     let (bar, total) = match options.budget {
         Budget::Cases(n) => (ProgressBar::new(n), format!("{n} cases")),
