@@ -539,9 +539,11 @@ fn run(
             .open(file);
     }
     if config.jobs > 1 && args.test_threads.is_none() {
-        // Every worker busy at once, and no fewer threads than libtest would take.
+        // Every worker busy at once, and no fewer threads than libtest would take; twice as
+        // many cases waiting as workers, so that a freed worker mostly finds a case of a shape
+        // it has run before (`process::preferred_worker`).
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        args.test_threads = Some(config.jobs.max(cores));
+        args.test_threads = Some((2 * config.jobs).max(cores));
     }
     let conclusion = libtest_mimic::run(&args, trials);
     let late = backend.finish();

@@ -266,6 +266,37 @@ struct Pool {
     live: usize,
     /// Why the last worker given up was.
     given_up: Option<String>,
+    /// Per worker: cases waiting for that worker in particular ([`ProcessBackend::acquire`]).
+    awaited: Vec<usize>,
+    /// Per worker: given up for good.
+    gone: Vec<bool>,
+}
+
+impl Pool {
+    /// Takes a free worker for a case that prefers `preferred`: that one when it is free, else
+    /// one that no waiting case prefers (any, when `preferred` is given up).
+    fn take(&mut self, preferred: usize) -> Option<usize> {
+        let any = self.gone[preferred];
+        let at = (self.idle.iter().position(|&w| w == preferred))
+            .or_else(|| (self.idle.iter()).rposition(|&w| any || self.awaited[w] == 0))?;
+        Some(self.idle.remove(at))
+    }
+}
+
+/// The worker a case goes to when it is free: the same for every case of the same op and input
+/// dtypes and shapes, so that an engine that compiles a program per shape (XLA, a TensorRT
+/// builder) compiles it once per run rather than once per copy.
+pub fn preferred_worker(case: &Case, jobs: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    case.op.name().hash(&mut hasher);
+    for input in &case.invocation.inputs {
+        input
+            .as_ref()
+            .map(|t| (t.dtype.name(), &t.shape))
+            .hash(&mut hasher);
+    }
+    (hasher.finish() % jobs.max(1) as u64) as usize
 }
 
 /// Why a backend process could not be started; the message names the command.
@@ -391,6 +422,8 @@ impl ProcessBackend {
                 idle: (0..jobs).rev().collect(),
                 live: jobs,
                 given_up: None,
+                awaited: vec![0; jobs],
+                gone: vec![false; jobs],
             }),
             freed: Condvar::new(),
             halted: AtomicBool::new(false),
@@ -553,13 +586,17 @@ impl ProcessBackend {
     }
 
     /// A free worker, waiting for one; `NotRun` when none is left or the run was halted.
-    fn acquire(&self) -> Result<usize, BackendError> {
+    ///
+    /// The `preferred` worker when it is free; otherwise a free worker that no waiting case
+    /// prefers. So no worker stays idle while a case waits, and cases of one shape mostly meet
+    /// the copy that has already compiled it.
+    fn acquire(&self, preferred: usize) -> Result<usize, BackendError> {
         let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if self.halted.load(Ordering::Relaxed) {
                 return Err(BackendError::NotRun("the run was stopped".into()));
             }
-            if let Some(index) = pool.idle.pop() {
+            if let Some(index) = pool.take(preferred) {
                 return Ok(index);
             }
             if pool.live == 0 {
@@ -567,7 +604,14 @@ impl ProcessBackend {
                     pool.given_up.clone().unwrap_or_default(),
                 ));
             }
+            let waits_for = (!pool.gone[preferred]).then_some(preferred);
+            if let Some(w) = waits_for {
+                pool.awaited[w] += 1;
+            }
             pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
+            if let Some(w) = waits_for {
+                pool.awaited[w] -= 1;
+            }
         }
     }
 
@@ -578,12 +622,14 @@ impl ProcessBackend {
             Some(reason) => {
                 pool.live -= 1;
                 pool.given_up = Some(reason);
+                pool.gone[index] = true;
                 // Waiters must learn that no worker may be left.
                 self.freed.notify_all();
             }
             None => {
                 pool.idle.push(index);
-                self.freed.notify_one();
+                // The case waiting for this worker in particular must hear of it.
+                self.freed.notify_all();
             }
         }
     }
@@ -774,7 +820,7 @@ impl Backend for ProcessBackend {
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
         let id = case.trial_name();
         let request = run_request(&id, &case.invocation);
-        let index = self.acquire()?;
+        let index = self.acquire(preferred_worker(case, self.workers.len()))?;
         let mut worker = self.workers[index]
             .lock()
             .unwrap_or_else(|p| p.into_inner());
@@ -806,6 +852,53 @@ impl Drop for ProcessBackend {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_case_takes_its_preferred_worker_else_one_no_waiting_case_prefers() {
+        let mut pool = Pool {
+            idle: vec![2, 1, 0],
+            live: 3,
+            given_up: None,
+            awaited: vec![0; 3],
+            gone: vec![false; 3],
+        };
+        assert_eq!(pool.take(1), Some(1));
+        pool.awaited[0] = 1;
+        // Worker 0 is free but awaited by another case: this one takes 2.
+        assert_eq!(pool.take(1), Some(2));
+        assert_eq!(pool.take(1), None);
+        pool.idle.push(1);
+        pool.gone[2] = true;
+        // Its preferred worker is gone for good: any free worker will do.
+        assert_eq!(pool.take(2), Some(1));
+        pool.idle.push(1);
+        pool.awaited = vec![0, 1, 0];
+        assert_eq!(pool.take(2), Some(1));
+    }
+
+    #[test]
+    fn cases_of_one_op_and_input_shapes_prefer_one_worker() {
+        let case = |shape: Vec<usize>, first: u64| {
+            let mut case =
+                opspec_generate::new_case(opspec::Op::Shuffle, "f", Path::new("f"), "c", None);
+            let bits = std::iter::once(first).chain(1..6).collect();
+            let input = opspec::Tensor::from_bits(opspec::DType::Int8, shape, bits);
+            case.invocation.inputs = vec![Some(input)];
+            case
+        };
+        let (a, b, c) = (
+            case(vec![2, 3], 0),
+            case(vec![2, 3], 9),
+            case(vec![3, 2], 0),
+        );
+        assert_eq!(preferred_worker(&a, 4), preferred_worker(&b, 4));
+        // Shapes [6], [1, 6], [1, 1, 6], ...: spread over the workers.
+        let workers: std::collections::BTreeSet<usize> = (0..40)
+            .map(|ones| preferred_worker(&case([vec![1; ones], vec![6]].concat(), 0), 4))
+            .collect();
+        assert!(workers.len() > 1 && workers.iter().all(|&w| w < 4));
+        assert_eq!(preferred_worker(&c, 1), 0);
+    }
 
     #[test]
     fn the_reply_line_limit_follows_the_expected_outputs() {
