@@ -189,7 +189,9 @@ def main():
         print(f"known-failures.txt states a claim this script does not show: {clause} | {text}", file=sys.stderr)
     if unshown:
         return 1
-    print(f"jax {jax.__version__}, jaxlib {jax.lib.__version__ if hasattr(jax.lib, '__version__') else ''} on {jax.devices()[0].platform}")
+    import jaxlib
+
+    print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__} on {jax.devices()[0].platform}")
     broken = []
     for clause, text, check in CLAIMS:
         print(f"{clause}: {text}")
