@@ -3,7 +3,7 @@
 
 The mutants are cargo-mutants' over the reference path: `src/ops` (the plans and their plain
 evaluations), the tensor helpers those evaluations use (`src/tensor.rs`), `src/float.rs` and
-`src/compare.rs` (.cargo/mutants.toml says which files and which functions are left out, and
+`crates/spec/src/compare.rs` (.cargo/mutants.toml says which files and which functions are left out, and
 why). Each mutant is the crate with one change; it is killed when `cargo test -p opspec-runner
 --test conformance -- --engine plain` fails, i.e. when some case of the suite, run on the
 reference's plain evaluations, catches it (the mutants of compare.rs also face its own tests:
@@ -62,7 +62,7 @@ CONFIG = os.path.join(ROOT, ".cargo", "mutants.toml")
 GROUPS = {
     "ops": (r"^src/ops/", r"Attrs::has_power"),
     "float": (r"^src/float\.rs:", None),
-    "compare": (r"^src/compare\.rs:|^src/ops/scale\.rs:.*Attrs::has_power\b", None),
+    "compare": (r"^crates/spec/src/compare\.rs:|^src/ops/scale\.rs:.*Attrs::has_power\b", None),
     "tensor": (r"^src/tensor\.rs:", None),
 }
 # A test run of the suite takes a second or two; a mutant that loops (or builds a huge output) is
@@ -95,10 +95,11 @@ def cargo_mutants(args, check=True, capture=False):
     )
 
 
-def unit_test_modules():
-    """The `<module>::tests::` prefix of every unit test module of the crate (src/)."""
+def unit_test_modules(crate="crates/spec/src"):
+    """The `<module>::tests::` prefix of every unit test module of a crate (by default
+    opspec-spec's, whose compare.rs is the judge)."""
     prefixes = []
-    for folder, _, files in os.walk(os.path.join(ROOT, "src")):
+    for folder, _, files in os.walk(os.path.join(ROOT, crate)):
         for name in sorted(files):
             if not name.endswith(".rs"):
                 continue
@@ -106,7 +107,7 @@ def unit_test_modules():
             with open(path) as f:
                 if not re.search(r"^\s*mod tests\b", f.read(), re.M):
                     continue
-            module = os.path.relpath(path, os.path.join(ROOT, "src"))[: -len(".rs")].split(os.sep)
+            module = os.path.relpath(path, os.path.join(ROOT, crate))[: -len(".rs")].split(os.sep)
             if module[-1] in ("mod", "lib"):
                 module = module[:-1]
             prefixes.append("::".join(module + ["tests", ""]))
@@ -325,12 +326,12 @@ def reference_section():
         "Each mutant is the reference interpreter with one change by",
         "[cargo-mutants](https://mutants.rs) (an operator replaced, a function's body replaced by a",
         "constant, a match arm or a `!` deleted) in its reference path: `src/ops` (the plans and",
-        "their plain evaluations), `src/tensor.rs`, `src/float.rs` and `src/compare.rs`.",
+        "their plain evaluations), `src/tensor.rs`, `src/float.rs` and `crates/spec/src/compare.rs`.",
         "`.cargo/mutants.toml` leaves out the serde, JSON Schema and `Debug` impls and the spec",
         "loader's checks (which no evaluation calls); the fast kernels are a crate of their own. A",
         "mutant is killed when the conformance suite, run on the reference's plain evaluations",
         "(`OPSPEC_ENGINE=plain cargo test -p opspec-runner --test conformance`), fails or hangs; one",
-        "that does not compile (unviable) is not counted. `src/compare.rs` is the judge: a mutant",
+        "that does not compile (unviable) is not counted. `crates/spec/src/compare.rs` is the judge: a mutant",
         "that lets a wrong output pass shows only against a wrong output, which the reference never",
         "gives, so its mutants also face its own unit tests, which give it wrong outputs. A surviving",
         "mutant that no case can kill is listed with its reason in `mutants-equivalent.toml`.",

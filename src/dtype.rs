@@ -65,16 +65,6 @@ impl DType {
         }
     }
 
-    /// The name with its indefinite article, as read aloud: "an int32", "an fp8", "a uint8",
-    /// "a float16".
-    pub fn with_article(self) -> String {
-        let article = match self {
-            DType::Int4 | DType::Int8 | DType::Int32 | DType::Int64 | DType::Fp8 => "an",
-            _ => "a",
-        };
-        format!("{article} {}", self.name())
-    }
-
     pub fn from_name(name: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }

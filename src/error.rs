@@ -108,7 +108,7 @@ impl OpError {
 }
 
 /// Shorthand for an `Err(OpError)`.
-pub fn fail<T>(
+pub(crate) fn fail<T>(
     kind: ErrorKind,
     clause: &'static str,
     message: impl Into<String>,

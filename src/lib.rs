@@ -1,27 +1,21 @@
 //! opspec: a reference interpreter for tensor layout operators as their vendors document
-//! them, and the model of the declarative spec files that test any implementation of them.
+//! them.
 //!
-//! Data flows one way: spec YAML → [`spec::Case`] → a backend ([`ops::evaluate`] for the
-//! reference) → [`compare`] → a report in the runner.
+//! Data flows one way: spec YAML → a typed case (crate `opspec-spec`) → a backend
+//! ([`ops::evaluate`] for the reference) → a verdict and a report in the runner.
 //!
 //! This crate is the reference alone: each op checks an invocation into a plan of plain data
 //! ([`ops::plan`]) and evaluates it the way its vendor states the rule ([`ops::Plan::evaluate`]).
-//! The fast kernels (`opspec-kernels`) evaluate the same plans and are unknown here; generated
-//! cases and goldens are `opspec-generate`; the harness and the backend protocol are
-//! `opspec-runner`.
+//! The fast kernels (`opspec-kernels`) evaluate the same plans and are unknown here; the spec
+//! files, their loader and the comparison of outputs are `opspec-spec`; generated cases and
+//! goldens are `opspec-generate`; the harness and the backend protocol are `opspec-runner`.
 
 #![forbid(unsafe_code)]
 
-pub mod bytes;
-pub mod compare;
 pub mod dtype;
 pub mod error;
 pub mod float;
-pub mod npy;
 pub mod ops;
-pub mod rng;
-pub mod source;
-pub mod spec;
 pub mod tensor;
 
 pub use dtype::DType;

@@ -4,59 +4,61 @@
 //! operators are generic over four widths and compare bit for bit (NaN payloads and -0.0
 //! included). Arithmetic operators decode through [`DType`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::dtype::{DType, Width};
 use crate::error::{ErrorKind, OpError};
 
-/// Default largest element count of any tensor, input or output; [`set_max_elements`]
-/// changes it (the runner passes `OPSPEC_MAX_ELEMENTS` / `--max-elements` on, having checked
-/// it). 2^28 elements is 1 GiB of float32: larger than any case here, small enough that a
-/// mistyped shape fails cleanly instead of exhausting memory.
-pub const DEFAULT_MAX_ELEMENTS: u64 = 1 << 28;
-
-static MAX_ELEMENTS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ELEMENTS);
-
-/// The element budget in force.
-pub fn max_elements() -> u64 {
-    MAX_ELEMENTS.load(Ordering::Relaxed)
+/// The bounds every tensor stays within, given by the caller: [`crate::ops::plan`] checks an
+/// output's shape against them before allocating it, and the spec loader, the npy reader and
+/// the wire bytes (crate `opspec-spec`) check the shapes they read against the same ones. The
+/// library reads no variable: the runner takes them from `--max-elements` /
+/// `OPSPEC_MAX_ELEMENTS`, having checked the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest element count of any tensor, input or output.
+    pub max_elements: u64,
 }
 
-/// Sets the element budget of this process. The library reads no variable itself, so that a
-/// bad value is refused where it is read, with the name of the flag or variable. It is
-/// process-wide, not an argument, because the spec loader (`crate::spec`), the npy reader and
-/// the wire bytes check shapes against the same budget as the ops' plans.
-pub fn set_max_elements(budget: u64) {
-    MAX_ELEMENTS.store(budget, Ordering::Relaxed);
+impl Limits {
+    /// 2^28 elements, 1 GiB of float32: larger than any case here, small enough that a
+    /// mistyped shape fails cleanly instead of exhausting memory.
+    pub const DEFAULT: Limits = Limits {
+        max_elements: 1 << 28,
+    };
+
+    /// The element count of `shape`, checked against overflow and the element budget before
+    /// anything is allocated.
+    pub fn checked_volume(self, shape: &[usize]) -> Result<usize, OpError> {
+        let budget = self.max_elements;
+        let mut volume: u64 = 1;
+        for &dim in shape {
+            volume = volume.checked_mul(dim as u64).ok_or_else(|| {
+                OpError::new(
+                    ErrorKind::TooLarge,
+                    BUDGET_CLAUSE,
+                    format!("the element count of shape {shape:?} overflows"),
+                )
+            })?;
+        }
+        if volume > budget {
+            return Err(OpError::new(
+                ErrorKind::TooLarge,
+                BUDGET_CLAUSE,
+                format!(
+                    "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
+                ),
+            ));
+        }
+        Ok(volume as usize)
+    }
 }
 
 /// The clause of the element budget (`specs/common.clauses.yaml`).
-pub const BUDGET_CLAUSE: &str = "common.budget.too-large";
+pub(crate) const BUDGET_CLAUSE: &str = "common.budget.too-large";
 
-/// The element count of `shape`, checked against overflow and the budget before anything is
-/// allocated.
-pub fn checked_volume(shape: &[usize]) -> Result<usize, OpError> {
-    let budget = max_elements();
-    let mut volume: u64 = 1;
-    for &dim in shape {
-        volume = volume.checked_mul(dim as u64).ok_or_else(|| {
-            OpError::new(
-                ErrorKind::TooLarge,
-                BUDGET_CLAUSE,
-                format!("the element count of shape {shape:?} overflows"),
-            )
-        })?;
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
     }
-    if volume > budget {
-        return Err(OpError::new(
-            ErrorKind::TooLarge,
-            BUDGET_CLAUSE,
-            format!(
-                "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
-            ),
-        ));
-    }
-    Ok(volume as usize)
 }
 
 /// Row-major strides of `shape`, in elements.
@@ -104,18 +106,8 @@ macro_rules! map_buffer {
 pub(crate) use map_buffer;
 
 impl Buffer {
-    /// A buffer of `len` elements of `width`, each holding `bits`.
-    pub fn filled(width: Width, len: usize, bits: u64) -> Buffer {
-        match width {
-            Width::W8 => Buffer::W8(vec![bits as u8; len]),
-            Width::W16 => Buffer::W16(vec![bits as u16; len]),
-            Width::W32 => Buffer::W32(vec![bits as u32; len]),
-            Width::W64 => Buffer::W64(vec![bits; len]),
-        }
-    }
-
     /// Collects bit patterns into a buffer of `width` (bits above the width are dropped).
-    pub fn from_bits(width: Width, bits: impl IntoIterator<Item = u64>) -> Buffer {
+    pub(crate) fn from_bits(width: Width, bits: impl IntoIterator<Item = u64>) -> Buffer {
         let bits = bits.into_iter();
         match width {
             Width::W8 => Buffer::W8(bits.map(|b| b as u8).collect()),
@@ -259,12 +251,22 @@ mod tests {
 
     #[test]
     fn volume_overflow_and_budget_are_errors() {
-        let err = checked_volume(&[1 << 40, 1 << 40]).unwrap_err();
+        let limits = Limits::DEFAULT;
+        let err = limits.checked_volume(&[1 << 40, 1 << 40]).unwrap_err();
         assert_eq!(err.kind, ErrorKind::TooLarge);
-        let err = checked_volume(&[1 << 20, 1 << 20]).unwrap_err();
+        let err = limits.checked_volume(&[1 << 20, 1 << 20]).unwrap_err();
         assert!(err.message.contains("budget"), "{}", err.message);
-        assert_eq!(checked_volume(&[3, 0, 5]).unwrap(), 0);
-        assert_eq!(checked_volume(&[]).unwrap(), 1);
+        assert_eq!(limits.checked_volume(&[3, 0, 5]).unwrap(), 0);
+        assert_eq!(limits.checked_volume(&[]).unwrap(), 1);
+        // The budget is the caller's: two at once in one process.
+        let small = Limits { max_elements: 6 };
+        assert_eq!(small.checked_volume(&[2, 3]).unwrap(), 6);
+        let err = small.checked_volume(&[7]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "shape [7] has 7 elements, over the budget of 6 (OPSPEC_MAX_ELEMENTS)"
+        );
+        assert_eq!(limits.checked_volume(&[7]).unwrap(), 7);
     }
 
     #[test]

@@ -1,20 +1,135 @@
-//! The modules depend on each other one way, and the reference knows only itself.
+//! The layering of the workspace, checked where the crates say it and, inside a crate, on its
+//! modules' `crate::` paths.
 //!
-//! - The ops (dtypes, tensors, errors, the operators' plans and plain evaluations) know nothing
-//!   of the spec files that describe cases. How a value is read from a spec file
-//!   (`crate::spec`) is the spec side's business, even when the value is an op's attribute
-//!   (Scale's coefficients).
-//! - The reference knows nothing of the fast kernels (crate `opspec-kernels`), which evaluate
-//!   the reference's plans: no engine trait or hook here, no macro exported for them.
-//! - No import circle among the reference's modules.
+//! - The crates depend on each other one way (`cargo metadata`): the reference (`opspec`)
+//!   depends on no crate of this workspace, so it knows nothing of the spec files (crate
+//!   `opspec-spec`), the fast kernels (`opspec-kernels`), the generators or the harness; the
+//!   spec model and the kernels depend on the reference alone; no crate of the workspace
+//!   reaches back to itself, through dev-dependencies included.
+//! - No import circle among the modules of a library crate (the reference, the spec model,
+//!   the kernels, the generators).
+//! - The reference has no engine hook (an `Engine` trait) and exports no macro: what a crate
+//!   boundary cannot say.
 //! - The libraries read no environment variable: the runner's binaries map their flags and
 //!   variables onto arguments.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every dependency between the workspace's packages: package → (dependency, kind), kind
+/// `normal`, `dev` or `build`.
+fn workspace_dependencies() -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut graph = BTreeMap::new();
+    for package in packages {
+        let name = package["name"].as_str().expect("a name").to_owned();
+        let edges: BTreeSet<(String, String)> = (package["dependencies"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let dependency = d["name"].as_str()?;
+                members.contains(dependency).then(|| {
+                    let kind = d["kind"].as_str().unwrap_or("normal").to_owned();
+                    (dependency.to_owned(), kind)
+                })
+            })
+            .collect();
+        graph.insert(name, edges);
+    }
+    graph
+}
+
+/// The workspace packages `package` depends on with a dependency of `kind`.
+fn dependencies_of(
+    graph: &BTreeMap<String, BTreeSet<(String, String)>>,
+    package: &str,
+    kind: &str,
+) -> BTreeSet<String> {
+    graph[package]
+        .iter()
+        .filter(|(_, k)| k == kind)
+        .map(|(d, _)| d.clone())
+        .collect()
+}
+
+#[test]
+fn the_crates_depend_on_each_other_one_way() {
+    let graph = workspace_dependencies();
+    assert!(graph.len() >= 6, "the workspace's packages: {graph:?}");
+    // The reference stands alone: not even its tests reach another crate of the workspace.
+    assert_eq!(
+        graph["opspec"],
+        BTreeSet::new(),
+        "opspec depends on {:?}",
+        graph["opspec"]
+    );
+    let only_the_reference = BTreeSet::from(["opspec".to_owned()]);
+    for package in ["opspec-spec", "opspec-kernels"] {
+        assert_eq!(
+            dependencies_of(&graph, package, "normal"),
+            only_the_reference,
+            "{package} depends on more than the reference"
+        );
+    }
+    assert_eq!(
+        dependencies_of(&graph, "opspec-generate", "normal"),
+        BTreeSet::from(["opspec".to_owned(), "opspec-spec".to_owned()]),
+        "opspec-generate"
+    );
+    // No circle, dev-dependencies included (cargo refuses only circles of normal ones).
+    fn visit<'a>(
+        package: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<(String, String)>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<String> {
+        if let Some(start) = path.iter().position(|&p| p == package) {
+            let mut circle = path[start..].to_vec();
+            circle.push(package);
+            return Some(circle.join(" -> "));
+        }
+        if !done.insert(package) {
+            return None;
+        }
+        path.push(package);
+        for (next, _) in graph.get(package).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for package in graph.keys() {
+        if let Some(circle) = visit(package, &graph, &mut Vec::new(), &mut done) {
+            panic!("a dependency circle among the workspace's crates: {circle}");
+        }
+    }
 }
 
 /// Every `.rs` file under `folder`.
@@ -49,26 +164,11 @@ fn lines_with(path: &Path, needle: &str) -> Vec<String> {
 }
 
 #[test]
-fn ops_do_not_use_the_spec_module() {
-    let mut offenders = Vec::new();
-    for path in sources(&root().join("src/ops")) {
-        offenders.extend(lines_with(&path, "crate::spec"));
-        offenders.extend(lines_with(&path, "super::spec"));
-    }
-    assert!(
-        offenders.is_empty(),
-        "src/ops uses the spec module:\n{}",
-        offenders.join("\n")
-    );
-}
-
-#[test]
-fn the_reference_knows_nothing_of_the_kernels() {
+fn the_reference_has_no_engine_hook_and_exports_no_macro() {
     let mut offenders = Vec::new();
     for path in sources(&root().join("src")) {
         // Split so that this file does not name what it looks for.
         for needle in [
-            concat!("opspec", "_kernels"),
             concat!("trait ", "Engine"),
             concat!("dyn ", "Engine"),
             concat!("#[macro", "_export]"),
@@ -78,14 +178,14 @@ fn the_reference_knows_nothing_of_the_kernels() {
     }
     assert!(
         offenders.is_empty(),
-        "the reference names the kernels, an engine hook or an exported macro:\n{}",
+        "the reference has an engine hook or an exported macro:\n{}",
         offenders.join("\n")
     );
 }
 
-/// The top-level module a source file of `src/` belongs to (`ops` for `src/ops/slice.rs`).
-fn module_of(path: &Path) -> String {
-    let relative = path.strip_prefix(root().join("src")).expect("under src/");
+/// The top-level module a source file of `src` belongs to (`ops` for `src/ops/slice.rs`).
+fn module_of(src: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(src).expect("under src/");
     let first = relative.components().next().expect("a component");
     let name = first.as_os_str().to_string_lossy();
     name.trim_end_matches(".rs").to_string()
@@ -115,22 +215,19 @@ fn modules_used(path: &Path) -> BTreeSet<String> {
     used
 }
 
-#[test]
-fn the_reference_modules_have_no_import_circle() {
+/// An import circle among the top-level modules of the crate whose sources are in `src`.
+fn import_circle(src: &Path) -> Option<String> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for path in sources(&root().join("src")) {
-        let module = module_of(&path);
-        if module == "lib" {
+    for path in sources(src) {
+        let module = module_of(src, &path);
+        if module == "lib" || module == "main" {
             continue;
         }
         let used = modules_used(&path);
         let edges = graph.entry(module.clone()).or_default();
         edges.extend(used.into_iter().filter(|m| *m != module));
     }
-    assert!(
-        graph.contains_key("ops") && graph.contains_key("tensor"),
-        "{graph:?}"
-    );
+    assert!(graph.len() >= 3, "{}: {graph:?}", src.display());
     // Depth-first search for a back edge.
     fn visit<'a>(
         module: &'a str,
@@ -156,11 +253,28 @@ fn the_reference_modules_have_no_import_circle() {
         None
     }
     let mut done = BTreeSet::new();
-    for module in graph.keys() {
-        if let Some(circle) = visit(module, &graph, &mut Vec::new(), &mut done) {
-            panic!("an import circle in src/: {circle}");
-        }
-    }
+    graph
+        .keys()
+        .find_map(|module| visit(module, &graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_library_modules_have_no_import_circle() {
+    let crates = [
+        "src",
+        "crates/spec/src",
+        "crates/kernels/src",
+        "crates/generate/src",
+    ];
+    let circles: Vec<String> = crates
+        .iter()
+        .filter_map(|src| Some(format!("{src}: {}", import_circle(&root().join(src))?)))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
 }
 
 /// The engine is chosen by the caller: no source file of this workspace's libraries (this
@@ -172,7 +286,7 @@ fn the_libraries_read_no_environment_variable() {
     for entry in std::fs::read_dir(root().join("crates")).expect("crates/ is readable") {
         folders.push(entry.expect("a folder entry").path().join("src"));
     }
-    assert!(folders.len() >= 3, "{folders:?}");
+    assert!(folders.len() >= 4, "{folders:?}");
     let mut readers = Vec::new();
     for folder in folders {
         for path in sources(&folder) {

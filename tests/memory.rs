@@ -4,7 +4,8 @@
 //! along the axes where they cost most (one long axis, fill and wrap-around tables, a long
 //! vector dim).
 //!
-//! Comparing two such outputs that differ everywhere holds at most [`OVERHEAD_MIB`] too.
+//! Comparing two such outputs that differ everywhere holds at most [`OVERHEAD_MIB`] too
+//! (`crates/spec/tests/memory.rs`, which runs its comparisons through [`check_children`]).
 //!
 //! This binary checks the reference's plain evaluation (`opspec::ops::evaluate`), which holds
 //! nothing beyond its output; `crates/kernels/tests/memory.rs` runs the same cases on the fast
@@ -19,19 +20,16 @@
 
 use std::process::{Command, ExitCode};
 
-use opspec::bytes::byte_len;
-use opspec::compare::{compare, Comparison, Tolerance};
-use opspec::dtype::DType;
-use opspec::ops::{Invocation, Op};
-use opspec::spec::parse_attrs;
-use opspec::tensor::{Buffer, Tensor};
+use opspec::dtype::{DType, Width};
+use opspec::ops::{scale, Attrs, Invocation, Op};
+use opspec::tensor::{Buffer, Limits, Tensor};
 use opspec::OpError;
 
 /// The element budget of the children, and so each case's output element count, unless
 /// `OPSPEC_MEMORY_ELEMENTS` gives another (a multiple of 8).
 const ELEMENTS: usize = 1 << 22;
 
-fn elements() -> usize {
+pub fn elements() -> usize {
     std::env::var("OPSPEC_MEMORY_ELEMENTS")
         .map(|n| {
             n.parse()
@@ -156,18 +154,8 @@ const CASES: &[MemoryCase] = &[
     },
 ];
 
-/// Comparisons of two budget-sized float32 outputs that differ in every element: a report
-/// keeps a few of them, not a figure per element.
-const COMPARISONS: &[(&str, Comparison)] = &[
-    ("compare exact, every element differs", Comparison::Exact),
-    (
-        "compare within 1 ULP, every element differs",
-        Comparison::Within(Tolerance::Ulp(1)),
-    ),
-];
-
-/// An evaluation of an invocation: the reference's, or an engine's.
-pub type Evaluate = fn(&Invocation) -> Result<Vec<Tensor>, OpError>;
+/// An evaluation of an invocation within limits: the reference's, or an engine's.
+pub type Evaluate = fn(&Invocation, Limits) -> Result<Vec<Tensor>, OpError>;
 
 #[allow(dead_code)] // a module of crates/kernels/tests/memory.rs, which has its own `main`
 fn main() -> ExitCode {
@@ -176,13 +164,21 @@ fn main() -> ExitCode {
 
 /// Runs every case in a child process on `evaluate` and checks its bound.
 pub fn check_memory(evaluate: Evaluate) -> ExitCode {
+    let names: Vec<&str> = CASES.iter().map(|c| c.name).collect();
+    check_children(&names, |name| child(name, evaluate))
+}
+
+/// Runs `child(name)` in a child process (this binary, re-invoked with `OPSPEC_MEMORY_CASE`)
+/// for every name, and checks the figures it prints
+/// (`memory: <peak bytes over the resident memory before> <output bytes>`) against the bound.
+pub fn check_children(names: &[&str], child: impl Fn(&str)) -> ExitCode {
     if let Ok(name) = std::env::var("OPSPEC_MEMORY_CASE") {
-        return child(&name, evaluate);
+        child(&name);
+        return ExitCode::SUCCESS;
     }
     let exe = std::env::current_exe().expect("the test binary");
     let mut failures = Vec::new();
-    let names = CASES.iter().map(|c| c.name);
-    for name in names.chain(COMPARISONS.iter().map(|c| c.0)) {
+    for &name in names {
         let output = Command::new(&exe)
             .env("OPSPEC_MEMORY_CASE", name)
             .output()
@@ -213,9 +209,8 @@ pub fn check_memory(evaluate: Evaluate) -> ExitCode {
     }
     if failures.is_empty() {
         println!(
-            "memory: {} ops and {} comparisons within their output + {OVERHEAD_MIB} MiB",
-            CASES.len(),
-            COMPARISONS.len()
+            "memory: {} cases within their output + {OVERHEAD_MIB} MiB",
+            names.len()
         );
         ExitCode::SUCCESS
     } else {
@@ -224,45 +219,59 @@ pub fn check_memory(evaluate: Evaluate) -> ExitCode {
     }
 }
 
-/// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
-fn child(name: &str, evaluate: Evaluate) -> ExitCode {
-    if let Some(&(_, comparison)) = COMPARISONS.iter().find(|c| c.0 == name) {
-        let n = elements();
-        let floats = |offset: u32| Tensor {
-            dtype: DType::Float32,
-            shape: vec![n],
-            buffer: Buffer::W32((0..n as u32).map(|i| (i & 0xffff) + offset).collect()),
-        };
-        let (expected, actual) = (floats(0x3f80_0000), floats(0x3f80_1000));
-        std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
-        let before = status_kib("VmRSS");
-        let mismatch = compare(&expected, &actual, comparison).expect_err("every element differs");
-        let peak = status_kib("VmHWM");
-        let report = mismatch.to_string();
-        assert!(report.contains(&format!("{n} of {n} elements")), "{report}");
-        println!("memory: {} 0", (peak.saturating_sub(before)) << 10);
-        return ExitCode::SUCCESS;
+/// The attributes of an op from their YAML (the spec files' and the wire's form).
+fn parse_attrs(op: Op, yaml: &str) -> Attrs {
+    fn read<T: serde::de::DeserializeOwned>(op: Op, yaml: &str) -> T {
+        serde_yaml::from_str(yaml)
+            .unwrap_or_else(|e| panic!("the attributes of {op} do not parse: {e}"))
     }
+    match op {
+        Op::Shuffle => Attrs::Shuffle(read(op, yaml)),
+        Op::Slice => Attrs::Slice(read(op, yaml)),
+        Op::AsStrided => Attrs::AsStrided(read(op, yaml)),
+        Op::Scale => {
+            // The coefficients' YAML rules are the spec format's (crate opspec-spec): plain
+            // numbers here.
+            #[derive(serde::Deserialize)]
+            struct Plain {
+                mode: scale::Mode,
+                scale: Vec<f32>,
+            }
+            let plain: Plain = read(op, yaml);
+            Attrs::Scale(scale::Attrs {
+                mode: plain.mode,
+                scale: scale::Coefficients::from_values(&plain.scale),
+                shift: Default::default(),
+                power: Default::default(),
+                channel_axis: None,
+                output_dtype: None,
+            })
+        }
+        Op::Reformat => Attrs::Reformat(read(op, yaml)),
+    }
+}
+
+/// Runs one case and prints `memory: <peak bytes over the resident memory before> <output bytes>`.
+fn child(name: &str, evaluate: Evaluate) {
     let case = CASES.iter().find(|c| c.name == name).expect("a known case");
-    opspec::tensor::set_max_elements(elements() as u64);
     let n = elements();
+    let limits = Limits {
+        max_elements: n as u64,
+    };
     let attrs = case
         .attrs
         .replace("$HALF", &(n / 2).to_string())
         .replace("$LAST", &(n - 1).to_string())
         .replace("$N", &n.to_string());
-    let attrs = parse_attrs(case.op, Some(serde_yaml::from_str(&attrs).expect("YAML")))
-        .expect("attributes");
+    let attrs = parse_attrs(case.op, &attrs);
     let shape = (case.shape)(n);
     let len: usize = shape.iter().product();
     // Built in place: a `Vec<u64>` of bits would raise the peak before the call.
     let buffer = match case.dtype.width() {
-        opspec::dtype::Width::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
-        opspec::dtype::Width::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
-        opspec::dtype::Width::W32 => {
-            Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect())
-        }
-        opspec::dtype::Width::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
+        Width::W8 => Buffer::W8((0..len).map(|i| i as u8 & 0x3f).collect()),
+        Width::W16 => Buffer::W16((0..len).map(|i| i as u16 & 0x3bff).collect()),
+        Width::W32 => Buffer::W32((0..len).map(|i| i as u32 & 0x3fff_ffff).collect()),
+        Width::W64 => Buffer::W64((0..len).map(|i| i as u64).collect()),
     };
     let mut inputs = vec![None; case.op.inputs().len()];
     inputs[0] = Some(Tensor {
@@ -273,19 +282,29 @@ fn child(name: &str, evaluate: Evaluate) -> ExitCode {
     let invocation = Invocation { attrs, inputs };
     std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux)");
     let before = status_kib("VmRSS");
-    let outputs = evaluate(&invocation).expect("the case is valid");
+    let outputs = evaluate(&invocation, limits).expect("the case is valid");
     let peak = status_kib("VmHWM");
-    let output_bytes: usize = outputs.iter().map(|t| byte_len(t.dtype, t.len())).sum();
+    // The words held (int4 one per byte, as the reference holds it).
+    let output_bytes: usize = outputs.iter().map(|t| word_bytes(t.dtype) * t.len()).sum();
     assert_eq!(outputs[0].len(), n, "a budget-sized output");
     println!(
         "memory: {} {output_bytes}",
         (peak.saturating_sub(before)) << 10
     );
-    ExitCode::SUCCESS
+}
+
+/// The bytes of the word an element of `dtype` is held in.
+fn word_bytes(dtype: DType) -> usize {
+    match dtype.width() {
+        Width::W8 => 1,
+        Width::W16 => 2,
+        Width::W32 => 4,
+        Width::W64 => 8,
+    }
 }
 
 /// A `/proc/self/status` figure, KiB.
-fn status_kib(field: &str) -> u64 {
+pub fn status_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     status
         .lines()

@@ -7,11 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use opspec::spec::load_dirs;
 use opspec_runner::backend::Backend;
 use opspec_runner::process::ProcessBackend;
 use opspec_runner::verdict::{judge, Status};
 use opspec_runner::Config;
+use opspec_spec::load_dirs;
 
 const DEFAULT_BACKEND: &str = "python3 runner/backends/numpy/backend.py";
 const MIN_SECONDS: f64 = 3.0;
@@ -25,7 +25,7 @@ fn main() {
         .backend
         .clone()
         .unwrap_or_else(|| DEFAULT_BACKEND.into());
-    let loaded = load_dirs(&config.specs, None);
+    let loaded = load_dirs(&config.specs, None, opspec::tensor::Limits::DEFAULT);
     assert!(!loaded.cases.is_empty(), "no cases in {:?}", config.specs);
     let backend = ProcessBackend::start(
         &command,

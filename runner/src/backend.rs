@@ -4,8 +4,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use opspec::ops::{Invocation, Planned};
-use opspec::spec::{Case, Expectation};
+use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind, OpError, Tensor};
+use opspec_spec::{Case, Expectation};
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,9 +174,9 @@ impl Engine {
         }
     }
 
-    /// The invocation's plan ([`opspec::ops::plan`]), evaluated by this engine.
-    pub fn evaluate(self, invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
-        let Planned { plan, input } = opspec::ops::plan(invocation)?;
+    /// The invocation's plan ([`opspec::ops::plan`]) within `limits`, evaluated by this engine.
+    pub fn evaluate(self, invocation: &Invocation, limits: Limits) -> Result<Vec<Tensor>, OpError> {
+        let Planned { plan, input } = opspec::ops::plan(invocation, limits)?;
         Ok(vec![match self {
             Engine::Plain => plan.evaluate(input),
             Engine::Fast => opspec_kernels::fast(&plan, input),
@@ -205,10 +206,18 @@ impl FromStr for Engine {
     }
 }
 
-/// The interpreter in this repository, on its engine.
+/// The interpreter in this repository, on its engine, within the run's limits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reference {
     pub engine: Engine,
+    pub limits: Limits,
+}
+
+impl Reference {
+    /// The invocation's plan within the limits, evaluated by the engine.
+    pub fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+        self.engine.evaluate(invocation, self.limits)
+    }
 }
 
 impl Backend for Reference {
@@ -221,7 +230,7 @@ impl Backend for Reference {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        Ok(match self.engine.evaluate(&case.invocation) {
+        Ok(match self.evaluate(&case.invocation) {
             Ok(outputs) => Outcome::Outputs(outputs),
             Err(e) => Outcome::Rejected {
                 kind: Some(e.kind),

@@ -277,11 +277,13 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Starts `command` in `dir` (relative paths in it are relative to that folder); its
-    /// stderr goes to `log`, each line behind `prefix` when given.
+    /// Starts `command` in `dir` (relative paths in it are relative to that folder), with
+    /// `environment` added to the runner's; its stderr goes to `log`, each line behind
+    /// `prefix` when given.
     pub(crate) fn start(
         command: &str,
         dir: &Path,
+        environment: &[(&str, String)],
         log: &Arc<Mutex<Log>>,
         prefix: Option<String>,
     ) -> Result<Session, String> {
@@ -298,6 +300,7 @@ impl Session {
             .current_dir(dir)
             .process_group(0)
             .env(SESSION_VARIABLE, &token)
+            .envs(environment.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

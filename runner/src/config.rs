@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::backend::Engine;
-use opspec::tensor::DEFAULT_MAX_ELEMENTS;
+use opspec::tensor::Limits;
 
 use crate::partition::Partition;
 
@@ -300,6 +300,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// The bounds of every tensor of the run: the reference's, the loaders', the wire's, and
+    /// (through its environment) the backend's.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_elements: self.max_elements,
+        }
+    }
+}
+
+impl Config {
     /// The configuration of the `cargo test` harness without flags: the variables, relative
     /// paths against the repository root.
     pub fn from_env() -> Result<Config, ConfigError> {
@@ -542,7 +552,7 @@ impl Options {
                 None => match number("OPSPEC_MAX_ELEMENTS")? {
                     Some(n) => check_budget(n, machine_memory())
                         .map_err(|e| parsed("OPSPEC_MAX_ELEMENTS", Some(n.to_string()), e))?,
-                    None => DEFAULT_MAX_ELEMENTS,
+                    None => Limits::DEFAULT.max_elements,
                 },
             },
             engine: match self.engine {

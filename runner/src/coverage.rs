@@ -37,9 +37,10 @@ use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
 use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
-use opspec::spec::clauses::{Catalogue, Clause, Marks};
-use opspec::spec::{load_dirs, Case, Expectation};
+use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind};
+use opspec_spec::clauses::{Catalogue, Clause, Marks};
+use opspec_spec::{load_dirs, Case, Expectation};
 
 use crate::attributes::wire;
 use crate::Config;
@@ -101,7 +102,8 @@ impl CaseGroup<'_> {
 /// Runs the whole report over the spec folders `dirs`, and lints the sweeps of `sweeps` (their
 /// marks and powers, as for the spec cases).
 pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
-    let loaded = load_dirs(dirs, None);
+    // Linting reads and evaluates cases within the default limits (no run's budget applies).
+    let loaded = load_dirs(dirs, None, Limits::DEFAULT);
     let builtin = builtin_specs();
     let (catalogue, catalogue_errors) = Catalogue::load_over(&builtin, dirs);
     // The clauses the folders catalogue themselves; only they must have cases there.
@@ -178,7 +180,7 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
             let Expectation::Error { kind, .. } = &trial.expect else {
                 continue;
             };
-            let Err(error) = ops::evaluate(&trial.invocation) else {
+            let Err(error) = ops::evaluate(&trial.invocation, Limits::DEFAULT) else {
                 // The suite itself reports a case the reference does not reject.
                 continue;
             };
@@ -223,7 +225,7 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for scope in opspec::spec::clauses::SCOPES {
+    for scope in opspec_spec::clauses::SCOPES {
         let clauses: Vec<&Clause> = catalogue.scope(scope).collect();
         let op = Op::from_name(scope);
         let cases = groups.values().filter(|g| Some(g.first().op) == op).count();
@@ -335,7 +337,7 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
     if dirs.is_empty() {
         return Vec::new();
     }
-    let sweeps = opspec_generate::sweep::load_dirs(dirs, None);
+    let sweeps = opspec_generate::sweep::load_dirs(dirs, None, Limits::DEFAULT);
     let mut findings: BTreeSet<String> = sweeps
         .errors
         .iter()
@@ -374,15 +376,18 @@ pub fn power_dependencies(invocation: &Invocation) -> Vec<&'static str> {
         // Keep the sign of the base visible: an int8 output would round -0.4 to 0.
         attrs.output_dtype = Some(DType::Float32);
     }
-    let Some(bases) = ops::evaluate(&base).ok().and_then(|outputs| {
-        let output = outputs.first()?;
-        let format = output.dtype.float_format()?;
-        Some(
-            (0..output.len())
-                .map(|i| format.decode(output.bits(i)))
-                .collect::<Vec<f64>>(),
-        )
-    }) else {
+    let Some(bases) = ops::evaluate(&base, Limits::DEFAULT)
+        .ok()
+        .and_then(|outputs| {
+            let output = outputs.first()?;
+            let format = output.dtype.float_format()?;
+            Some(
+                (0..output.len())
+                    .map(|i| format.decode(output.bits(i)))
+                    .collect::<Vec<f64>>(),
+            )
+        })
+    else {
         return Vec::new();
     };
     let mut found = Vec::new();
@@ -712,8 +717,9 @@ mod tests {
                     mode: Some(mode),
                     ..slice::Attrs::default()
                 };
-                let rejected = slice::plan(&attrs, &input, slice::Inputs::default())
-                    .is_err_and(|e| e.kind == ErrorKind::UnsupportedDtype);
+                let rejected =
+                    slice::plan(&attrs, &input, slice::Inputs::default(), Limits::DEFAULT)
+                        .is_err_and(|e| e.kind == ErrorKind::UnsupportedDtype);
                 let expected = if rejected { "rejected" } else { "outputs" };
                 let label = format!("{} × {dtype} ({expected})", wire(mode));
                 let listed = cells.iter().any(|(cell, _)| *cell == label);

@@ -29,9 +29,9 @@
 
 use std::path::{Path, PathBuf};
 
-use opspec::spec::clauses::{Catalogue, SCOPES};
-use opspec::spec::{Case, Expectation};
 use opspec::ErrorKind;
+use opspec_spec::clauses::{Catalogue, SCOPES};
+use opspec_spec::{Case, Expectation};
 
 /// Why a backend fails a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 
 use crate::backend::Engine;
 use opspec::ops::{Attrs, Invocation, Op};
-use opspec::rng::Rng;
-use opspec::spec::{load_file, Case, Expectation};
+use opspec::tensor::Limits;
 use opspec_generate::golden::expectation_of;
 use opspec_generate::new_case;
 use opspec_generate::random::random_case;
+use opspec_generate::rng::Rng;
 use opspec_generate::shrink::shrink;
 use opspec_generate::yaml::{to_yaml, Floats};
+use opspec_spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
 use crate::verdict::{judge_excluding, Status};
@@ -150,7 +151,7 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) 
     case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
         || matches!(&invocation.attrs, Attrs::Scale(a)
             if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
-    case.expect = expectation_of(&engine.evaluate(&invocation));
+    case.expect = expectation_of(&engine.evaluate(&invocation, Limits::DEFAULT));
     case.invocation = invocation;
     case
 }
@@ -310,7 +311,7 @@ fn minimize(
     for floats in [Floats::Decimal, Floats::Bits] {
         let text = to_yaml(&found, &header, floats);
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let (cases, errors) = load_file(found.op, &path);
+        let (cases, errors) = load_file(found.op, &path, Limits::DEFAULT);
         if errors.is_empty()
             && cases.len() == 1
             && cases[0].invocation == found.invocation

@@ -20,16 +20,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::compare::compare_exact;
-use opspec::spec::{Case, Expectation};
+use opspec::tensor::Limits;
 use opspec::{Op, Tensor};
 use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
+use opspec_spec::compare::compare_exact;
+use opspec_spec::{Case, Expectation};
 
-use crate::backend::{BackendError, Engine, Exclusion, Outcome};
+use crate::backend::{BackendError, Exclusion, Outcome, Reference};
 use crate::config::{env_flag, repository_root, Config};
 use crate::report::Record;
 use crate::verdict::{describe_case, judge_excluding, Status, Verdict};
@@ -46,6 +47,9 @@ pub struct GeneratedConfig {
     /// How the golden folder is named in messages.
     pub label: String,
     pub bless: bool,
+    /// The run's bounds of every tensor, which the sweeps' inputs and the goldens read stay
+    /// within.
+    pub limits: Limits,
 }
 
 impl GeneratedConfig {
@@ -80,6 +84,7 @@ impl GeneratedConfig {
             golden,
             label,
             bless: config.bless,
+            limits: config.limits(),
         }))
     }
 }
@@ -105,11 +110,12 @@ impl GeneratedTrials {
     }
 
     pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
-        let sweeps = load_dirs(&config.sweeps, only);
+        let sweeps = load_dirs(&config.sweeps, only, config.limits);
         // The tests of an interrupted bless ask for a fault through the environment.
         let fault = std::env::var("OPSPEC_BLESS_FAULT").ok();
         let store = Arc::new(
             GoldenStore::new(config.golden.clone(), config.label.clone(), config.bless)
+                .with_limits(config.limits)
                 .with_fault(fault.as_deref()),
         );
         // A partial load would report every other golden as unused.
@@ -287,14 +293,14 @@ impl Run {
         let verdict = self.judge_generated(generated, store);
         let case = match self.expectations.entries.is_empty() {
             true => generated.case.clone(),
-            false => with_expected_error(self.engine, &generated.case),
+            false => with_expected_error(self.reference, &generated.case),
         };
         self.conclude(case.trial_name(), &case, verdict, started)
     }
 
     /// The golden first (intact, fresh), then the backend against it.
     fn judge_generated(&self, generated: &GeneratedCase, store: &GoldenStore) -> Verdict {
-        let reference = self.engine.evaluate(&generated.case.invocation);
+        let reference = self.reference.evaluate(&generated.case.invocation);
         let golden = match store.check(
             &generated.golden,
             generated.seed,
@@ -393,10 +399,11 @@ impl Run {
             Ok(output) => output,
             Err(verdict) => return *verdict,
         };
-        let second_invocation = match metamorphic::second(&first.invocation, &middle) {
-            Ok(invocation) => invocation,
-            Err(message) => return fail(format!("no second step: {message}")),
-        };
+        let second_invocation =
+            match metamorphic::second(&first.invocation, &middle, self.reference.limits) {
+                Ok(invocation) => invocation,
+                Err(message) => return fail(format!("no second step: {message}")),
+            };
         let mut second = first.clone();
         second.invocation = second_invocation;
         // Its own name, hence its own request id (docs/protocol.md, "Round trips"): a reply to
@@ -430,9 +437,9 @@ impl Run {
 /// A generated case, which carries no expectation until its golden is read, with the error
 /// the reference gives it, if any: what known failures match it by
 /// ([`crate::expectations::Expectations::cited`]).
-pub(crate) fn with_expected_error(engine: Engine, case: &Case) -> Case {
+pub(crate) fn with_expected_error(reference: Reference, case: &Case) -> Case {
     let mut case = case.clone();
-    if let Err(error) = engine.evaluate(&case.invocation) {
+    if let Err(error) = reference.evaluate(&case.invocation) {
         case.expect = Expectation::Error {
             kind: error.kind,
             message: None,

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Arguments;
 use opspec::ops::Invocation;
-use opspec::spec::Case;
+use opspec::tensor::Limits;
 use opspec::{ErrorKind, OpError, Tensor};
+use opspec_spec::Case;
 
 use std::collections::BTreeMap;
 
@@ -39,9 +40,10 @@ pub trait InProcessBackend: Send + Sync {
         None
     }
 
-    /// The outputs of `invocation`, or why there are none. A panic fails the trial (as a
-    /// crash of a backend process does), not the run.
-    fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, Refusal>;
+    /// The outputs of `invocation`, or why there are none; `limits` are the run's bounds of
+    /// every tensor (`--max-elements`; a backend process gets them in its environment). A
+    /// panic fails the trial (as a crash of a backend process does), not the run.
+    fn evaluate(&self, invocation: &Invocation, limits: Limits) -> Result<Vec<Tensor>, Refusal>;
 }
 
 /// What an in-process backend implements: the fields of a protocol hello, by name (an op, a
@@ -90,10 +92,11 @@ impl From<OpError> for Refusal {
 struct InProcess<B> {
     backend: B,
     declared: Option<Capabilities>,
+    limits: Limits,
 }
 
 impl<B: InProcessBackend> InProcess<B> {
-    fn new(backend: B) -> Result<InProcess<B>, RunError> {
+    fn new(backend: B, limits: Limits) -> Result<InProcess<B>, RunError> {
         let declared = match backend.declaration() {
             None => None,
             Some(d) => Some(
@@ -106,7 +109,11 @@ impl<B: InProcessBackend> InProcess<B> {
                     })?,
             ),
         };
-        Ok(InProcess { backend, declared })
+        Ok(InProcess {
+            backend,
+            declared,
+            limits,
+        })
     }
 }
 
@@ -124,7 +131,9 @@ impl<B: InProcessBackend> Backend for InProcess<B> {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        let evaluated = catch_unwind(AssertUnwindSafe(|| self.backend.evaluate(&case.invocation)));
+        let evaluated = catch_unwind(AssertUnwindSafe(|| {
+            self.backend.evaluate(&case.invocation, self.limits)
+        }));
         Ok(match evaluated {
             Ok(Ok(outputs)) => Outcome::Outputs(outputs),
             Ok(Err(Refusal::Rejected { kind, message })) => Outcome::Rejected { kind, message },
@@ -224,5 +233,6 @@ pub fn run_in_process(
     config: Config,
     backend: impl InProcessBackend + 'static,
 ) -> Result<RunSummary, RunError> {
-    crate::run(args, config, Some(Arc::new(InProcess::new(backend)?)))
+    let backend = InProcess::new(backend, config.limits())?;
+    crate::run(args, config, Some(Arc::new(backend)))
 }

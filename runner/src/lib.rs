@@ -32,8 +32,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::spec::clauses::Catalogue;
-use opspec::spec::{load_dirs, Case, Loaded};
+use opspec::tensor::Limits;
+use opspec_spec::clauses::Catalogue;
+use opspec_spec::{load_dirs, Case, Loaded};
 
 use backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 pub use config::Config;
@@ -47,8 +48,8 @@ use verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 
 /// Loads the cases the arguments can select. A run of one exact trial name (as cargo nextest
 /// does for every test) reads only the file that name points at.
-pub fn load(args: &Arguments, dirs: &[PathBuf]) -> Loaded {
-    load_dirs(dirs, single_file(args))
+pub fn load(args: &Arguments, dirs: &[PathBuf], limits: Limits) -> Loaded {
+    load_dirs(dirs, single_file(args), limits)
 }
 
 /// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
@@ -104,8 +105,9 @@ struct Run {
     replay: String,
     /// How the runner was started ([`Config::program`]).
     program: String,
-    /// The reference's engine, for goldens as for the built-in backend.
-    engine: backend::Engine,
+    /// The reference (its engine and the run's limits), for goldens as for the built-in
+    /// backend.
+    reference: Reference,
     /// `--fail-fast`: after the first failure, no trial is sent.
     fail_fast: bool,
     /// The part of the trials this run makes ([`Config::partition`]).
@@ -133,7 +135,10 @@ impl Run {
             specs: config.specs.clone(),
             partition: config.partition,
             quietly_excluded: Mutex::default(),
-            engine: config.engine,
+            reference: Reference {
+                engine: config.engine,
+                limits: config.limits(),
+            },
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
         }
@@ -323,7 +328,7 @@ impl Run {
 /// ([`generated::with_expected_error`]). Empty when there are no known failures.
 fn trial_clauses(
     expectations: &Expectations,
-    engine: backend::Engine,
+    reference: Reference,
     loaded: &Loaded,
     generated: Option<&generated::GeneratedTrials>,
 ) -> Vec<TrialClauses> {
@@ -338,7 +343,7 @@ fn trial_clauses(
     (loaded.cases.iter().map(cited))
         .chain(
             (generated.into_iter())
-                .map(|case| cited(&generated::with_expected_error(engine, case))),
+                .map(|case| cited(&generated::with_expected_error(reference, case))),
         )
         .collect()
 }
@@ -387,6 +392,7 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
     let backend: Arc<dyn Backend> = match &config.backend {
         None => Arc::new(Reference {
             engine: config.engine,
+            limits: config.limits(),
         }),
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
@@ -398,6 +404,7 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
                     config.timeout,
                     config.backend_log.clone(),
                     config.jobs,
+                    config.limits(),
                 )
                 .map_err(|e| e.to_string())?,
             )
@@ -407,15 +414,6 @@ fn backend(config: &Config) -> Result<Arc<dyn Backend>, String> {
         Some(path) => Arc::new(replay::Dumping::create(backend, path).map_err(|e| e.to_string())?),
         None => backend,
     })
-}
-
-/// Passes the element budget to the reference, and to backends through their environment.
-fn set_budget(config: &Config) {
-    opspec::tensor::set_max_elements(config.max_elements);
-    if config.max_elements != opspec::tensor::DEFAULT_MAX_ELEMENTS {
-        // Called before any thread starts.
-        std::env::set_var("OPSPEC_MAX_ELEMENTS", config.max_elements.to_string());
-    }
 }
 
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
@@ -446,8 +444,7 @@ fn run(
         }
         None => Expectations::default(),
     };
-    set_budget(&config);
-    let loaded = load(&args, &config.specs);
+    let loaded = load(&args, &config.specs, config.limits());
     let generated =
         generated::GeneratedTrials::load(&args, &config).map_err(RunError::Generated)?;
     if args.list {
@@ -466,7 +463,11 @@ fn run(
     }
     // Each generated case's expected error takes a reference evaluation: done once, for the
     // check here and for the entries that match nothing below.
-    let cited = trial_clauses(&expectations, config.engine, &loaded, generated.as_ref());
+    let reference = Reference {
+        engine: config.engine,
+        limits: config.limits(),
+    };
+    let cited = trial_clauses(&expectations, reference, &loaded, generated.as_ref());
     expectations.check(&cited).map_err(|errors| {
         let path = config.expectations.as_deref().unwrap_or(Path::new(""));
         let lines: Vec<String> = (errors.iter())

@@ -166,11 +166,8 @@ fn main() -> ExitCode {
 
 /// `runner --serve`: the reference interpreter as a backend.
 fn serve_reference(targets: &[String], options: Options) -> ExitCode {
-    let engine = match options.resolve_here() {
-        Ok(config) => {
-            opspec::tensor::set_max_elements(config.max_elements);
-            config.engine
-        }
+    let (engine, limits) = match options.resolve_here() {
+        Ok(config) => (config.engine, config.limits()),
         Err(e) => return fail(&e.to_string()),
     };
     let stdin = std::io::stdin().lock();
@@ -180,7 +177,8 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
         stdout,
         "opspec-reference",
         targets,
-        |_, invocation| engine.evaluate(invocation),
+        limits,
+        |_, invocation| engine.evaluate(invocation, limits),
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -193,12 +191,12 @@ fn serve_reference(targets: &[String], options: Options) -> ExitCode {
 /// A target a spec case can be restricted on (`unsupported_on`); anything else would be
 /// declared in the hello and then refused by the runner.
 fn parse_target(text: &str) -> Result<String, String> {
-    if opspec::spec::TARGETS.contains(&text) {
+    if opspec_spec::TARGETS.contains(&text) {
         Ok(text.to_owned())
     } else {
         Err(format!(
             "unknown target (known: {})",
-            opspec::spec::TARGETS.join(", ")
+            opspec_spec::TARGETS.join(", ")
         ))
     }
 }

@@ -24,9 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use opspec::bytes::byte_len;
-use opspec::spec::{Case, Expectation, TARGETS};
+use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind, Op};
+use opspec_spec::bytes::byte_len;
+use opspec_spec::{Case, Expectation, TARGETS};
 
 use crate::attributes::{declarable, declarable_names};
 use crate::backend::{
@@ -236,6 +237,9 @@ impl Capabilities {
 pub struct ProcessBackend {
     command: String,
     timeout: Duration,
+    /// The run's bounds of every tensor: the outputs read stay within them, and the backend
+    /// gets them in its environment (`OPSPEC_MAX_ELEMENTS`).
+    limits: Limits,
     log: Arc<Mutex<Log>>,
     capabilities: Capabilities,
     workers: Vec<Mutex<Worker>>,
@@ -350,16 +354,18 @@ impl ProcessBackend {
         timeout: Duration,
         log: PathBuf,
     ) -> Result<ProcessBackend, StartError> {
-        Self::start_pool(command, timeout, log, 1)
+        Self::start_pool(command, timeout, log, 1, Limits::DEFAULT)
     }
 
     /// Starts `jobs` processes of the backend at once (at least one),
-    /// each answering its own hello; they must all declare the same capabilities.
+    /// each answering its own hello; they must all declare the same capabilities. `limits`
+    /// bound the tensors of the run (the backend's environment says them).
     pub fn start_pool(
         command: &str,
         timeout: Duration,
         log: PathBuf,
         jobs: usize,
+        limits: Limits,
     ) -> Result<ProcessBackend, StartError> {
         let jobs = jobs.max(1);
         let log = Arc::new(Mutex::new(Log::create(&log).map_err(StartError::Log)?));
@@ -367,14 +373,16 @@ impl ProcessBackend {
             .map(|k| (jobs > 1).then(|| format!("[worker {k}] ")))
             .collect();
         let started: Vec<Result<(Session, Capabilities), StartError>> = if jobs == 1 {
-            vec![Self::handshake(command, timeout, &log, None)]
+            vec![Self::handshake(command, timeout, &log, None, limits)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = prefixes
                     .iter()
                     .map(|prefix| {
                         let log = &log;
-                        scope.spawn(move || Self::handshake(command, timeout, log, prefix.clone()))
+                        scope.spawn(move || {
+                            Self::handshake(command, timeout, log, prefix.clone(), limits)
+                        })
                     })
                     .collect();
                 handles
@@ -415,6 +423,7 @@ impl ProcessBackend {
         Ok(ProcessBackend {
             command: command.to_owned(),
             timeout,
+            limits,
             log,
             capabilities: capabilities.expect("at least one worker"),
             workers,
@@ -445,11 +454,18 @@ impl ProcessBackend {
         timeout: Duration,
         log: &Arc<Mutex<Log>>,
         prefix: Option<String>,
+        limits: Limits,
     ) -> Result<(Session, Capabilities), StartError> {
         // Relative paths in the command are relative to the checkout the run reads, wherever
         // cargo runs the test binary from.
         let dir = crate::checkout::suite_root();
-        let mut session = Session::start(command, &dir, log, prefix).map_err(StartError::Spawn)?;
+        // The budget a backend process checks tensors against, when it is not the default.
+        let environment: Vec<(&str, String)> = (limits != Limits::DEFAULT)
+            .then(|| ("OPSPEC_MAX_ELEMENTS", limits.max_elements.to_string()))
+            .into_iter()
+            .collect();
+        let mut session =
+            Session::start(command, &dir, &environment, log, prefix).map_err(StartError::Spawn)?;
         let reply = session
             .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT, &NEVER)
             .map_err(|trouble| {
@@ -509,7 +525,12 @@ impl ProcessBackend {
     }
 
     /// Turns a reply line into an outcome, or says why it is none.
-    fn interpret(id: &str, line: &str, build_only: bool) -> Result<Outcome, Misreply> {
+    fn interpret(
+        id: &str,
+        line: &str,
+        build_only: bool,
+        limits: Limits,
+    ) -> Result<Outcome, Misreply> {
         let reply: Reply = serde_json::from_str(line).map_err(|e| Misreply {
             message: format!("the backend's reply is not a valid message ({e}): {line:.200}"),
             out_of_step: true,
@@ -532,7 +553,7 @@ impl ProcessBackend {
                 for (position, output) in outputs.iter().enumerate() {
                     tensors.push(
                         output
-                            .decode()
+                            .decode(limits)
                             .map_err(|e| Misreply::in_step(format!("output {position}: {e}")))?,
                     );
                 }
@@ -662,6 +683,7 @@ impl ProcessBackend {
             self.timeout,
             &self.log,
             worker.prefix.clone(),
+            self.limits,
         ) {
             Ok((session, _)) => {
                 worker.session = Some(session);
@@ -719,38 +741,40 @@ impl ProcessBackend {
                 }
             }
             let failure = match session.exchange(request, self.timeout, limit, &self.halted) {
-                Ok(line) => match Self::interpret(id, &line, self.capabilities.build_only) {
-                    Ok(outcome) => {
-                        worker.answered = Some(id.to_owned());
-                        // Anything already behind the reply is more from this case.
-                        match session.leftover() {
+                Ok(line) => {
+                    match Self::interpret(id, &line, self.capabilities.build_only, self.limits) {
+                        Ok(outcome) => {
+                            worker.answered = Some(id.to_owned());
+                            // Anything already behind the reply is more from this case.
+                            match session.leftover() {
                             None => return (Ok(outcome), None),
                             Some(extra) => session.fail_with(format!(
                                 "the backend sent more than one reply to this case: after {line:.200}\nit sent {extra:.200}"
                             )),
                         }
-                    }
-                    Err(misreply) if !misreply.out_of_step => {
-                        worker.answered = Some(id.to_owned());
-                        return (Err(BackendError::Broken(misreply.message)), None);
-                    }
-                    Err(misreply) => {
-                        let repeated = misreply.id.is_some() && misreply.id == worker.answered;
-                        let message = session.fail_with(misreply.message);
-                        worker.session = None;
-                        if repeated && attempt == 0 {
-                            let previous = worker.answered.take().expect("compared above");
-                            self.late_fault(
+                        }
+                        Err(misreply) if !misreply.out_of_step => {
+                            worker.answered = Some(id.to_owned());
+                            return (Err(BackendError::Broken(misreply.message)), None);
+                        }
+                        Err(misreply) => {
+                            let repeated = misreply.id.is_some() && misreply.id == worker.answered;
+                            let message = session.fail_with(misreply.message);
+                            worker.session = None;
+                            if repeated && attempt == 0 {
+                                let previous = worker.answered.take().expect("compared above");
+                                self.late_fault(
                                 previous,
                                 format!(
                                     "the backend sent more than one reply to this case: the second came while it worked on case {id:?}: {line:.200}"
                                 ),
                             );
-                            continue;
+                                continue;
+                            }
+                            message
                         }
-                        message
                     }
-                },
+                }
                 Err(Trouble::Halted) => {
                     session.stop(None);
                     worker.session = None;

@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use opspec::bytes::{from_le_bytes, to_le_bytes, BytesError};
 use opspec::ops::scale::Coefficients;
 use opspec::ops::{Attrs, Invocation, Op};
+use opspec::tensor::Limits;
 use opspec::{DType, Tensor};
+use opspec_spec::bytes::{from_le_bytes, to_le_bytes, BytesError};
+use opspec_spec::value::ScaleAttrs;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -76,14 +78,15 @@ impl WireTensor {
         }
     }
 
-    /// Checks the dtype name, the base64 and the byte count against the shape.
-    pub fn decode(&self) -> Result<Tensor, WireError> {
+    /// Checks the dtype name, the base64 and the byte count against the shape, which stays
+    /// within `limits`.
+    pub fn decode(&self, limits: Limits) -> Result<Tensor, WireError> {
         let dtype = DType::from_name(&self.dtype)
             .ok_or_else(|| WireError::UnknownDtype(self.dtype.clone()))?;
         let bytes = BASE64
             .decode(&self.data)
             .map_err(|e| WireError::Base64(e.to_string()))?;
-        Ok(from_le_bytes(dtype, self.shape.clone(), &bytes)?)
+        Ok(from_le_bytes(dtype, self.shape.clone(), &bytes, limits)?)
     }
 }
 
@@ -209,8 +212,8 @@ fn coefficients_to_wire(list: &Coefficients) -> WireTensor {
 }
 
 /// The inverse of [`coefficients_to_wire`], with [`WireTensor::decode`]'s checks.
-fn coefficients_from_wire(wire: Value) -> Result<Coefficients, WireError> {
-    let tensor = serde_json::from_value::<WireTensor>(wire)?.decode()?;
+fn coefficients_from_wire(wire: Value, limits: Limits) -> Result<Coefficients, WireError> {
+    let tensor = serde_json::from_value::<WireTensor>(wire)?.decode(limits)?;
     if tensor.dtype != DType::Float32 || tensor.rank() != 1 {
         return Err(WireError::NotCoefficients);
     }
@@ -220,12 +223,12 @@ fn coefficients_from_wire(wire: Value) -> Result<Coefficients, WireError> {
 }
 
 /// The inverse of [`attrs_json`]: attributes of `op` from the wire.
-pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
+pub fn decode_attrs(op: Op, mut value: Value, limits: Limits) -> Result<Attrs, WireError> {
     let mut coefficients = Vec::new();
     if let (Op::Scale, Some(object)) = (op, value.as_object_mut()) {
         for name in ["scale", "shift", "power"] {
             if let Some(wire) = object.remove(name) {
-                let list = coefficients_from_wire(wire).map_err(|e| e.within(name))?;
+                let list = coefficients_from_wire(wire, limits).map_err(|e| e.within(name))?;
                 coefficients.push((name, list));
             }
         }
@@ -234,7 +237,7 @@ pub fn decode_attrs(op: Op, mut value: Value) -> Result<Attrs, WireError> {
         Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
         Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
         Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
-        Op::Scale => Attrs::Scale(serde_json::from_value(value)?),
+        Op::Scale => Attrs::Scale(serde_json::from_value::<ScaleAttrs>(value)?.into()),
         Op::Reformat => Attrs::Reformat(serde_json::from_value(value)?),
     };
     if let Attrs::Scale(scale) = &mut attrs {
@@ -258,13 +261,13 @@ mod tests {
         let tensor = Tensor::from_bits(DType::Int4, vec![3], vec![0xf8, 0x07, 0x01]);
         let wire = WireTensor::encode(&tensor);
         assert_eq!(wire.data, "eAE="); // bytes 0x78, 0x01
-        assert_eq!(wire.decode(), Ok(tensor));
+        assert_eq!(wire.decode(Limits::DEFAULT), Ok(tensor));
         let short = WireTensor {
             data: "AA==".into(),
             ..wire.clone()
         };
         assert_eq!(
-            short.decode().unwrap_err().to_string(),
+            short.decode(Limits::DEFAULT).unwrap_err().to_string(),
             "int4 [3] needs 2 bytes, got 1"
         );
         let unknown = WireTensor {
@@ -272,7 +275,7 @@ mod tests {
             ..wire
         };
         assert_eq!(
-            unknown.decode(),
+            unknown.decode(Limits::DEFAULT),
             Err(WireError::UnknownDtype("float64".into()))
         );
     }
@@ -302,7 +305,7 @@ mod tests {
             .expect("the documented Scale request");
         let documented: Value = serde_json::from_str(block).unwrap();
         let path = std::path::PathBuf::from(format!("{root}/specs/scale/channel.yaml"));
-        let (cases, errors) = opspec::spec::load_file(Op::Scale, &path);
+        let (cases, errors) = opspec_spec::load_file(Op::Scale, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let case = cases.iter().find(|c| c.trial_name() == id).unwrap();
         assert_eq!(
@@ -339,11 +342,16 @@ mod tests {
             json!({"dtype": "float32", "shape": [5], "data": "AQDAfwAAAIAAAID/AACAPwEAAAA="})
         );
         assert!(wire.get("shift").is_none());
-        assert_eq!(decode_attrs(Op::Scale, wire).unwrap(), Attrs::Scale(attrs));
+        assert_eq!(
+            decode_attrs(Op::Scale, wire, Limits::DEFAULT).unwrap(),
+            Attrs::Scale(attrs)
+        );
         let bad =
             json!({"mode": "uniform", "scale": {"dtype": "float16", "shape": [1], "data": "AAA="}});
         assert_eq!(
-            decode_attrs(Op::Scale, bad).unwrap_err().to_string(),
+            decode_attrs(Op::Scale, bad, Limits::DEFAULT)
+                .unwrap_err()
+                .to_string(),
             "scale: expected a float32 tensor of shape [n]"
         );
     }
@@ -353,12 +361,12 @@ mod tests {
     fn bad_requests_are_located() {
         use crate::serve::decode_run;
         assert_eq!(
-            decode_run(&json!({"type": "run", "op": "slice"})).unwrap_err(),
+            decode_run(&json!({"type": "run", "op": "slice"}), Limits::DEFAULT).unwrap_err(),
             WireError::Missing("an id")
         );
         let request = json!({"type": "run", "id": "x", "op": "shuffle", "inputs": [
             {"dtype": "int8", "shape": [2], "data": "AQ=="}, null]});
-        let error = decode_run(&request).unwrap_err();
+        let error = decode_run(&request, Limits::DEFAULT).unwrap_err();
         assert!(
             matches!(&error, WireError::In { part, .. } if part == "input 0"),
             "{error:?}"

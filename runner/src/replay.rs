@@ -16,8 +16,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use libtest_mimic::Arguments;
-use opspec::spec::Case;
 use opspec::DType;
+use opspec_spec::Case;
 use serde_json::json;
 
 use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
@@ -207,8 +207,7 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, String> {
         Some(path) => Expectations::load(path)?,
         None => Expectations::default(),
     };
-    crate::set_budget(&config);
-    let loaded = crate::load(&args, &config.specs);
+    let loaded = crate::load(&args, &config.specs, config.limits());
     let generated = GeneratedTrials::load(&args, &config)?;
     if let Some(error) = loaded.errors.iter().find(|e| e.trial_name() == trial) {
         println!("verdict: failed (spec error)\n{error}");

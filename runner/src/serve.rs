@@ -6,13 +6,14 @@
 use std::io::{BufRead, Write};
 
 use opspec::ops::{Invocation, Op};
+use opspec::tensor::Limits;
 use opspec::{OpError, Tensor};
 use serde_json::{json, Value};
 
 use crate::protocol::{decode_attrs, WireError, WireTensor, PROTOCOL_VERSION};
 
-/// Decodes a `run` request into a trial id and an invocation.
-pub fn decode_run(request: &Value) -> Result<(String, Invocation), WireError> {
+/// Decodes a `run` request into a trial id and an invocation, its tensors within `limits`.
+pub fn decode_run(request: &Value, limits: Limits) -> Result<(String, Invocation), WireError> {
     let id = request["id"]
         .as_str()
         .ok_or(WireError::Missing("an id"))?
@@ -20,7 +21,7 @@ pub fn decode_run(request: &Value) -> Result<(String, Invocation), WireError> {
     let op_name = request["op"].as_str().ok_or(WireError::Missing("an op"))?;
     let op = Op::from_name(op_name).ok_or_else(|| WireError::UnknownOp(op_name.to_owned()))?;
     let attrs_value = request.get("attrs").cloned().unwrap_or_else(|| json!({}));
-    let attrs = decode_attrs(op, attrs_value).map_err(|e| e.within("attrs"))?;
+    let attrs = decode_attrs(op, attrs_value, limits).map_err(|e| e.within("attrs"))?;
     let inputs = request["inputs"]
         .as_array()
         .ok_or(WireError::Missing("inputs"))?
@@ -30,7 +31,7 @@ pub fn decode_run(request: &Value) -> Result<(String, Invocation), WireError> {
             Value::Null => Ok(None),
             value => serde_json::from_value::<WireTensor>(value.clone())
                 .map_err(WireError::from)
-                .and_then(|wire| wire.decode())
+                .and_then(|wire| wire.decode(limits))
                 .map(Some)
                 .map_err(|e| e.within(format!("input {position}"))),
         })
@@ -52,12 +53,13 @@ pub fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
 }
 
 /// Serves requests until the input ends, as a backend called `name` for `targets` (e.g.
-/// `["dla"]`). `evaluate` computes one invocation.
+/// `["dla"]`), reading tensors within `limits`. `evaluate` computes one invocation.
 pub fn serve(
     input: impl BufRead,
     mut output: impl Write,
     name: &str,
     targets: &[String],
+    limits: Limits,
     mut evaluate: impl FnMut(&str, &Invocation) -> Result<Vec<Tensor>, OpError>,
 ) -> std::io::Result<()> {
     for line in input.lines() {
@@ -74,7 +76,7 @@ pub fn serve(
                 "targets": targets,
             })
             .to_string(),
-            Ok(request) if request["type"] == "run" => match decode_run(&request) {
+            Ok(request) if request["type"] == "run" => match decode_run(&request, limits) {
                 Ok((id, invocation)) => encode_result(&id, evaluate(&id, &invocation)),
                 Err(message) => json!({
                     "type": "error",

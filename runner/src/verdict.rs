@@ -1,6 +1,6 @@
 //! Judging an outcome against a case's expectation, and the failure report a person reads.
 //!
-//! Outputs are compared as [`opspec::compare`] says: layout ops bit for bit, Scale within the
+//! Outputs are compared as [`opspec_spec::compare`] says: layout ops bit for bit, Scale within the
 //! case's tolerance or the default for its output dtype. A case marked
 //! `implementation_defined` holds the reference's reading of undocumented behaviour: the
 //! reference must match it, while another backend whose values differ, that rejects the case,
@@ -13,9 +13,9 @@
 //! second rule for that backend, `unsupported_dtype` passes in place of the expected kind
 //! (docs/protocol.md, "What the runner does with a hello").
 
-use opspec::compare::{compare, comparison_for, Comparison, Mismatch};
-use opspec::spec::{Case, Expectation};
 use opspec::{DType, ErrorKind, Tensor};
+use opspec_spec::compare::{compare, comparison_for, Comparison, Mismatch};
+use opspec_spec::{Case, Expectation};
 
 use serde::{Deserialize, Serialize};
 
@@ -543,8 +543,8 @@ mod tests {
 
     use crate::backend::{Backend, BuiltOutput};
 
-    use opspec::spec::load_dirs;
     use opspec::DType;
+    use opspec_spec::load_dirs;
 
     /// A scratch spec folder holding `scale/<file>.yaml`.
     fn load_scale(name: &str, yaml: &str) -> Vec<Case> {
@@ -552,7 +552,7 @@ mod tests {
         let dir = scratch.path();
         std::fs::create_dir_all(dir.join("scale")).unwrap();
         std::fs::write(dir.join("scale").join(format!("{name}.yaml")), yaml).unwrap();
-        let loaded = load_dirs(&[dir.to_path_buf()], None);
+        let loaded = load_dirs(&[dir.to_path_buf()], None, opspec::tensor::Limits::DEFAULT);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         loaded.cases
     }
@@ -578,7 +578,9 @@ cases:
     }
 
     fn reference_outcome(case: &Case) -> Outcome {
-        Outcome::Outputs(opspec::ops::evaluate(&case.invocation).unwrap())
+        Outcome::Outputs(
+            opspec::ops::evaluate(&case.invocation, opspec::tensor::Limits::DEFAULT).unwrap(),
+        )
     }
 
     #[test]
@@ -644,7 +646,7 @@ cases:
         let shape = vec![12];
         let expected = Tensor::from_bits(DType::Int8, shape.clone(), (0..12).collect());
         let actual = Tensor::from_bits(DType::Int8, shape, (0..12).map(|v| (v + 2) % 12).collect());
-        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let mismatch = opspec_spec::compare::compare_exact(&expected, &actual).unwrap_err();
         let report = render_mismatch(&mismatch, &expected, &actual);
         assert!(report.contains("values (-expected|+actual):"), "{report}");
         assert!(
@@ -663,7 +665,7 @@ cases:
         let n = SMALL_TENSOR + 1;
         let expected = Tensor::from_bits(DType::Int8, vec![n], vec![0; n]);
         let actual = Tensor::from_bits(DType::Int8, vec![n], vec![1; n]);
-        let mismatch = opspec::compare::compare_exact(&expected, &actual).unwrap_err();
+        let mismatch = opspec_spec::compare::compare_exact(&expected, &actual).unwrap_err();
         let text = render_mismatch(&mismatch, &expected, &actual);
         assert!(
             text.starts_with(&format!("{n} of {n} elements differ")),
@@ -713,7 +715,9 @@ cases:
     fn nan_and_infinity_rules_in_a_verdict() {
         let cases = load_scale("nan", &seed_case("tolerance: {ulp: 0}"));
         let case = &cases[0];
-        let mut output = opspec::ops::evaluate(&case.invocation).unwrap().remove(0);
+        let mut output = opspec::ops::evaluate(&case.invocation, opspec::tensor::Limits::DEFAULT)
+            .unwrap()
+            .remove(0);
         // Put an infinity where 25 is expected: no tolerance passes.
         let mut bits: Vec<u64> = (0..output.len()).map(|i| output.bits(i)).collect();
         bits[0] = 0x4110_0001;

@@ -396,7 +396,7 @@ fn the_duplicate_lint_compares_npy_data_with_inline_data() {
     );
     std::fs::write(
         dir.join("shuffle/mine/input.npy"),
-        opspec::npy::to_npy(&input),
+        opspec_spec::npy::to_npy(&input),
     )
     .unwrap();
     let by_file = PRIVATE_CASE

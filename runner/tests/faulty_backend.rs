@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use opspec::spec::Case;
 use opspec_runner::backend::Backend;
 use opspec_runner::process::{ProcessBackend, StartError};
+use opspec_spec::Case;
 
 /// The faulty backend, which cargo builds with the tests.
 fn faulty_backend() -> &'static str {
@@ -111,7 +111,7 @@ fn a_filter_that_selects_nothing_is_an_error() {
 #[test]
 fn a_dla_backend_skips_the_cases_restricted_on_dla() {
     let specs = opspec_runner::Config::from_env().unwrap().specs;
-    let loaded = opspec::spec::load_dirs(&specs, None);
+    let loaded = opspec_spec::load_dirs(&specs, None, opspec::tensor::Limits::DEFAULT);
     let restricted: Vec<String> = loaded
         .cases
         .iter()
@@ -596,14 +596,14 @@ fn assert_no_process_with(marker: &str) {
 /// The cases of the repository's spec files.
 fn spec_cases() -> Vec<Case> {
     let specs = opspec_runner::Config::from_env().unwrap().specs;
-    opspec::spec::load_dirs(&specs, None).cases
+    opspec_spec::load_dirs(&specs, None, opspec::tensor::Limits::DEFAULT).cases
 }
 
 /// The first `count` cases that expect outputs, in trial-name order.
 fn output_cases(count: usize) -> Vec<Case> {
     let mut cases: Vec<Case> = spec_cases()
         .into_iter()
-        .filter(|c| matches!(c.expect, opspec::spec::Expectation::Outputs(_)))
+        .filter(|c| matches!(c.expect, opspec_spec::Expectation::Outputs(_)))
         .collect();
     cases.sort_by_key(Case::trial_name);
     cases.truncate(count);

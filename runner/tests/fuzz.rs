@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use opspec::spec::{load_file, Expectation};
 use opspec::Op;
+use opspec_spec::{load_file, Expectation};
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
@@ -77,7 +77,7 @@ fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
     assert!(yaml.contains("mode: reflect"), "{yaml}");
 
     // Minimal: one axis of 3 (the smallest extent where the mirror differs), a few elements.
-    let (cases, errors) = load_file(Op::Slice, &written[0]);
+    let (cases, errors) = load_file(Op::Slice, &written[0], opspec::tensor::Limits::DEFAULT);
     assert!(errors.is_empty(), "{errors:?}");
     let case = &cases[0];
     let input = case.invocation.inputs[0].as_ref().unwrap();

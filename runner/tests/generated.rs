@@ -326,7 +326,11 @@ fn sweep_clauses_are_in_the_catalogue() {
             known.push_str(&std::fs::read_to_string(path).unwrap());
         }
     }
-    let sweeps = opspec_generate::sweep::load_dirs(&[workspace().join("sweeps")], None);
+    let sweeps = opspec_generate::sweep::load_dirs(
+        &[workspace().join("sweeps")],
+        None,
+        opspec::tensor::Limits::DEFAULT,
+    );
     assert!(sweeps.errors.is_empty(), "{:?}", sweeps.errors);
     for generated in &sweeps.cases {
         for clause in &generated.case.clauses {

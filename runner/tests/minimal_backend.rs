@@ -150,7 +150,7 @@ fn the_links_of_the_protocol_page_into_the_semantics_reach_a_heading() {
     let mut links = 0;
     for page in ["docs/protocol.md", "README.md"] {
         let text = std::fs::read_to_string(root.join(page)).unwrap();
-        // Links spelled with `docs/`, as tests/semantics.rs requires of every citation.
+        // Links spelled with `docs/`, as crates/spec/tests/semantics.rs requires of every citation.
         for link in text.split("docs/semantics.md#").skip(1) {
             let target: String = link.chars().take_while(|&c| c != ')').collect();
             assert!(

@@ -27,7 +27,7 @@ use ndarray::{ArrayView, IxDyn, ShapeBuilder};
 
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::tensor::{checked_volume, map_buffer, Tensor};
+use crate::tensor::{map_buffer, Limits, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -36,7 +36,7 @@ pub const INPUTS: [&str; 1] = ["input"];
 pub const DTYPES: [DType; 2] = [DType::Float16, DType::Int64];
 
 /// ATB's `MAX_DIM`.
-pub const MAX_RANK: usize = 8;
+const MAX_RANK: usize = 8;
 
 /// AsStrided's attributes: `out[i] = flat(input)[offset + Σ i_j·stride_j]` (docs/protocol.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -61,7 +61,7 @@ pub struct Plan {
 }
 
 /// Checks the input, then the attributes against it (each error citing its clause).
-pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+pub fn plan(attrs: &Attrs, input: &Tensor, limits: Limits) -> Result<Plan, OpError> {
     if input.rank() == 0 || input.rank() > MAX_RANK {
         return fail(
             ErrorKind::InvalidRank,
@@ -160,7 +160,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
         );
     }
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
-    checked_volume(&shape)?;
+    limits.checked_volume(&shape)?;
     let strides: Vec<usize> = stride.iter().map(|&s| s as usize).collect();
     Ok(Plan {
         shape,
@@ -197,7 +197,7 @@ mod tests {
 
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, input)?, input))
+        Ok(evaluate(&plan(attrs, input, Limits::DEFAULT)?, input))
     }
 
     fn seed_input() -> Tensor {
@@ -241,14 +241,24 @@ mod tests {
     #[test]
     fn bounds_are_checked_on_the_last_element() {
         // Last read = 2 + 1*2 + 1*3 = 7 < 9: valid; offset 4 reads index 9: out of bounds.
-        assert!(plan(&attrs(&[2, 2], &[2, 3], &[2]), &seed_input()).is_ok());
-        let err = plan(&attrs(&[2, 2], &[2, 3], &[4]), &seed_input()).unwrap_err();
+        assert!(plan(
+            &attrs(&[2, 2], &[2, 3], &[2]),
+            &seed_input(),
+            Limits::DEFAULT
+        )
+        .is_ok());
+        let err = plan(
+            &attrs(&[2, 2], &[2, 3], &[4]),
+            &seed_input(),
+            Limits::DEFAULT,
+        )
+        .unwrap_err();
         assert_eq!(err.kind, ErrorKind::OutOfBounds);
     }
 
     #[test]
     fn parameter_rules() {
-        let kind = |a: Attrs| plan(&a, &seed_input()).unwrap_err().kind;
+        let kind = |a: Attrs| plan(&a, &seed_input(), Limits::DEFAULT).unwrap_err().kind;
         // ATB: size [] with stride [] passes ParamCheck, its rank-0 output fails the tensor
         // check; with stride [1, 0] (csv wrongParam9) it fails the length check.
         assert_eq!(kind(attrs(&[], &[], &[0])), ErrorKind::InvalidRank);
@@ -265,6 +275,7 @@ mod tests {
             plan(
                 &attrs(&[1], &[1], &[0]),
                 &Tensor::from_bits(DType::Int64, shape, vec![7; n]),
+                Limits::DEFAULT,
             )
         };
         assert_eq!(input(vec![]).unwrap_err().kind, ErrorKind::InvalidRank);
@@ -276,7 +287,9 @@ mod tests {
         assert!(input(vec![1; 8]).is_ok());
         let float = Tensor::from_bits(DType::Float32, vec![1], vec![0]);
         assert_eq!(
-            plan(&attrs(&[1], &[1], &[0]), &float).unwrap_err().kind,
+            plan(&attrs(&[1], &[1], &[0]), &float, Limits::DEFAULT)
+                .unwrap_err()
+                .kind,
             ErrorKind::UnsupportedDtype
         );
     }

@@ -25,7 +25,7 @@ pub mod slice;
 use std::fmt;
 
 use crate::error::{ErrorKind, OpError};
-use crate::tensor::Tensor;
+use crate::tensor::{Limits, Tensor};
 
 /// TensorRT's largest rank, `Dims64::MAX_DIMS` (NvInferRuntimeBase.h: "the maximum rank (number
 /// of dimensions) supported for a tensor"): no input, intermediate or output of shuffle, slice,
@@ -123,30 +123,6 @@ impl Attrs {
             Attrs::Reformat(_) => Op::Reformat,
         }
     }
-
-    /// Names of attributes that the case also gives as inputs: a case must give each value one
-    /// way only.
-    pub fn given_twice(&self, inputs: &[Option<Tensor>]) -> Vec<&'static str> {
-        let present = |position: usize| inputs.get(position).is_some_and(Option::is_some);
-        match self {
-            Attrs::Shuffle(a) => [(a.reshape_dims.is_some(), 1, "reshape_dims")]
-                .into_iter()
-                .filter(|&(attr, position, _)| attr && present(position))
-                .map(|(_, _, name)| name)
-                .collect(),
-            Attrs::Slice(a) => [
-                (a.start.is_some(), 1, "start"),
-                (a.size.is_some(), 2, "size"),
-                (a.stride.is_some(), 3, "stride"),
-                (a.axes.is_some(), 5, "axes"),
-            ]
-            .into_iter()
-            .filter(|&(attr, position, _)| attr && present(position))
-            .map(|(_, _, name)| name)
-            .collect(),
-            Attrs::AsStrided(_) | Attrs::Scale(_) | Attrs::Reformat(_) => Vec::new(),
-        }
-    }
 }
 
 /// One call of an op: attributes and positional inputs (`None` = absent optional input).
@@ -197,8 +173,9 @@ pub struct Planned<'a> {
     pub input: &'a Tensor,
 }
 
-/// Checks an invocation: input 0 is required, then the op's own `plan`.
-pub fn plan(invocation: &Invocation) -> Result<Planned<'_>, OpError> {
+/// Checks an invocation: input 0 is required, then the op's own `plan`, whose output stays
+/// within `limits`.
+pub fn plan(invocation: &Invocation, limits: Limits) -> Result<Planned<'_>, OpError> {
     let input = invocation.input(0).ok_or_else(|| {
         OpError::new(
             ErrorKind::InvalidInput,
@@ -207,9 +184,12 @@ pub fn plan(invocation: &Invocation) -> Result<Planned<'_>, OpError> {
         )
     })?;
     let plan = match &invocation.attrs {
-        Attrs::Shuffle(attrs) => {
-            Plan::Shuffle(shuffle::plan(attrs, &input.shape, invocation.input(1))?)
-        }
+        Attrs::Shuffle(attrs) => Plan::Shuffle(shuffle::plan(
+            attrs,
+            &input.shape,
+            invocation.input(1),
+            limits,
+        )?),
         Attrs::Slice(attrs) => Plan::Slice(slice::plan(
             attrs,
             input,
@@ -220,18 +200,19 @@ pub fn plan(invocation: &Invocation) -> Result<Planned<'_>, OpError> {
                 fill: invocation.input(4),
                 axes: invocation.input(5),
             },
+            limits,
         )?),
-        Attrs::AsStrided(attrs) => Plan::AsStrided(as_strided::plan(attrs, input)?),
-        Attrs::Scale(attrs) => Plan::Scale(scale::plan(attrs, input)?),
-        Attrs::Reformat(attrs) => Plan::Reformat(reformat::plan(attrs, input)?),
+        Attrs::AsStrided(attrs) => Plan::AsStrided(as_strided::plan(attrs, input, limits)?),
+        Attrs::Scale(attrs) => Plan::Scale(scale::plan(attrs, input, limits)?),
+        Attrs::Reformat(attrs) => Plan::Reformat(reformat::plan(attrs, input, limits)?),
     };
     Ok(Planned { plan, input })
 }
 
-/// Runs the reference implementation of an invocation: its [`plan`], then the plan's plain
-/// evaluation.
-pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
-    let Planned { plan, input } = plan(invocation)?;
+/// Runs the reference implementation of an invocation: its [`plan`] within `limits`, then the
+/// plan's plain evaluation.
+pub fn evaluate(invocation: &Invocation, limits: Limits) -> Result<Vec<Tensor>, OpError> {
+    let Planned { plan, input } = plan(invocation, limits)?;
     Ok(vec![plan.evaluate(input)])
 }
 
@@ -247,7 +228,7 @@ mod tests {
             attrs: Attrs::AsStrided(as_strided::Attrs::default()),
             inputs: vec![None],
         };
-        let error = evaluate(&invocation).unwrap_err();
+        let error = evaluate(&invocation, Limits::DEFAULT).unwrap_err();
         assert_eq!(error.kind, ErrorKind::InvalidInput);
         assert_eq!(error.clause, "common.input.required");
     }

@@ -6,7 +6,7 @@
 //! unpacks a buffer (whose logical `shape` is an attribute) back, or does both in turn.
 //! Packing writes 0 into every padding slot (what TensorRT writes, \[obs\] cookbook DataFormat
 //! log); unpacking ignores padding (\[inferred\], §4 "Padding contents"). Bits move unchanged.
-//! Both are one pass over the image's slots ([`Image::slot`]: per logical coordinate, its
+//! Both are one pass over the image's slots (`Image::slot`: per logical coordinate, its
 //! memory offset by the §4 formulas below): unpack reads every element from its slot, pack
 //! writes every element to its slot in a zeroed buffer.
 //!
@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Width};
 use crate::error::{fail, ErrorKind, OpError};
-use crate::tensor::{checked_volume, row_major, row_major_strides, Tensor};
+use crate::tensor::{row_major, row_major_strides, Limits, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -280,7 +280,13 @@ pub struct Image {
 
 impl Image {
     /// Checks `dtype` and `shape` against `format` and lays the image out.
-    pub fn new(format: Format, dtype: DType, shape: &[usize], dla: Dla) -> Result<Image, OpError> {
+    pub fn new(
+        format: Format,
+        dtype: DType,
+        shape: &[usize],
+        dla: Dla,
+        limits: Limits,
+    ) -> Result<Image, OpError> {
         check_dtype(format, dtype)?;
         super::check_max_rank(shape, "reformat.rank.max", "the logical shape")?;
         let rank = shape.len();
@@ -366,7 +372,7 @@ impl Image {
                 (padded.clone(), vec![0, 2, 3, 1], None)
             }
         };
-        checked_volume(&padded)?;
+        limits.checked_volume(&padded)?;
         Ok(Image {
             format,
             logical: shape.to_vec(),
@@ -413,7 +419,7 @@ impl Image {
     }
 
     /// The slot of logical coordinate `y`: the sum of what each axis adds ([`Image::axis_slots`]).
-    pub fn slot(axis_slots: &[AxisSlots], y: &[usize]) -> usize {
+    fn slot(axis_slots: &[AxisSlots], y: &[usize]) -> usize {
         axis_slots
             .iter()
             .zip(y)
@@ -499,7 +505,7 @@ pub struct Plan {
 }
 
 /// Checks formats, dtypes, shape and buffer length (each error citing its clause).
-pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
+pub fn plan(attrs: &Attrs, input: &Tensor, limits: Limits) -> Result<Plan, OpError> {
     let dla = attrs.dla.unwrap_or_default();
     check_dtype(attrs.from, input.dtype)?;
     check_dtype(attrs.to, input.dtype)?;
@@ -536,9 +542,9 @@ pub fn plan(attrs: &Attrs, input: &Tensor) -> Result<Plan, OpError> {
             dims
         }
     };
-    checked_volume(&shape)?;
-    let from = Image::new(attrs.from, input.dtype, &shape, dla)?;
-    let to = Image::new(attrs.to, input.dtype, &shape, dla)?;
+    limits.checked_volume(&shape)?;
+    let from = Image::new(attrs.from, input.dtype, &shape, dla, limits)?;
+    let to = Image::new(attrs.to, input.dtype, &shape, dla, limits)?;
     if attrs.from != Format::Linear && (input.rank() != 1 || input.len() != from.len()) {
         return fail(
             ErrorKind::InvalidBuffer,
@@ -572,9 +578,31 @@ pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
 mod tests {
     use super::*;
 
+    /// SplitMix64, the generator of `opspec_generate::rng` (which this crate does not depend
+    /// on), for the generated shapes below.
+    struct SplitMix(u64);
+
+    impl SplitMix {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (((z ^ (z >> 31)) as u128 * n as u128) >> 64) as u64
+        }
+
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+
+        fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+            &items[self.below(items.len() as u64) as usize]
+        }
+    }
+
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, input)?, input))
+        Ok(evaluate(&plan(attrs, input, Limits::DEFAULT)?, input))
     }
 
     fn tensor(dtype: DType, shape: &[usize], bits: &[u64]) -> Tensor {
@@ -783,7 +811,7 @@ mod tests {
         // Every format and dtype, generated shapes (ranks from the minimum to 2 more; C past
         // a 32-lane block, W past a DLA row, now and then a 0), against the plain loops of the
         // two-pass pack; the packed buffer unpacks back to the logical tensor.
-        let mut rng = crate::rng::Rng::new(0x5eed_f0a7);
+        let mut rng = SplitMix(0x5eed_f0a7);
         for format in Format::ALL {
             for &dtype in format.dtypes() {
                 for _ in 0..12 {
@@ -805,7 +833,7 @@ mod tests {
                     let logical =
                         Tensor::from_bits(dtype, shape.clone(), (1..=volume as u64).collect());
                     let dla = *rng.pick(&[Dla::Orin, Dla::Xavier]);
-                    let image = Image::new(format, dtype, &shape, dla).unwrap();
+                    let image = Image::new(format, dtype, &shape, dla, Limits::DEFAULT).unwrap();
                     let mut a = attrs(Format::Linear, format, None);
                     a.dla = Some(dla);
                     let packed = run(&a, &logical).unwrap();

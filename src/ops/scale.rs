@@ -23,7 +23,7 @@
 //! int8, the quantization use).
 //!
 //! How an element is computed (the reference's reading, stated so implementations can be
-//! compared with it under a tolerance, see [`crate::compare`]):
+//! compared with it under a tolerance, see `opspec_spec::compare`):
 //! 1. `x` is converted to float32 exactly (an int8 input is its integer value, float16 and
 //!    bfloat16 embed exactly); coefficients are float32 values.
 //! 2. `t = x · scale` rounded to float32, then `t + shift` rounded to float32: two roundings,
@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
 use crate::float::FloatFormat;
-use crate::tensor::{checked_volume, Buffer, Tensor};
+use crate::tensor::{Buffer, Limits, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 1] = ["input"];
@@ -61,7 +61,7 @@ pub const INPUTS: [&str; 1] = ["input"];
 pub const DTYPES: [DType; 4] = [DType::Int8, DType::Float16, DType::BFloat16, DType::Float32];
 
 /// The smallest input rank (§3.4).
-pub const MIN_RANK: usize = 4;
+const MIN_RANK: usize = 4;
 
 /// `ScaleMode`: how many coefficients there are and which elements share one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -80,11 +80,28 @@ impl Mode {
 }
 
 /// A list of float32 coefficients, held as bit patterns so that NaN payloads and -0.0 survive
-/// from the spec file to the wire. In YAML it is a list of numbers read by the tensor value
-/// rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...); its serde lives
-/// with those rules in `spec::value`.
+/// from the spec file to the wire. It is written as a list of numbers (finite values, exact: every
+/// float32 is a binary64) and quoted bit patterns (NaN, ±∞); spec files are read by the tensor
+/// value rules (`.nan`, `"0x7fc00001"`, `0.1` rounded once to nearest even, ...), which are the
+/// spec format's (crate `opspec-spec`), so this crate only writes it.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Coefficients(pub Vec<u32>);
+
+impl Serialize for Coefficients {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for &bits in &self.0 {
+            let value = f32::from_bits(bits);
+            if value.is_finite() {
+                seq.serialize_element(&value)?;
+            } else {
+                seq.serialize_element(&format!("0x{bits:08x}"))?;
+            }
+        }
+        seq.end()
+    }
+}
 
 impl Coefficients {
     pub fn from_values(values: &[f32]) -> Coefficients {
@@ -124,10 +141,10 @@ impl fmt::Debug for DisplayAsDebug {
     }
 }
 
-/// Scale's attributes: `out = (input · scale + shift) ^ power` (docs/protocol.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "ScaleAttrs")]
+/// Scale's attributes: `out = (input · scale + shift) ^ power` (docs/protocol.md). Written as
+/// the other ops' are; read by `opspec_spec::ScaleAttrs`, whose coefficients follow the spec
+/// format's value rules.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Attrs {
     /// `uniform`, `channel` or `elementwise` (required).
     pub mode: Mode,
@@ -145,8 +162,7 @@ pub struct Attrs {
     pub channel_axis: Option<i64>,
     /// int8, float16, bfloat16 or float32; absent = the input's dtype (`int8` with a float32
     /// input is TensorRT's INT8 quantization).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "dtype_name")]
-    #[schemars(schema_with = "output_dtype_schema")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "dtype_name")]
     pub output_dtype: Option<DType>,
 }
 
@@ -157,38 +173,11 @@ impl Attrs {
     }
 }
 
-/// `output_dtype`'s schema: a dtype name. That Scale supports only four is the op's check
-/// (`unsupported_dtype`), not the file format's.
-fn output_dtype_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "description": "The output's dtype: Scale supports int8, float16, bfloat16 and float32; absent = the input's dtype.",
-        "type": "string",
-        "enum": DType::ALL.map(DType::name).to_vec(),
-    })
-}
-
-/// `output_dtype` by its spec name.
-mod dtype_name {
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::dtype::DType;
-
-    pub fn serialize<S: Serializer>(dtype: &Option<DType>, s: S) -> Result<S::Ok, S::Error> {
-        match dtype {
-            Some(dtype) => s.serialize_str(dtype.name()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DType>, D::Error> {
-        let name = String::deserialize(d)?;
-        DType::from_name(&name).map(Some).ok_or_else(|| {
-            D::Error::custom(format!(
-                "unknown dtype `{name}` (known: {})",
-                DType::ALL.map(DType::name).join(", ")
-            ))
-        })
+/// `output_dtype` by its name.
+fn dtype_name<S: serde::Serializer>(dtype: &Option<DType>, s: S) -> Result<S::Ok, S::Error> {
+    match dtype {
+        Some(dtype) => s.serialize_str(dtype.name()),
+        None => s.serialize_none(),
     }
 }
 
@@ -210,7 +199,7 @@ pub struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    pub fn coefficient_index(&self, flat: usize) -> usize {
+    fn coefficient_index(&self, flat: usize) -> usize {
         if self.count <= 1 {
             0
         } else {
@@ -220,7 +209,7 @@ impl Plan<'_> {
 }
 
 /// Checks dtypes, rank, channel axis and coefficient counts (each error citing its clause).
-pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
+pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor, limits: Limits) -> Result<Plan<'a>, OpError> {
     super::check_max_rank(&input.shape, "scale.rank.max", "the input")?;
     if !DTYPES.contains(&input.dtype) {
         return fail(
@@ -279,11 +268,11 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
         );
     }
     // Checked: with a leading dim of 0 the trailing dims alone could overflow.
-    let after = checked_volume(&input.shape[channel_axis + 1..])?;
+    let after = limits.checked_volume(&input.shape[channel_axis + 1..])?;
     let (count, inner) = match attrs.mode {
         Mode::Uniform => (1, 1),
         Mode::Channel => (input.shape[channel_axis], after),
-        Mode::Elementwise => (checked_volume(&input.shape[channel_axis..])?, 1),
+        Mode::Elementwise => (limits.checked_volume(&input.shape[channel_axis..])?, 1),
     };
     for (name, list) in [
         ("scale", &attrs.scale),
@@ -317,7 +306,7 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor) -> Result<Plan<'a>, OpError> {
 
 /// Scale as the module doc states it: element by element in row-major order, each through
 /// `to_f32`, [`element`] and `from_f32` (the four steps), its coefficients found by
-/// [`Plan::coefficient_index`].
+/// the plan's mode (`coefficient_index`).
 pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let coefficient = |list: &Coefficients, default: f32, flat: usize| {
         if list.is_empty() {
@@ -393,7 +382,7 @@ mod tests {
 
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, input)?, input))
+        Ok(evaluate(&plan(attrs, input, Limits::DEFAULT)?, input))
     }
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
@@ -454,7 +443,7 @@ mod tests {
         // two coefficients for a channel dim of 1 is an error.
         a.channel_axis = None;
         assert_eq!(
-            plan(&a, &input).unwrap_err().kind,
+            plan(&a, &input, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
     }
@@ -553,7 +542,7 @@ mod tests {
     fn rank_axis_and_count_rules() {
         let kind = |a: &Attrs, shape: &[usize]| {
             let volume = shape.iter().product::<usize>();
-            plan(a, &f32_tensor(shape, &vec![0.0; volume]))
+            plan(a, &f32_tensor(shape, &vec![0.0; volume]), Limits::DEFAULT)
                 .unwrap_err()
                 .kind
         };
@@ -571,7 +560,7 @@ mod tests {
             assert_eq!(kind(&a, &[1, 1, 1, 1]), expected, "axis {axis}");
         }
         a.channel_axis = Some(0); // 3 spatial dims: allowed (cookbook Add_scale_nd).
-        assert!(plan(&a, &f32_tensor(&[1, 1, 1, 1], &[0.0])).is_ok());
+        assert!(plan(&a, &f32_tensor(&[1, 1, 1, 1], &[0.0]), Limits::DEFAULT).is_ok());
         // Default axis on rank 6 leaves 2 after it; explicit 1 on rank 6 leaves 4.
         a.channel_axis = Some(1);
         assert_eq!(kind(&a, &[1; 6]), ErrorKind::InvalidRank);
@@ -579,20 +568,20 @@ mod tests {
         let shape = [2, 3, 4, 5];
         let tensor = f32_tensor(&shape, &[0.0; 120]);
         let mut e = attrs(Mode::Elementwise, &[1.0; 60], &[], &[0.5; 60]);
-        assert_eq!(plan(&e, &tensor).unwrap().count, 60);
+        assert_eq!(plan(&e, &tensor, Limits::DEFAULT).unwrap().count, 60);
         e.shift = Coefficients::from_values(&[0.0; 3]);
         assert_eq!(
-            plan(&e, &tensor).unwrap_err().kind,
+            plan(&e, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
         let c = attrs(Mode::Channel, &[1.0; 3], &[0.0; 4], &[]);
         assert_eq!(
-            plan(&c, &tensor).unwrap_err().kind,
+            plan(&c, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
         let u = attrs(Mode::Uniform, &[1.0, 2.0], &[], &[]);
         assert_eq!(
-            plan(&u, &tensor).unwrap_err().kind,
+            plan(&u, &tensor, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::InvalidWeights
         );
     }
@@ -602,40 +591,27 @@ mod tests {
         let int32 = Tensor::from_bits(DType::Int32, vec![1, 1, 1, 1], vec![0]);
         let uniform = attrs(Mode::Uniform, &[], &[], &[]);
         assert_eq!(
-            plan(&uniform, &int32).unwrap_err().kind,
+            plan(&uniform, &int32, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::UnsupportedDtype
         );
         let mut a = uniform.clone();
         a.output_dtype = Some(DType::Int32);
         let input = f32_tensor(&[1, 1, 1, 1], &[0.0]);
         assert_eq!(
-            plan(&a, &input).unwrap_err().kind,
+            plan(&a, &input, Limits::DEFAULT).unwrap_err().kind,
             ErrorKind::UnsupportedDtype
         );
     }
 
     #[test]
-    fn coefficients_keep_bits_through_yaml() {
-        let a: Attrs = serde_yaml::from_str(
-            "{mode: channel, scale: [0.1, .nan, \"0x7fc00001\", -0.0, 2], channel_axis: 1, output_dtype: int8}",
-        )
-        .unwrap();
+    fn coefficients_are_written_with_their_bits() {
+        let mut a = attrs(Mode::Channel, &[0.1, -0.0, 2.0], &[], &[]);
+        a.scale.0.push(0x7fc0_0001);
+        a.output_dtype = Some(DType::Int8);
         assert_eq!(
-            a.scale.0,
-            [
-                0.1f32.to_bits(),
-                0x7fc0_0000,
-                0x7fc0_0001,
-                0x8000_0000,
-                0x4000_0000
-            ]
+            serde_yaml::to_string(&a).unwrap(),
+            "mode: channel\nscale:\n- 0.1\n- -0.0\n- 2.0\n- '0x7fc00001'\noutput_dtype: int8\n"
         );
-        assert_eq!(a.output_dtype, Some(DType::Int8));
-        let text = serde_yaml::to_string(&a).unwrap();
-        let back: Attrs = serde_yaml::from_str(&text).unwrap();
-        assert_eq!(back, a, "{text}");
-        assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, scale: [1e40]}").is_err());
-        assert!(serde_yaml::from_str::<Attrs>("{mode: uniform, output_dtype: float64}").is_err());
         assert!(!attrs(Mode::Uniform, &[2.0], &[], &[1.0]).has_power());
         assert!(attrs(Mode::Uniform, &[], &[], &[1.0, 2.0]).has_power());
     }

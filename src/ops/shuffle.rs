@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use ndarray::{ArrayView, IxDyn};
 
 use crate::error::{fail, ErrorKind, OpError};
-use crate::tensor::{checked_volume, map_buffer, Tensor};
+use crate::tensor::{map_buffer, Limits, Tensor};
 
 /// Input positions.
 pub const INPUTS: [&str; 2] = ["input", "reshape_dims"];
@@ -62,6 +62,7 @@ pub fn plan(
     attrs: &Attrs,
     input_shape: &[usize],
     reshape_input: Option<&Tensor>,
+    limits: Limits,
 ) -> Result<Plan, OpError> {
     super::check_max_rank(input_shape, "shuffle.rank.max", "the input")?;
     let first = permutation(
@@ -93,6 +94,7 @@ pub fn plan(
             &dims,
             &transposed,
             attrs.zero_is_placeholder.unwrap_or(true),
+            limits,
         )?,
         None => transposed,
     };
@@ -194,6 +196,7 @@ fn resolve_reshape(
     dims: &[i64],
     input: &[usize],
     zero_is_placeholder: bool,
+    limits: Limits,
 ) -> Result<Vec<usize>, OpError> {
     if let Some(&bad) = dims.iter().find(|&&d| d < -1) {
         return fail(
@@ -226,7 +229,7 @@ fn resolve_reshape(
             _ => dim as usize,
         });
     }
-    let volume = checked_volume(input)?;
+    let volume = limits.checked_volume(input)?;
     let known: Vec<usize> = dims
         .iter()
         .zip(&resolved)
@@ -276,7 +279,10 @@ mod tests {
 
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor, reshape: Option<&Tensor>) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, &input.shape, reshape)?, input))
+        Ok(evaluate(
+            &plan(attrs, &input.shape, reshape, Limits::DEFAULT)?,
+            input,
+        ))
     }
 
     fn attrs(first: Option<Vec<i64>>, dims: Option<Vec<i64>>) -> Attrs {
@@ -290,13 +296,20 @@ mod tests {
     #[test]
     fn seed_example_shapes() {
         // Seed 000 example 1: (3,4) -> transpose [1,0] -> (4,3) -> reshape [2,6].
-        let first = plan(&attrs(Some(vec![1, 0]), Some(vec![2, 6])), &[3, 4], None).unwrap();
+        let first = plan(
+            &attrs(Some(vec![1, 0]), Some(vec![2, 6])),
+            &[3, 4],
+            None,
+            Limits::DEFAULT,
+        )
+        .unwrap();
         assert_eq!(first.reshaped, vec![2, 6]);
         // Seed 000 example 2: (2,3,4) -> [1,0,2] -> (3,2,4) -> [2,-1,3] -> (2,4,3).
         let second = plan(
             &attrs(Some(vec![1, 0, 2]), Some(vec![2, -1, 3])),
             &[2, 3, 4],
             None,
+            Limits::DEFAULT,
         )
         .unwrap();
         assert_eq!(second.second, vec![0, 1, 2]);
@@ -318,15 +331,17 @@ mod tests {
     fn zero_and_wildcard_rules() {
         // Cookbook case_zero: (1,3,4,5) with (0,0,-1) -> (1,3,20).
         assert_eq!(
-            resolve_reshape(&[0, 0, -1], &[1, 3, 4, 5], true).unwrap(),
+            resolve_reshape(&[0, 0, -1], &[1, 3, 4, 5], true, Limits::DEFAULT).unwrap(),
             vec![1, 3, 20]
         );
         assert_eq!(
-            resolve_reshape(&[1, 3, 4, 0], &[0], false).unwrap(),
+            resolve_reshape(&[1, 3, 4, 0], &[0], false, Limits::DEFAULT).unwrap(),
             vec![1, 3, 4, 0]
         );
         let kind = |dims: &[i64], input: &[usize], zip| {
-            resolve_reshape(dims, input, zip).unwrap_err().kind
+            resolve_reshape(dims, input, zip, Limits::DEFAULT)
+                .unwrap_err()
+                .kind
         };
         assert_eq!(kind(&[-1, -1], &[4], true), ErrorKind::InvalidReshape);
         assert_eq!(kind(&[-2, 2], &[4], true), ErrorKind::InvalidReshape);
@@ -339,7 +354,7 @@ mod tests {
         );
         // Input volume 0 with non-zero other dims: -1 resolves to 0 ([inferred]).
         assert_eq!(
-            resolve_reshape(&[2, -1], &[0, 3], true).unwrap(),
+            resolve_reshape(&[2, -1], &[0, 3], true, Limits::DEFAULT).unwrap(),
             vec![2, 0]
         );
     }
@@ -347,7 +362,7 @@ mod tests {
     #[test]
     fn bad_permutations() {
         for perm in [vec![0, 0], vec![0, 2], vec![0], vec![-1, 0]] {
-            let err = plan(&attrs(Some(perm), None), &[2, 2], None).unwrap_err();
+            let err = plan(&attrs(Some(perm), None), &[2, 2], None, Limits::DEFAULT).unwrap_err();
             assert_eq!(err.kind, ErrorKind::InvalidPermutation);
         }
     }

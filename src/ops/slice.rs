@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{fail, ErrorKind, OpError};
-use crate::tensor::{checked_volume, row_major, row_major_strides, Tensor};
+use crate::tensor::{row_major, row_major_strides, Limits, Tensor};
 
 /// Input positions (TensorRT input indices 0-5).
 pub const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
@@ -141,7 +141,12 @@ impl Plan {
 
 /// Checks everything (each error citing its clause) and gives the plan: nothing sized by the
 /// output is built here.
-pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Plan, OpError> {
+pub fn plan(
+    attrs: &Attrs,
+    input: &Tensor,
+    inputs: Inputs,
+    limits: Limits,
+) -> Result<Plan, OpError> {
     super::check_max_rank(&input.shape, "slice.rank.max", "the input")?;
     let mode = attrs.mode.unwrap_or_default();
     let dtype = input.dtype;
@@ -215,7 +220,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Plan, OpErr
         axes: per_axis,
         fill_bits,
     };
-    checked_volume(&plan.shape())?;
+    limits.checked_volume(&plan.shape())?;
     for (axis, slice) in plan.axes.iter().enumerate() {
         check_axis(mode, slice, axis)?;
     }
@@ -440,7 +445,10 @@ mod tests {
 
     /// The plan, then the plain evaluation.
     fn run(attrs: &Attrs, input: &Tensor, inputs: Inputs) -> Result<Tensor, OpError> {
-        Ok(evaluate(&plan(attrs, input, inputs)?, input))
+        Ok(evaluate(
+            &plan(attrs, input, inputs, Limits::DEFAULT)?,
+            input,
+        ))
     }
 
     fn coordinates(mode: Mode, d: i128, xs: std::ops::RangeInclusive<i128>) -> Vec<Option<i128>> {

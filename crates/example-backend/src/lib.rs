@@ -9,6 +9,7 @@
 //! counts, with the declaration and without.
 
 use opspec::ops::{slice, Attrs, Invocation, Op};
+use opspec::tensor::Limits;
 use opspec::Tensor;
 use opspec_runner::{Declaration, InProcessBackend, Refusal};
 
@@ -43,7 +44,7 @@ impl InProcessBackend for PartialReference {
         })
     }
 
-    fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, Refusal> {
+    fn evaluate(&self, invocation: &Invocation, limits: Limits) -> Result<Vec<Tensor>, Refusal> {
         if ![Op::Shuffle, Op::Slice].contains(&invocation.op()) {
             return Err(Refusal::Unsupported(format!(
                 "{} is not implemented",
@@ -55,6 +56,6 @@ impl InProcessBackend for PartialReference {
                 return Err(Refusal::Unsupported("slice mode reflect".into()));
             }
         }
-        Ok(opspec::ops::evaluate(invocation)?)
+        Ok(opspec::ops::evaluate(invocation, limits)?)
     }
 }

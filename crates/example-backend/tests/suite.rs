@@ -22,7 +22,7 @@ fn config() -> opspec_runner::Config {
     config
 }
 
-fn is_reflect(case: &opspec::spec::Case) -> bool {
+fn is_reflect(case: &opspec_spec::Case) -> bool {
     matches!(&case.invocation.attrs, Attrs::Slice(a) if a.mode == Some(slice::Mode::Reflect))
 }
 
@@ -30,7 +30,7 @@ fn is_reflect(case: &opspec::spec::Case) -> bool {
 fn a_declared_backend_runs_what_it_implements_and_passes() {
     let config = config();
     // The expected counts, from the spec files themselves.
-    let cases = opspec::spec::load_dirs(&config.specs, None).cases;
+    let cases = opspec_spec::load_dirs(&config.specs, None, config.limits()).cases;
     let (implemented, left_out): (Vec<_>, Vec<_>) = cases
         .iter()
         .partition(|c| [Op::Shuffle, Op::Slice].contains(&c.op) && !is_reflect(c));
@@ -48,7 +48,7 @@ fn a_declared_backend_runs_what_it_implements_and_passes() {
 #[test]
 fn undeclared_the_reflect_trials_are_unsupported_and_the_run_no_pass() {
     let mut config = config();
-    let cases = opspec::spec::load_dirs(&config.specs, None).cases;
+    let cases = opspec_spec::load_dirs(&config.specs, None, config.limits()).cases;
     let slices: Vec<_> = cases.iter().filter(|c| c.op == Op::Slice).collect();
     let reflect = slices.iter().filter(|c| is_reflect(c)).count();
     assert!(
@@ -90,7 +90,11 @@ fn a_declaration_with_an_unknown_name_is_refused() {
                 ..Declaration::default()
             })
         }
-        fn evaluate(&self, _: &opspec::ops::Invocation) -> Result<Vec<opspec::Tensor>, Refusal> {
+        fn evaluate(
+            &self,
+            _: &opspec::ops::Invocation,
+            _: opspec::tensor::Limits,
+        ) -> Result<Vec<opspec::Tensor>, Refusal> {
             Err(Refusal::Unsupported("nothing".into()))
         }
     }

@@ -19,7 +19,7 @@
 //! check failed and how to bless. A golden is checked once per run; every trial that asks for
 //! it again gets the same verdict.
 //!
-//! **npy dtypes** are those of [`opspec::npy`]; the manifest gives the real dtype (bfloat16,
+//! **npy dtypes** are those of [`opspec_spec::npy`]; the manifest gives the real dtype (bfloat16,
 //! fp8 and int4, which numpy lacks, are stored as raw bits or unpacked bytes).
 //!
 //! **Blessing** ([`GoldenStore::new`] with `bless`): a golden that is missing, stale or
@@ -54,10 +54,10 @@ use sha2::{Digest, Sha256};
 
 use opspec::dtype::DType;
 use opspec::error::{ErrorKind, OpError};
-use opspec::npy::{from_npy, to_npy};
 use opspec::ops::Op;
-use opspec::spec::Expectation;
-use opspec::tensor::Tensor;
+use opspec::tensor::{Limits, Tensor};
+use opspec_spec::npy::{from_npy, to_npy};
+use opspec_spec::Expectation;
 
 /// The `generator` field of every manifest.
 pub const GENERATOR: &str = "opspec-sweep";
@@ -309,6 +309,8 @@ pub struct GoldenStore {
     failed: Mutex<BTreeSet<SweepKey>>,
     /// A fault to inject, for tests of an interrupted bless (`OPSPEC_BLESS_FAULT`).
     injected: Option<(Step, FaultAction)>,
+    /// The bounds a golden read stays within ([`GoldenStore::with_limits`]).
+    limits: Limits,
     steps: AtomicUsize,
     /// Manifests of sweeps not loaded, reported and kept.
     kept: Mutex<BTreeSet<SweepKey>>,
@@ -344,8 +346,16 @@ impl GoldenStore {
         self
     }
 
+    /// The goldens read stay within `limits` (the run's element budget); by default
+    /// [`Limits::DEFAULT`].
+    pub fn with_limits(mut self, limits: Limits) -> GoldenStore {
+        self.limits = limits;
+        self
+    }
+
     pub fn new(root: PathBuf, label: impl Into<String>, bless: bool) -> GoldenStore {
         GoldenStore {
+            limits: Limits::DEFAULT,
             root,
             label: label.into(),
             bless,
@@ -507,10 +517,11 @@ impl GoldenStore {
                 let path = self.root.join(op).join(&id.stem).join(entry_file(&id.key, entry));
                 // Bounded before it is read: a regular file, no larger than the manifest's
                 // shape allows (within the element budget) with a header of any real size.
-                let volume = opspec::tensor::checked_volume(shape)
+                let volume = (self.limits)
+                    .checked_volume(shape)
                     .map_err(|e| corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message)))?;
                 let limit = (volume as u64).saturating_mul(8).saturating_add(1 << 20);
-                let bytes = opspec::source::read_bounded(&path, limit)
+                let bytes = opspec_spec::source::read_bounded(&path, limit)
                     .map_err(|e| corrupt(format!("golden {file_name}: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
@@ -524,7 +535,7 @@ impl GoldenStore {
                         id.key
                     ))
                 })?;
-                let tensor = from_npy(dtype, &bytes).map_err(|e| {
+                let tensor = from_npy(dtype, &bytes, self.limits).map_err(|e| {
                     corrupt(format!("golden {file_name} is not a valid npy file: {e}"))
                 })?;
                 if &tensor.shape != shape {
@@ -1125,8 +1136,8 @@ fn read_manifest(path: &Path) -> Result<String, ManifestRead> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestRead::Missing),
         _ => {}
     }
-    let bytes =
-        opspec::source::read_bounded(path, MAX_MANIFEST_BYTES).map_err(ManifestRead::Unreadable)?;
+    let bytes = opspec_spec::source::read_bounded(path, MAX_MANIFEST_BYTES)
+        .map_err(ManifestRead::Unreadable)?;
     String::from_utf8(bytes)
         .map_err(|_| ManifestRead::Unreadable(format!("{} is not UTF-8 text", path.display())))
 }
@@ -1364,7 +1375,11 @@ mod tests {
                 let t = crate::values::Provenance::tensor(dtype, shape.clone());
                 assert_eq!(t.len(), n);
                 let bytes = to_npy(&t);
-                assert_eq!(from_npy(dtype, &bytes), Ok(t), "{dtype} {shape:?}");
+                assert_eq!(
+                    from_npy(dtype, &bytes, Limits::DEFAULT),
+                    Ok(t),
+                    "{dtype} {shape:?}"
+                );
             }
         }
         let scalar = to_npy(&Tensor::from_bits(DType::Int8, vec![], vec![0x80]));
@@ -1373,7 +1388,8 @@ mod tests {
         assert_eq!(*one.last().unwrap(), 0xf8); // -8, unpacked
         assert!(from_npy(
             DType::Float16,
-            &to_npy(&Tensor::from_bits(DType::BFloat16, vec![1], vec![0]))
+            &to_npy(&Tensor::from_bits(DType::BFloat16, vec![1], vec![0])),
+            Limits::DEFAULT
         )
         .is_err());
     }

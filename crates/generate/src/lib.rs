@@ -2,7 +2,7 @@
 //! writes by hand, and the goldens that hold their expected outputs.
 //!
 //! A crate of its own rather than part of `opspec`, so that the reference interpreter stays
-//! what a reader checks against the documents (ops, spec model, comparison), and rather than
+//! what a reader checks against the documents (dtypes, tensors, ops), and rather than
 //! part of the runner, so that generation and goldens have no tie to the backend protocol: the
 //! runner uses them for generated trials and `opspec-fuzz`, the spec tests for sweep loading.
 //!
@@ -15,11 +15,12 @@
 //! - [`random`], [`shrink`], [`yaml`]: random valid and invalid cases for differential
 //!   fuzzing (`opspec-fuzz`), their shrinking, and their writing as spec YAML.
 //! - [`golden`]: the goldens' store (manifests, `.npy` files, blessing).
-//! - [`opspec::rng`]: the fixed random number generator every seed goes through.
+//! - [`rng`]: the fixed random number generator every seed goes through.
 
 pub mod golden;
 pub mod metamorphic;
 pub mod random;
+pub mod rng;
 pub mod shrink;
 pub mod sweep;
 pub mod values;
@@ -31,10 +32,10 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::golden::GoldenId;
-use opspec::bytes::to_le_bytes;
 use opspec::dtype::DType;
 use opspec::ops::{Attrs, Invocation, Op};
-use opspec::spec::{Case, Expectation};
+use opspec_spec::bytes::to_le_bytes;
+use opspec_spec::{Case, Expectation};
 
 /// The version of the generators. Bump it when the same sweep file would give different
 /// inputs (provenance codes, special values, random streams, expansion order): every golden

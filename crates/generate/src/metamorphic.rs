@@ -13,7 +13,7 @@ use opspec::error::OpError;
 use opspec::ops::reformat::{self, Format};
 use opspec::ops::slice::{self, Mode};
 use opspec::ops::{shuffle, Attrs, Invocation, Op};
-use opspec::tensor::Tensor;
+use opspec::tensor::{Limits, Tensor};
 
 /// Whether `op` has a round trip here.
 pub fn supported(op: Op) -> bool {
@@ -55,8 +55,13 @@ pub enum NoWayBack {
     NoRoundTrip,
 }
 
-/// The second step, given the first step and the output it gave.
-pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, NoWayBack> {
+/// The second step, given the first step and the output it gave (the first step planned
+/// within `limits`).
+pub fn second(
+    first: &Invocation,
+    output: &Tensor,
+    limits: Limits,
+) -> Result<Invocation, NoWayBack> {
     let input = first
         .inputs
         .first()
@@ -68,6 +73,7 @@ pub fn second(first: &Invocation, output: &Tensor) -> Result<Invocation, NoWayBa
                 attrs,
                 &input.shape,
                 first.inputs.get(1).and_then(Option::as_ref),
+                limits,
             )
             .map_err(NoWayBack::FirstStep)?;
             let transposed: Vec<i64> = plan.first.iter().map(|&a| input.shape[a] as i64).collect();
@@ -171,10 +177,13 @@ mod tests {
 
     fn round_trip(first: Invocation) {
         assert!(applies(&first), "{first:?}");
-        let output = evaluate(&first).unwrap().remove(0);
-        let back = evaluate(&second(&first, &output).unwrap())
-            .unwrap()
-            .remove(0);
+        let output = evaluate(&first, Limits::DEFAULT).unwrap().remove(0);
+        let back = evaluate(
+            &second(&first, &output, Limits::DEFAULT).unwrap(),
+            Limits::DEFAULT,
+        )
+        .unwrap()
+        .remove(0);
         assert_eq!(&back, first.inputs[0].as_ref().unwrap());
     }
 
@@ -237,14 +246,27 @@ mod tests {
     fn no_way_back_says_why() {
         let input = Provenance::tensor(DType::Float32, vec![1, 1, 2, 2]);
         let scale = Invocation {
-            attrs: Attrs::Scale(serde_yaml::from_str("{mode: uniform}").unwrap()),
+            attrs: Attrs::Scale(opspec::ops::scale::Attrs {
+                mode: opspec::ops::scale::Mode::Uniform,
+                scale: Default::default(),
+                shift: Default::default(),
+                power: Default::default(),
+                channel_axis: None,
+                output_dtype: None,
+            }),
             inputs: vec![Some(input.clone())],
         };
-        assert_eq!(second(&scale, &input), Err(NoWayBack::NoRoundTrip));
+        assert_eq!(
+            second(&scale, &input, Limits::DEFAULT),
+            Err(NoWayBack::NoRoundTrip)
+        );
         let empty = Invocation {
             inputs: vec![],
             ..scale
         };
-        assert_eq!(second(&empty, &input), Err(NoWayBack::NoInput));
+        assert_eq!(
+            second(&empty, &input, Limits::DEFAULT),
+            Err(NoWayBack::NoInput)
+        );
     }
 }

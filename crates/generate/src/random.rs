@@ -6,16 +6,16 @@
 //! counts that match the mode, buffers of the format's length); the rest break one rule on
 //! purpose, so that rejections are compared too. Element counts stay small (a few hundred) so
 //! that a run covers many shapes quickly. The same seed always gives the same cases
-//! ([`opspec::rng::Rng`]).
+//! ([`crate::rng::Rng`]).
 
 use super::values::{random_element, special_bits, Provenance};
+use crate::rng::Rng;
 use opspec::dtype::DType;
 use opspec::ops::reformat::{self, Dla, Format, Image};
 use opspec::ops::scale::{self, Coefficients};
 use opspec::ops::slice::{self, Mode};
 use opspec::ops::{as_strided, shuffle, Attrs, Invocation, Op};
-use opspec::rng::Rng;
-use opspec::tensor::Tensor;
+use opspec::tensor::{Limits, Tensor};
 
 /// The largest element count of a generated input.
 pub const MAX_ELEMENTS: usize = 256;
@@ -626,7 +626,7 @@ fn reformat_case(rng: &mut Rng, invalid: bool) -> Invocation {
         _ => None,
     };
     let image_len = |shape: &[usize], f: Format| {
-        Image::new(f, dtype, shape, dla.unwrap_or_default())
+        Image::new(f, dtype, shape, dla.unwrap_or_default(), Limits::DEFAULT)
             .map(|i| i.len())
             .unwrap_or_else(|_| shape.iter().product())
     };
@@ -719,7 +719,7 @@ mod tests {
                 case.attrs,
                 input.shape
             );
-            if evaluate(&case).is_ok() {
+            if evaluate(&case, Limits::DEFAULT).is_ok() {
                 valid[i] += 1;
             }
         }

@@ -15,7 +15,7 @@ use opspec::ops::reformat::{Format, Image};
 use opspec::ops::scale::{self, Coefficients};
 use opspec::ops::slice;
 use opspec::ops::{Attrs, Invocation};
-use opspec::tensor::{row_major_strides, Tensor};
+use opspec::tensor::{row_major_strides, Limits, Tensor};
 
 /// How complex a case is: (input elements, ranks and list lengths, attribute magnitude,
 /// input elements that are not provenance codes, optional fields given). Lexicographic.
@@ -315,7 +315,12 @@ fn shuffle_candidates(case: &Invocation) -> Vec<Invocation> {
     // Reshape dims resolved (0 and -1 replaced by what they stand for).
     if let (Some(dims), Ok(plan)) = (
         &a.reshape_dims,
-        opspec::ops::shuffle::plan(a, &input.shape, case.inputs.get(1).and_then(Option::as_ref)),
+        opspec::ops::shuffle::plan(
+            a,
+            &input.shape,
+            case.inputs.get(1).and_then(Option::as_ref),
+            Limits::DEFAULT,
+        ),
     ) {
         if dims.iter().any(|&d| d <= 0) && !plan.reshaped.contains(&0) {
             let mut attrs = a.clone();
@@ -634,9 +639,13 @@ fn reformat_candidates(case: &Invocation) -> Vec<Invocation> {
                 let mut smaller = shape.clone();
                 smaller[k] -= 1;
                 let logical: Vec<usize> = smaller.iter().map(|&d| d.max(0) as usize).collect();
-                if let Ok(image) =
-                    Image::new(a.from, input.dtype, &logical, a.dla.unwrap_or_default())
-                {
+                if let Ok(image) = Image::new(
+                    a.from,
+                    input.dtype,
+                    &logical,
+                    a.dla.unwrap_or_default(),
+                    Limits::DEFAULT,
+                ) {
                     let mut attrs = a.clone();
                     attrs.shape = Some(smaller);
                     let mut next = with_attrs(case, Attrs::Reformat(attrs));
@@ -703,7 +712,7 @@ mod tests {
                 return false;
             };
             let input = c.inputs[0].as_ref().unwrap();
-            evaluate(c).is_ok()
+            evaluate(c, Limits::DEFAULT).is_ok()
                 && (0..input.rank()).any(|k| {
                     let (start, size, stride) = (
                         a.start.as_ref().unwrap()[k],

@@ -45,14 +45,14 @@ use serde_yaml::{Mapping, Value};
 use super::values::{random_bits, special_bits, Provenance};
 use super::{case_hash, metamorphic, new_case, GeneratedCase};
 use crate::golden::GoldenId;
-use opspec::compare::Tolerance;
+use crate::rng::Rng;
 use opspec::dtype::DType;
 use opspec::ops::reformat::{Dla, Format, Image};
 use opspec::ops::{Invocation, Op};
-use opspec::rng::Rng;
-use opspec::spec::value::{flatten, to_bits, DataNode};
-use opspec::spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
-use opspec::tensor::{checked_volume, Tensor};
+use opspec::tensor::{Limits, Tensor};
+use opspec_spec::compare::Tolerance;
+use opspec_spec::value::{flatten, to_bits, DataNode};
+use opspec_spec::{op_files, parse_attrs, OpFile, SpecError, SpecErrorKind};
 
 /// The generated cases of a set of sweep folders.
 #[derive(Debug, Default)]
@@ -132,7 +132,7 @@ struct ToleranceDef {
 }
 
 /// Loads every `<dir>/<op>/<file>.yaml`; with `only = Some((op, file))` just that file.
-pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
+pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -> Sweeps {
     let (files, errors) = op_files(dirs, only, "sweep", "sweep::");
     let mut sweeps = Sweeps {
         errors,
@@ -155,7 +155,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
             });
             continue;
         }
-        let (cases, errors) = expand_file(op, &path);
+        let (cases, errors) = expand_file(op, &path, limits);
         sweeps.cases.extend(cases);
         sweeps.errors.extend(errors);
     }
@@ -166,7 +166,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Sweeps {
 type Problem = (Option<String>, Option<String>, String);
 
 /// Expands one sweep file of `op`.
-pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) {
+pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, Vec<SpecError>) {
     let file = stem(path);
     let error = |kind, (case, field, message): Problem| SpecError {
         kind,
@@ -178,7 +178,7 @@ pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) 
         message,
     };
     // A sweep is a few KiB of parameters: a regular file of at most 16 MiB.
-    let text = match opspec::source::read_bounded(path, 16 << 20)
+    let text = match opspec_spec::source::read_bounded(path, 16 << 20)
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned()))
     {
         Ok(text) => text,
@@ -209,7 +209,7 @@ pub fn expand_file(op: Op, path: &Path) -> (Vec<GeneratedCase>, Vec<SpecError>) 
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
     for (index, entry) in def.sweeps.iter().enumerate() {
-        match expand_entry(op, path, &file, def.seed, entry, index) {
+        match expand_entry(op, path, &file, def.seed, entry, index, limits) {
             Ok(expanded) => {
                 for generated in expanded {
                     if names.insert(generated.golden.key.clone()) {
@@ -239,6 +239,7 @@ fn expand_entry(
     seed: u64,
     entry: &Value,
     index: usize,
+    limits: Limits,
 ) -> Result<Vec<GeneratedCase>, Problem> {
     let at =
         |field: &str, message: String| (None, Some(format!("sweeps[{index}].{field}")), message);
@@ -345,7 +346,8 @@ fn expand_entry(
                 "every sweep names its source".into(),
             ));
         }
-        let attrs = parse_attrs(op, def.attrs.clone()).map_err(|(f, m)| in_case(Some(f), m))?;
+        let attrs = parse_attrs(op, def.attrs.clone())
+            .map_err(|problem| in_case(Some(problem.field), problem.message))?;
         let tolerance = match &def.tolerance {
             None => None,
             Some(_) if op != Op::Scale => {
@@ -421,7 +423,7 @@ fn expand_entry(
                     "{op}/{file}/{case_name}/{}/{input_name}",
                     dtype.map_or("-", DType::name)
                 );
-                let (tensor, is_provenance) = build_tensor(template, dtype, seed, &stream)
+                let (tensor, is_provenance) = build_tensor(template, dtype, seed, &stream, limits)
                     .map_err(|(field, message)| {
                         in_case(Some(format!("inputs.{input_name}.{field}")), message)
                     })?;
@@ -430,7 +432,7 @@ fn expand_entry(
                 }
                 inputs[position] = Some(tensor);
             }
-            if let Some(name) = attrs.given_twice(&inputs).first() {
+            if let Some(name) = opspec_spec::given_twice(&attrs, &inputs).first() {
                 return Err(in_case(
                     Some(format!("attrs.{name}")),
                     format!("`{name}` is given both as an attribute and as an input"),
@@ -449,7 +451,7 @@ fn expand_entry(
             case.implementation_defined = def.implementation_defined;
             let metamorphic_case = (def.metamorphic
                 && metamorphic::applies(&invocation)
-                && opspec::ops::evaluate(&invocation).is_ok())
+                && opspec::ops::evaluate(&invocation, limits).is_ok())
             .then(|| {
                 let mut first = case.clone();
                 first.file = format!("metamorphic::{file}");
@@ -485,6 +487,7 @@ fn build_tensor(
     case_dtype: Option<DType>,
     seed: u64,
     stream: &str,
+    limits: Limits,
 ) -> Result<(Tensor, bool), (String, String)> {
     let dtype = match (&template.dtype, case_dtype) {
         (Some(name), _) => DType::from_name(name)
@@ -504,11 +507,14 @@ fn build_tensor(
                 .map_err(|_| ("shape".to_owned(), format!("dim {dim} is negative")))?,
         );
     }
-    checked_volume(&logical).map_err(|e| ("shape".to_owned(), e.message))?;
+    limits
+        .checked_volume(&logical)
+        .map_err(|e| ("shape".to_owned(), e.message))?;
     let shape = match &template.image {
         None => logical,
         Some(image) => {
-            let len = Image::new(image.format, dtype, &logical, image.dla.unwrap_or_default())
+            let dla = image.dla.unwrap_or_default();
+            let len = Image::new(image.format, dtype, &logical, dla, limits)
                 .map(|image| image.len())
                 .unwrap_or_else(|_| logical.iter().product());
             vec![len]
@@ -796,7 +802,7 @@ sweeps:
       input: {shape: [3]}
 "#;
         let (_dir, path) = scratch("modes", "slice", yaml);
-        let (cases, errors) = expand_file(Op::Slice, &path);
+        let (cases, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<String> = cases.iter().map(|g| g.case.trial_name()).collect();
         assert_eq!(names.len(), 8);
@@ -827,7 +833,7 @@ sweeps:
       input: {shape: $fmt.dims, image: {format: CHW2}}
 "#;
         let (_dir, path) = scratch("perms", "reformat", yaml);
-        let (cases, errors) = expand_file(Op::Reformat, &path);
+        let (cases, errors) = expand_file(Op::Reformat, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases.len(), 6);
         assert_eq!(cases[5].golden.key, "perms__2_1_0__chw2::float16");
@@ -837,7 +843,7 @@ sweeps:
             vec![16]
         );
         std::fs::write(&path, yaml.replace("$fmt.dims}", "$fmt.dimz}")).unwrap();
-        let (_, errors) = expand_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path, Limits::DEFAULT);
         assert!(
             errors[0].message.contains("has no field `dimz`"),
             "{errors:?}"
@@ -847,7 +853,7 @@ sweeps:
             yaml.replace("source: test", "source: test\n    metamorphic: true"),
         )
         .unwrap();
-        let (_, errors) = expand_file(Op::Reformat, &path);
+        let (_, errors) = expand_file(Op::Reformat, &path, Limits::DEFAULT);
         assert!(
             errors[0].message.contains("no combination admits"),
             "{errors:?}"

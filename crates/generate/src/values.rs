@@ -17,9 +17,9 @@
 
 use std::collections::HashMap;
 
+use crate::rng::Rng;
 use opspec::dtype::DType;
 use opspec::float::FloatFormat;
-use opspec::rng::Rng;
 use opspec::tensor::Tensor;
 
 /// The provenance codes of `n` elements of one dtype, and their inverse.

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use opspec::dtype::DType;
-use opspec::spec::value::{to_bits, DataNode};
-use opspec::spec::{Case, Expectation};
 use opspec::tensor::Tensor;
+use opspec_spec::value::{to_bits, DataNode};
+use opspec_spec::{Case, Expectation};
 
 /// How floats are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,7 +214,8 @@ mod tests {
     use super::*;
     use crate::new_case;
     use opspec::ops::{slice, Attrs, Invocation, Op};
-    use opspec::spec::load_file;
+    use opspec::tensor::Limits;
+    use opspec_spec::load_file;
 
     #[test]
     fn a_written_case_loads_back_to_the_same_case() {
@@ -240,10 +241,11 @@ mod tests {
             }),
             inputs,
         };
-        case.expect = Expectation::Outputs(opspec::ops::evaluate(&case.invocation).unwrap());
+        case.expect =
+            Expectation::Outputs(opspec::ops::evaluate(&case.invocation, Limits::DEFAULT).unwrap());
         for floats in [Floats::Decimal, Floats::Bits] {
             std::fs::write(&path, to_yaml(&case, &["found by a test".into()], floats)).unwrap();
-            let (cases, errors) = load_file(Op::Slice, &path);
+            let (cases, errors) = load_file(Op::Slice, &path, Limits::DEFAULT);
             assert!(
                 errors.is_empty(),
                 "{errors:?}\n{}",

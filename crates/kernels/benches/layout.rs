@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use opspec::dtype::{DType, Width};
 use opspec::ops::{as_strided, reformat, scale, shuffle, slice, Plan};
-use opspec::tensor::{Buffer, Tensor};
+use opspec::tensor::{Buffer, Limits, Tensor};
 use opspec::OpError;
 use opspec_kernels::pages;
 
@@ -194,7 +194,12 @@ fn shuffle_line(name: &'static str, attrs: shuffle::Attrs) -> Line {
         name,
         true,
         || noise(DType::Float32, &NCHW),
-        move |x| fast(shuffle::plan(&attrs, &x.shape, None).map(Plan::Shuffle), x),
+        move |x| {
+            fast(
+                shuffle::plan(&attrs, &x.shape, None, Limits::DEFAULT).map(Plan::Shuffle),
+                x,
+            )
+        },
     )
 }
 
@@ -217,7 +222,7 @@ fn slice_line(
         true,
         || noise(DType::Float32, &NCHW),
         move |x| {
-            let plan = slice::plan(&attrs, x, slice::Inputs::default());
+            let plan = slice::plan(&attrs, x, slice::Inputs::default(), Limits::DEFAULT);
             fast(plan.map(Plan::Slice), x)
         },
     )
@@ -249,7 +254,12 @@ fn reformat_lines(
             pack,
             true,
             move || noise(dtype, &shape),
-            move |x| fast(reformat::plan(&to, x).map(Plan::Reformat), x),
+            move |x| {
+                fast(
+                    reformat::plan(&to, x, Limits::DEFAULT).map(Plan::Reformat),
+                    x,
+                )
+            },
         ),
         line(
             unpack,
@@ -257,11 +267,16 @@ fn reformat_lines(
             move || {
                 let logical = noise(dtype, &shape);
                 fast(
-                    reformat::plan(&packed_input, &logical).map(Plan::Reformat),
+                    reformat::plan(&packed_input, &logical, Limits::DEFAULT).map(Plan::Reformat),
                     &logical,
                 )
             },
-            move |x| fast(reformat::plan(&back, x).map(Plan::Reformat), x),
+            move |x| {
+                fast(
+                    reformat::plan(&back, x, Limits::DEFAULT).map(Plan::Reformat),
+                    x,
+                )
+            },
         ),
     ]
 }
@@ -340,7 +355,12 @@ fn lines() -> Vec<Line> {
         "as_strided overlapping windows (64 every 32)",
         true,
         || noise(DType::Float16, &[FLAT_F16]),
-        move |x| fast(as_strided::plan(&strided, x).map(Plan::AsStrided), x),
+        move |x| {
+            fast(
+                as_strided::plan(&strided, x, Limits::DEFAULT).map(Plan::AsStrided),
+                x,
+            )
+        },
     ));
     use reformat::Format::*;
     lines.extend(reformat_lines(
@@ -387,7 +407,12 @@ fn lines() -> Vec<Line> {
         "scale CHANNEL (float32)",
         false,
         || floats(&NCHW),
-        move |x| fast(scale::plan(&scale_attrs, x).map(Plan::Scale), x),
+        move |x| {
+            fast(
+                scale::plan(&scale_attrs, x, Limits::DEFAULT).map(Plan::Scale),
+                x,
+            )
+        },
     ));
     lines
 }

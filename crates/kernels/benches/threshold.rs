@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use opspec::dtype::DType;
 use opspec::ops::{plan, Invocation, Op, Plan, Planned};
-use opspec::spec::parse_attrs;
-use opspec::tensor::Tensor;
+use opspec::tensor::{Limits, Tensor};
+use opspec_spec::parse_attrs;
 
 /// An op at a size: attributes (YAML; `$N` is the size, `$HALF` half of it, `$LAST` one less),
 /// input dtype and shape.
@@ -124,7 +124,7 @@ fn plain(plan: &Plan, input: &Tensor) -> Tensor {
 fn per_call(invocation: &Invocation, engine: fn(&Plan, &Tensor) -> Tensor, reps: usize) -> f64 {
     let start = Instant::now();
     for _ in 0..reps {
-        let Planned { plan, input } = plan(black_box(invocation)).expect("plans");
+        let Planned { plan, input } = plan(black_box(invocation), Limits::DEFAULT).expect("plans");
         black_box(engine(&plan, input));
     }
     start.elapsed().as_secs_f64() / reps as f64

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use opspec::ops::{self, as_strided, reformat, slice, Invocation, Plan, Planned};
-use opspec::tensor::{row_major_strides, Tensor};
+use opspec::tensor::{row_major_strides, Limits, Tensor};
 use opspec::OpError;
 
 use crate::maps::{gather_map, scatter_map, IndexMap, MapAxis, StridedView};
@@ -20,9 +20,10 @@ pub const THRESHOLD: usize = 4096;
 /// faster from here on (BENCHMARKS.md, "Engine threshold").
 pub const SCALE_THRESHOLD: usize = 16;
 
-/// The fast engine on an invocation: the reference's [`ops::plan`], then [`fast`].
-pub fn evaluate(invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
-    let Planned { plan, input } = ops::plan(invocation)?;
+/// The fast engine on an invocation: the reference's [`ops::plan`] within `limits`, then
+/// [`fast`].
+pub fn evaluate(invocation: &Invocation, limits: Limits) -> Result<Vec<Tensor>, OpError> {
+    let Planned { plan, input } = ops::plan(invocation, limits)?;
     Ok(vec![fast(&plan, input)])
 }
 

@@ -232,7 +232,8 @@ fn map<I: Lane, O: Lane>(src: &[I::Word], dst: &mut [O::Word], f: impl Fn(f32) -
 mod tests {
     use super::*;
     use opspec::ops::scale::{self, Attrs, DTYPES};
-    use opspec::rng::Rng;
+    use opspec::tensor::Limits;
+    use opspec_generate::rng::Rng;
 
     fn attrs(mode: Mode, scale: &[f32], shift: &[f32], power: &[f32]) -> Attrs {
         Attrs {
@@ -401,7 +402,7 @@ mod tests {
                         let mut a = attrs(mode, &[], &[], &[]);
                         a.channel_axis = channel_axis;
                         a.output_dtype = Some(output_dtype);
-                        let count = scale::plan(&a, &input).unwrap().count;
+                        let count = scale::plan(&a, &input, Limits::DEFAULT).unwrap().count;
                         let mut list = |pool: &[f32]| {
                             let n = if rng.chance(25) { 0 } else { count };
                             let values: Vec<f32> = (0..n)
@@ -412,7 +413,7 @@ mod tests {
                         a.scale = list(&SCALES);
                         a.shift = list(&SHIFTS);
                         a.power = list(&POWERS);
-                        let plan = scale::plan(&a, &input).unwrap();
+                        let plan = scale::plan(&a, &input, Limits::DEFAULT).unwrap();
                         let fast = run(&plan, &input).unwrap();
                         let reference = scale::evaluate(&plan, &input);
                         assert_eq!(fast, reference, "{a:?} on {input_dtype} {shape:?}");
@@ -430,7 +431,7 @@ mod tests {
         let input = Tensor::from_bits(input, vec![1, 1, 1, bits.len()], bits);
         let mut a = attrs(Mode::Uniform, &[1.0], &[-0.0], &[]);
         a.output_dtype = Some(output);
-        let out = scale::evaluate(&scale::plan(&a, &input).unwrap(), &input);
+        let out = scale::evaluate(&scale::plan(&a, &input, Limits::DEFAULT).unwrap(), &input);
         (0..out.len()).map(|i| out.bits(i)).collect()
     }
 

@@ -125,6 +125,7 @@ pub fn transpose_reshape_transpose(
 mod tests {
     use super::*;
     use opspec::ops::shuffle::{self, Attrs};
+    use opspec::tensor::Limits;
 
     #[test]
     fn one_pass_equals_the_three_stages() {
@@ -148,7 +149,7 @@ mod tests {
                         second_transpose: Some(second.to_vec()),
                         zero_is_placeholder: None,
                     };
-                    let plan = shuffle::plan(&attrs, &input.shape, None).unwrap();
+                    let plan = shuffle::plan(&attrs, &input.shape, None, Limits::DEFAULT).unwrap();
                     let staged = shuffle::evaluate(&plan, &input);
                     // Composed into one pass where it can be, the stages otherwise.
                     assert_eq!(run(&input, &plan), staged, "{attrs:?}");

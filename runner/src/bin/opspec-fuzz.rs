@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use opspec::tensor::Limits;
 use opspec::Op;
 use opspec_runner::backend::{Backend, Reference};
 use opspec_runner::config::{
@@ -146,6 +147,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let backend: Arc<dyn Backend> = match &backend_command {
         None => Arc::new(Reference {
             engine: options.engine,
+            limits: Limits::DEFAULT,
         }),
         Some(command) => {
             let log = repository_root()

@@ -17,11 +17,12 @@ fn main() -> std::io::Result<()> {
         stdout,
         "broken-reflect",
         &[],
+        opspec::tensor::Limits::DEFAULT,
         |_, invocation| match &invocation.attrs {
             Attrs::Slice(attrs) if attrs.mode == Some(Mode::Reflect) => {
                 broken_reflect(attrs, invocation)
             }
-            _ => opspec::ops::evaluate(invocation),
+            _ => opspec::ops::evaluate(invocation, opspec::tensor::Limits::DEFAULT),
         },
     )
 }
@@ -40,6 +41,7 @@ fn broken_reflect(attrs: &slice::Attrs, invocation: &Invocation) -> Result<Vec<T
             fill: input_at(4),
             axes: input_at(5),
         },
+        opspec::tensor::Limits::DEFAULT,
     )?;
     let list = |position: usize, attr: &Option<Vec<i64>>| match input_at(position) {
         Some(tensor) => tensor.int_values(),

@@ -118,6 +118,7 @@ fn main() -> std::io::Result<()> {
             stdout,
             "faulty",
             &[],
+            opspec::tensor::Limits::DEFAULT,
             |_, _| unreachable!(),
         )?;
         eprintln!("faulty backend: no longer reading");
@@ -148,7 +149,8 @@ fn main() -> std::io::Result<()> {
                 &mut reply,
                 "faulty",
                 &[],
-                |_, invocation| opspec::ops::evaluate(invocation),
+                opspec::tensor::Limits::DEFAULT,
+                |_, invocation| opspec::ops::evaluate(invocation, opspec::tensor::Limits::DEFAULT),
             )?;
             let mut written = reply.clone();
             if id == twice {
@@ -180,6 +182,7 @@ fn main() -> std::io::Result<()> {
             &mut answer,
             "faulty",
             &[],
+            opspec::tensor::Limits::DEFAULT,
             |id, invocation| {
                 misbehave(
                     id,
@@ -283,7 +286,7 @@ fn misbehave(
             format!("{} is not implemented", tensor.dtype),
         ));
     }
-    let mut outputs = opspec::ops::evaluate(invocation)?;
+    let mut outputs = opspec::ops::evaluate(invocation, opspec::tensor::Limits::DEFAULT)?;
     if let Some(output) = outputs.first_mut() {
         if id == lie {
             xor_first(output, [1, 1, 1, 1]);

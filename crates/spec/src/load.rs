@@ -6,16 +6,17 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::value::TensorData;
+use super::value::{self, TensorData};
 use super::yaml;
+use super::CaseProblemKind::{self, Attrs as BadAttrs, Conflict, Invalid, Missing, Unknown};
 use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
-use super::{Case, Expectation, SpecError, TARGETS};
+use super::{Case, CaseProblem, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::error::ErrorKind;
 use crate::npy;
-use crate::ops::{Attrs, Invocation, Op};
-use crate::tensor::{checked_volume, Tensor};
+use opspec::dtype::DType;
+use opspec::error::ErrorKind;
+use opspec::ops::{Attrs, Invocation, Op};
+use opspec::tensor::{Limits, Tensor};
 
 /// A spec file: `specs/<op>/<file>.yaml`. Generic over the attributes' type so that the JSON
 /// Schema of each op ([`super::schema`]) types them; the loader reads them as YAML first.
@@ -102,7 +103,8 @@ impl ToleranceDef {
             if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
                 Ok(n as u64)
             } else {
-                Err((
+                Err(CaseProblem::new(
+                    Invalid,
                     format!("tolerance.{name}"),
                     format!("{n} is not a whole number >= 0: {meaning}"),
                 ))
@@ -119,9 +121,10 @@ impl ToleranceDef {
                 n,
                 "abs is the integer difference allowed in an int8 output; float outputs take `ulp`",
             )?)),
-            _ => Err((
-                "tolerance".into(),
-                "give exactly one of `ulp` (float outputs) or `abs` (int8 outputs)".into(),
+            _ => Err(CaseProblem::new(
+                Invalid,
+                "tolerance",
+                "give exactly one of `ulp` (float outputs) or `abs` (int8 outputs)",
             )),
         }
     }
@@ -240,14 +243,14 @@ pub struct Loaded {
 
 /// Loads every `<dir>/<op>/<file>.yaml`. With `only = Some((op, file))`, reads just that file
 /// (a runner that executes one named trial need not parse the rest).
-pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>) -> Loaded {
+pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -> Loaded {
     let (files, errors) = op_files(dirs, only, "spec", "");
     let mut loaded = Loaded {
         cases: Vec::new(),
         errors,
     };
     for OpFile { op, path, .. } in files {
-        let (cases, errors) = load_file(op, &path);
+        let (cases, errors) = load_file(op, &path, limits);
         loaded.cases.extend(cases);
         loaded.errors.extend(errors);
     }
@@ -448,7 +451,13 @@ fn reject_duplicate_trials(loaded: &mut Loaded) {
 }
 
 /// Loads one spec file of `op`.
-pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
+pub fn load_file(op: Op, path: &Path, limits: Limits) -> (Vec<Case>, Vec<SpecError>) {
+    // Every read of the file (its cases, and the case a structural error is in) bounds its
+    // data lists by `limits`.
+    value::with_limits(limits, || read_file(op, path, limits))
+}
+
+fn read_file(op: Op, path: &Path, limits: Limits) -> (Vec<Case>, Vec<SpecError>) {
     let file = stem(path);
     let error = |kind, case: Option<&str>, field: Option<String>, message: String| SpecError {
         kind,
@@ -466,7 +475,7 @@ pub fn load_file(op: Op, path: &Path) -> (Vec<Case>, Vec<SpecError>) {
         }
         Err(YamlFileError::Yaml(e)) => return (vec![], vec![file_error(path, e, error)]),
     };
-    build_file(op, path, &file, def, &error)
+    build_file(op, path, &file, def, limits, &error)
 }
 
 /// The cases of a spec file read, and the problems of those that cannot run.
@@ -475,6 +484,7 @@ fn build_file(
     path: &Path,
     file: &str,
     def: FileDef,
+    limits: Limits,
     error: &impl Fn(SpecErrorKind, Option<&str>, Option<String>, String) -> SpecError,
 ) -> (Vec<Case>, Vec<SpecError>) {
     let mut cases = Vec::new();
@@ -491,13 +501,13 @@ fn build_file(
             continue;
         }
         let name = case.name.clone();
-        match build_cases(op, path, file, case) {
+        match build_cases(op, path, file, case, limits) {
             Ok(built) => cases.extend(built),
-            Err((field, message)) => errors.push(error(
+            Err(problem) => errors.push(error(
                 SpecErrorKind::Case,
                 Some(&name),
-                Some(field),
-                message,
+                Some(problem.field),
+                problem.message,
             )),
         }
     }
@@ -548,47 +558,52 @@ fn file_error(
     error(Structure, case.as_deref(), Some(field), message)
 }
 
-/// A problem in one case: the field and the message.
-type CaseProblem = (String, String);
-
 fn build_cases(
     op: Op,
     path: &Path,
     file: &str,
     mut def: CaseDef,
+    limits: Limits,
 ) -> Result<Vec<Case>, CaseProblem> {
-    let problem = |field: &str, message: String| (field.to_owned(), message);
     if def.name.is_empty()
         || !def
             .name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
     {
-        return Err(problem(
+        return Err(CaseProblem::new(
+            Invalid,
             "name",
-            "a case name uses only a-z, 0-9 and _".into(),
+            "a case name uses only a-z, 0-9 and _",
         ));
     }
     if def.source.trim().is_empty() {
-        return Err(problem("source", "every case names its source".into()));
+        return Err(CaseProblem::new(
+            Missing,
+            "source",
+            "every case names its source",
+        ));
     }
     let attrs = parse_attrs(op, def.attrs)?;
     let expect_error = match (&def.expected, def.error) {
         (Some(_), Some(_)) => {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Conflict,
                 "error",
-                "give either `expected` or `error`, not both".into(),
+                "give either `expected` or `error`, not both",
             ))
         }
         (None, None) => {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Missing,
                 "expected",
-                "a case needs `expected` outputs or an `error`".into(),
+                "a case needs `expected` outputs or an `error`",
             ))
         }
         (None, Some(e)) => {
             let kind = ErrorKind::from_name(&e.kind).ok_or_else(|| {
-                problem(
+                CaseProblem::new(
+                    Unknown,
                     "error.kind",
                     format!(
                         "unknown error kind `{}` (known: {})",
@@ -603,8 +618,9 @@ fn build_cases(
     };
     for name in def.inputs.keys() {
         if !op.inputs().contains(&name.as_str()) {
-            return Err(problem(
-                &format!("inputs.{name}"),
+            return Err(CaseProblem::new(
+                Unknown,
+                format!("inputs.{name}"),
                 format!(
                     "{op} has no input `{name}` (inputs: {})",
                     op.inputs().join(", ")
@@ -613,23 +629,33 @@ fn build_cases(
         }
     }
     if !def.inputs.contains_key("input") {
-        return Err(problem("inputs", "the `input` tensor is required".into()));
+        return Err(CaseProblem::new(
+            Missing,
+            "inputs",
+            "the `input` tensor is required",
+        ));
     }
     if let Some(expected) = &def.expected {
         if let Some(name) = expected.keys().find(|name| *name != "output") {
-            return Err(problem(
-                &format!("expected.{name}"),
+            return Err(CaseProblem::new(
+                Unknown,
+                format!("expected.{name}"),
                 format!("{op} has one output, `output`"),
             ));
         }
         if expected.is_empty() {
-            return Err(problem("expected", "`expected` names no output".into()));
+            return Err(CaseProblem::new(
+                Missing,
+                "expected",
+                "`expected` names no output",
+            ));
         }
     }
     let tolerance = match &def.tolerance {
         None => None,
         Some(_) if op != Op::Scale => {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Conflict,
                 "tolerance",
                 format!(
                     "{op} is a layout op and compares bit for bit; only scale takes a tolerance"
@@ -637,9 +663,10 @@ fn build_cases(
             ))
         }
         Some(_) if def.expected.is_none() => {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Conflict,
                 "tolerance",
-                "a tolerance applies to expected outputs; this case expects an error".into(),
+                "a tolerance applies to expected outputs; this case expects an error",
             ))
         }
         Some(tolerance) => Some(tolerance.parse()?),
@@ -647,25 +674,29 @@ fn build_cases(
     for (target, reason) in &def.unsupported_on {
         let field = format!("unsupported_on.{target}");
         if !TARGETS.contains(&target.as_str()) {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Unknown,
                 &field,
                 format!("unknown target `{target}` (known: {})", TARGETS.join(", ")),
             ));
         }
         if reason.trim().is_empty() {
-            return Err(problem(
+            return Err(CaseProblem::new(
+                Invalid,
                 &field,
-                "say why the case does not run there".into(),
+                "say why the case does not run there",
             ));
         }
     }
     let mut dtypes = Vec::new();
     for (i, name) in def.dtypes.iter().enumerate() {
-        let dtype = DType::from_name(name)
-            .ok_or_else(|| problem(&format!("dtypes[{i}]"), unknown_dtype(name)))?;
+        let dtype = DType::from_name(name).ok_or_else(|| {
+            CaseProblem::new(Unknown, format!("dtypes[{i}]"), unknown_dtype(name))
+        })?;
         if dtypes.contains(&Some(dtype)) {
-            return Err(problem(
-                &format!("dtypes[{i}]"),
+            return Err(CaseProblem::new(
+                Conflict,
+                format!("dtypes[{i}]"),
                 format!("{name} is listed twice"),
             ));
         }
@@ -688,12 +719,14 @@ fn build_cases(
                     path,
                     last,
                     &format!("inputs.{name}"),
+                    limits,
                 )?);
             }
         }
-        if let Some(name) = attrs.given_twice(&inputs).first() {
-            return Err(problem(
-                &format!("attrs.{name}"),
+        if let Some(name) = crate::given_twice(&attrs, &inputs).first() {
+            return Err(CaseProblem::new(
+                Conflict,
+                format!("attrs.{name}"),
                 format!("`{name}` is given both as an attribute and as an input; give it one way"),
             ));
         }
@@ -704,6 +737,7 @@ fn build_cases(
                 path,
                 last,
                 "expected.output",
+                limits,
             )?]),
             (None, Some((kind, message))) => Expectation::Error {
                 kind: *kind,
@@ -713,11 +747,11 @@ fn build_cases(
         };
         if let (Some(tolerance), Expectation::Outputs(outputs)) = (tolerance, &expect) {
             if let Some(output) = outputs.iter().find(|o| !tolerance.applies_to(o.dtype)) {
-                return Err(problem(
+                return Err(CaseProblem::new(Conflict,
                     "tolerance",
                     format!(
                         "tolerance {tolerance} does not apply to {} output: use `ulp` for float outputs, `abs` for integer ones",
-                        output.dtype.with_article()
+                        crate::with_article(output.dtype)
                     ),
                 ));
             }
@@ -756,7 +790,7 @@ pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, Ca
             } else {
                 format!("attrs.{path}")
             };
-            (field, e.into_inner().to_string())
+            CaseProblem::new(BadAttrs, field, e.into_inner().to_string())
         })
     }
     let value = value.unwrap_or_else(|| serde_yaml::Value::Mapping(Default::default()));
@@ -764,7 +798,7 @@ pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, Ca
         Op::Shuffle => Attrs::Shuffle(typed(value)?),
         Op::Slice => Attrs::Slice(typed(value)?),
         Op::AsStrided => Attrs::AsStrided(typed(value)?),
-        Op::Scale => Attrs::Scale(typed(value)?),
+        Op::Scale => Attrs::Scale(typed::<super::value::ScaleAttrs>(value)?.into()),
         Op::Reformat => Attrs::Reformat(typed(value)?),
     })
 }
@@ -777,15 +811,19 @@ fn build_tensor(
     spec: &Path,
     last: bool,
     field: &str,
+    limits: Limits,
 ) -> Result<Tensor, CaseProblem> {
-    let problem = |sub: &str, message: String| (format!("{field}.{sub}"), message);
+    let problem = |kind, sub: &str, message: String| {
+        CaseProblem::new(kind, format!("{field}.{sub}"), message)
+    };
     let dtype = match (&def.dtype, case_dtype) {
         (Some(name), _) => {
-            DType::from_name(name).ok_or_else(|| problem("dtype", unknown_dtype(name)))?
+            DType::from_name(name).ok_or_else(|| problem(Unknown, "dtype", unknown_dtype(name)))?
         }
         (None, Some(dtype)) => dtype,
         (None, None) => {
             return Err(problem(
+                Missing,
                 "dtype",
                 "no dtype: give the tensor a `dtype` or the case a `dtypes` list".into(),
             ))
@@ -793,19 +831,27 @@ fn build_tensor(
     };
     let mut shape = Vec::with_capacity(def.shape.len());
     for &dim in &def.shape {
-        shape.push(
-            usize::try_from(dim).map_err(|_| problem("shape", format!("dim {dim} is negative")))?,
-        );
+        shape.push(usize::try_from(dim).map_err(|_| {
+            problem(
+                CaseProblemKind::Tensor,
+                "shape",
+                format!("dim {dim} is negative"),
+            )
+        })?);
     }
-    checked_volume(&shape).map_err(|e| problem("shape", e.message))?;
+    limits
+        .checked_volume(&shape)
+        .map_err(|e| problem(CaseProblemKind::Tensor, "shape", e.message))?;
     if let Some(name) = def.data.as_text() {
         if name.ends_with(NPY) {
             let npy = spec.parent().unwrap_or(Path::new("")).join(name);
-            return read_npy(&npy, dtype, shape).map_err(|message| problem("data", message));
+            return read_npy(&npy, dtype, shape, limits)
+                .map_err(|message| problem(CaseProblemKind::Tensor, "data", message));
         }
     }
     let tensor = def.data.to_tensor(dtype, &shape).map_err(|e| {
-        (
+        CaseProblem::new(
+            CaseProblemKind::Tensor,
             format!("{field}.{}", e.position.as_deref().unwrap_or("data")),
             e.message,
         )
@@ -821,9 +867,14 @@ const NPY: &str = ".npy";
 
 /// The data of a tensor from an `.npy` file, whose header must give the tensor's dtype
 /// ([`npy::npy_descrs`]) and shape. Messages name the file.
-fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, String> {
+fn read_npy(
+    path: &Path,
+    dtype: DType,
+    shape: Vec<usize>,
+    limits: Limits,
+) -> Result<Tensor, String> {
     let shown = path.display();
-    let bytes = npy::read_npy_file(path)?;
+    let bytes = npy::read_npy_file(path, limits)?;
     let header = npy::npy_header(&bytes).map_err(|e| format!("{shown}: {e}"))?;
     if !npy::npy_descrs(dtype).contains(&header.descr.as_str()) {
         let accepted: Vec<String> = npy::npy_descrs(dtype)
@@ -833,7 +884,7 @@ fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, Stri
         return Err(format!(
             "{shown}: the npy header gives descr {:?}, not {} ({})",
             header.descr,
-            dtype.with_article(),
+            crate::with_article(dtype),
             accepted.join(" or ")
         ));
     }
@@ -843,7 +894,7 @@ fn read_npy(path: &Path, dtype: DType, shape: Vec<usize>) -> Result<Tensor, Stri
             header.shape
         ));
     }
-    npy::from_npy(dtype, &bytes).map_err(|e| format!("{shown}: {e}"))
+    npy::from_npy(dtype, &bytes, limits).map_err(|e| format!("{shown}: {e}"))
 }
 
 fn unknown_dtype(name: &str) -> String {
@@ -990,7 +1041,7 @@ cases:
         let scratch = scratch("good");
         let dir = scratch.path().to_path_buf();
         write_spec(&dir, "shuffle", "basic", GOOD);
-        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None, Limits::DEFAULT);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         let names: Vec<_> = loaded.cases.iter().map(Case::trial_name).collect();
         assert_eq!(
@@ -1001,9 +1052,13 @@ cases:
             ]
         );
         assert_eq!(
-            load_dirs(std::slice::from_ref(&dir), Some(("shuffle", "other")))
-                .cases
-                .len(),
+            load_dirs(
+                std::slice::from_ref(&dir),
+                Some(("shuffle", "other")),
+                Limits::DEFAULT
+            )
+            .cases
+            .len(),
             0
         );
     }
@@ -1012,7 +1067,7 @@ cases:
         let scratch = scratch("bad");
         let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "bad", text);
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(cases.is_empty());
         assert_eq!(errors.len(), 1, "{errors:?}");
         errors[0].clone()
@@ -1047,10 +1102,92 @@ cases:
         let scratch = scratch("twice");
         let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "twice", &format!("cases:\n{twice}"));
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert_eq!(cases.len(), 2);
         assert!(errors[0].message.contains("duplicate case name"));
         assert_eq!(errors[0].kind, SpecErrorKind::Duplicate);
+    }
+
+    #[test]
+    fn the_element_budget_is_the_callers() {
+        // One file, two budgets in one process: the loader reads none of its own.
+        let scratch = scratch("budget");
+        let path = write_spec(scratch.path(), "shuffle", "basic", GOOD);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert_eq!((cases.len(), errors.len()), (2, 0), "{errors:?}");
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits { max_elements: 1 });
+        assert!(cases.is_empty(), "{cases:?}");
+        assert_eq!(errors[0].field.as_deref(), Some("inputs.input.shape"));
+        assert_eq!(
+            errors[0].message,
+            "shape [1, 2] has 2 elements, over the budget of 1 (OPSPEC_MAX_ELEMENTS)"
+        );
+        let (cases, _) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert_eq!(cases.len(), 2);
+    }
+
+    /// The problem that voids the one case of `text` (a spec file of shuffle cases), typed.
+    fn case_problem(text: &str) -> CaseProblem {
+        let mut file: FileDef = parse_yaml(text).expect("the file's structure");
+        let case = file.cases.remove(0);
+        build_cases(
+            Op::Shuffle,
+            Path::new("bad.yaml"),
+            "bad",
+            case,
+            Limits::DEFAULT,
+        )
+        .unwrap_err()
+    }
+
+    #[test]
+    fn a_case_problem_has_a_kind_and_names_its_field() {
+        let kinds = [
+            (
+                GOOD.replace("first_transpose", "strat"),
+                BadAttrs,
+                "attrs.strat",
+            ),
+            (
+                GOOD.replace("source: test", "source: ' '"),
+                Missing,
+                "source",
+            ),
+            (
+                GOOD.replace("name: transpose", "name: Transpose"),
+                Invalid,
+                "name",
+            ),
+            (
+                GOOD.replace("[int8, float16]", "[int8, int8]"),
+                Conflict,
+                "dtypes[1]",
+            ),
+            (
+                GOOD.replace("[int8, float16]", "[int9]"),
+                Unknown,
+                "dtypes[0]",
+            ),
+            (
+                GOOD.replace("data: [[1, 2]]", "data: [[1, 300]]"),
+                CaseProblemKind::Tensor,
+                "inputs.input.data[0][1]",
+            ),
+        ];
+        for (text, kind, field) in kinds {
+            let problem = case_problem(&text);
+            assert_eq!(
+                (problem.kind, problem.field.as_str()),
+                (kind, field),
+                "{problem}"
+            );
+            assert_eq!(
+                problem.to_string(),
+                format!("field `{field}`: {}", problem.message)
+            );
+        }
+        let names: BTreeSet<&str> = CaseProblemKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), CaseProblemKind::ALL.len());
     }
 
     const SCALE: &str = r#"
@@ -1071,7 +1208,7 @@ cases:
         let scratch = scratch("scale-bad");
         let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "scale", "bad", text);
-        let (cases, errors) = load_file(Op::Scale, &path);
+        let (cases, errors) = load_file(Op::Scale, &path, Limits::DEFAULT);
         assert!(cases.is_empty(), "{cases:?}");
         assert_eq!(errors.len(), 1, "{errors:?}");
         errors[0].clone()
@@ -1082,7 +1219,7 @@ cases:
         let scratch = scratch("scale");
         let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "scale", "quantize", SCALE);
-        let (cases, errors) = load_file(Op::Scale, &path);
+        let (cases, errors) = load_file(Op::Scale, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let case = &cases[0];
         assert_eq!(case.tolerance, Some(Tolerance::Abs(0)));
@@ -1129,7 +1266,7 @@ cases:
         let scratch = scratch("unknown-op");
         let dir = scratch.path().to_path_buf();
         write_spec(&dir, "shufle", "basic", GOOD);
-        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None, Limits::DEFAULT);
         assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
     }
 
@@ -1183,7 +1320,7 @@ cases:
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
         std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
         make(&data.join("input.npy"));
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(cases.is_empty(), "{cases:?}");
         let [error] = &errors[..] else {
             panic!("one error: {errors:?}")
@@ -1261,7 +1398,7 @@ cases:
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo");
         std::os::unix::fs::symlink("/dev/zero", folder.join("zero.yaml")).unwrap();
-        let loaded = load_dirs(&[scratch.path().to_path_buf()], None);
+        let loaded = load_dirs(&[scratch.path().to_path_buf()], None, Limits::DEFAULT);
         assert!(loaded.cases.is_empty());
         assert_eq!(loaded.errors.len(), 2, "{:?}", loaded.errors);
         for error in &loaded.errors {
@@ -1272,7 +1409,7 @@ cases:
             (&fifo, "a FIFO"),
             (&folder.join("zero.yaml"), "a character device"),
         ] {
-            let (cases, errors) = load_file(Op::Shuffle, path);
+            let (cases, errors) = load_file(Op::Shuffle, path, Limits::DEFAULT);
             assert!(cases.is_empty());
             assert!(errors[0].message.contains(what), "{:?}", errors);
         }
@@ -1288,7 +1425,7 @@ cases:
             &format!("data: {}{}", "[".repeat(1_000_000), "]".repeat(1_000_000)),
         );
         let path = write_spec(&dir, "shuffle", "deep", &text);
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(cases.is_empty());
         let [error] = &errors[..] else {
             panic!("{errors:?}")
@@ -1315,15 +1452,18 @@ cases:
         let half = Tensor::from_bits(DType::Float16, vec![2, 3], vec![0; 6]);
         std::fs::write(data.join("half.npy"), npy::to_npy(&half)).unwrap();
 
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases[0].invocation.inputs[0].as_ref(), Some(&input));
         assert_eq!(cases[0].expect, Expectation::Outputs(vec![output.clone()]));
-        assert_eq!(crate::ops::evaluate(&cases[0].invocation), Ok(vec![output]));
+        assert_eq!(
+            opspec::ops::evaluate(&cases[0].invocation, Limits::DEFAULT),
+            Ok(vec![output])
+        );
 
         let problem = |text: String| {
             std::fs::write(&path, text).unwrap();
-            let (cases, errors) = load_file(Op::Shuffle, &path);
+            let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
             assert!(cases.is_empty(), "{cases:?}");
             assert_eq!(errors.len(), 1, "{errors:?}");
             errors[0].clone()
@@ -1356,8 +1496,9 @@ cases:
     #[test]
     fn the_committed_npy_case_holds_its_rule() {
         // specs/shuffle/npy_data.yaml: in[0][c][h][w] = out[0][h][w][c] = 50176c + 224h + w.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/shuffle/npy_data.yaml");
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("specs/shuffle/npy_data.yaml");
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let value = |c: usize, h: usize, w: usize| ((50176 * c + 224 * h + w) as f32).to_bits();
         let input = cases[0].invocation.inputs[0].as_ref().unwrap();
@@ -1378,7 +1519,7 @@ cases:
             }
         }
         assert_eq!(
-            crate::ops::evaluate(&cases[0].invocation).as_ref(),
+            opspec::ops::evaluate(&cases[0].invocation, Limits::DEFAULT).as_ref(),
             Ok(outputs)
         );
     }
@@ -1409,7 +1550,7 @@ cases:
         let scratch = scratch("anchors");
         let dir = scratch.path().to_path_buf();
         let path = write_spec(&dir, "shuffle", "anchors", ANCHORS);
-        let (cases, errors) = load_file(Op::Shuffle, &path);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let [there, back] = &cases[..] else {
             panic!("two cases: {cases:?}")
@@ -1423,7 +1564,7 @@ cases:
             Expectation::Outputs(vec![there.invocation.inputs[0].clone().unwrap()])
         );
         assert_eq!(
-            crate::ops::evaluate(&back.invocation),
+            opspec::ops::evaluate(&back.invocation, Limits::DEFAULT),
             Ok(vec![there.invocation.inputs[0].clone().unwrap()])
         );
     }
@@ -1444,12 +1585,12 @@ cases:
         let output = float32s(vec![3, 2], &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
         std::fs::write(data.join("input.npy"), npy::to_npy(&input)).unwrap();
         std::fs::write(data.join("output.npy"), npy::to_npy(&output)).unwrap();
-        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None, Limits::DEFAULT);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(loaded.cases.len(), 1);
         // A folder that no spec file is named after is still a problem.
         std::fs::create_dir_all(path.parent().unwrap().join("stray")).unwrap();
-        let loaded = load_dirs(std::slice::from_ref(&dir), None);
+        let loaded = load_dirs(std::slice::from_ref(&dir), None, Limits::DEFAULT);
         assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
         assert!(
             loaded.errors[0].path.ends_with("stray"),
@@ -1472,7 +1613,7 @@ cases:
             message,
         };
         match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
-            Ok(def) => build_file(op, path, &stem(path), def, &error),
+            Ok(def) => build_file(op, path, &stem(path), def, Limits::DEFAULT, &error),
             Err(e) => {
                 // Not YAML, unless only serde_yaml_ng's own nesting limit refuses it (the
                 // streaming reader refuses data nested that deep as a structural problem).
@@ -1493,7 +1634,7 @@ cases:
     /// difference: data nested past [`MAX_DATA_DEPTH`], which the streaming reader refuses
     /// where serde_yaml_ng reads on to its own limit of 128.
     fn assert_same_meaning(op: Op, path: &Path, what: &str) {
-        let (cases, errors) = load_file(op, path);
+        let (cases, errors) = load_file(op, path, Limits::DEFAULT);
         let (reference_cases, reference_errors) = load_with_serde_yaml(op, path);
         assert_eq!(cases, reference_cases, "{what}: {}", path.display());
         // Refused where the nesting goes too deep, before the rest is read: the reference
@@ -1594,7 +1735,7 @@ cases:
 
     #[test]
     fn every_repository_spec_and_its_mutations_mean_what_the_yaml_says() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         let (files, _) = op_files(&[root.join("specs")], None, "spec", "");
         assert!(files.len() > 40, "{} spec files", files.len());
         let scratch = scratch("differential");

@@ -7,16 +7,37 @@
 //!   `.nan`/`.inf`/`-.inf`, and take a quoted hex string as an exact bit pattern; a magnitude
 //!   past the largest finite value is an error, never ∞.
 
+use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{
     self, Deserialize, DeserializeSeed as _, Deserializer, Error as _, SeqAccess, Visitor,
 };
-use serde::ser::{Serialize, SerializeSeq, Serializer};
 
-use crate::dtype::{DType, Width};
-use crate::ops::scale::Coefficients;
-use crate::tensor::{Buffer, Tensor};
+use opspec::dtype::{DType, Width};
+use opspec::ops::scale::{self, Coefficients};
+use opspec::tensor::{Buffer, Limits, Tensor};
+
+thread_local! {
+    /// The limits of the load running on this thread ([`with_limits`]), which bound a data
+    /// list while it is read. serde's derived `Deserialize` of the spec types hands nothing
+    /// down to a field, so the loader sets them around each file it reads; they are never
+    /// process-wide, and outside a load they are [`Limits::DEFAULT`].
+    static LIMITS: Cell<Limits> = const { Cell::new(Limits::DEFAULT) };
+}
+
+/// Runs `read` with `limits` bounding every data list it reads on this thread (the spec
+/// loader's argument), restoring the previous limits after, also when `read` panics.
+pub(crate) fn with_limits<T>(limits: Limits, read: impl FnOnce() -> T) -> T {
+    struct Restore(Limits);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LIMITS.set(self.0);
+        }
+    }
+    let _restore = Restore(LIMITS.replace(limits));
+    read()
+}
 
 /// A scalar or a nested list, as YAML gave it.
 #[derive(Clone, Debug, PartialEq)]
@@ -224,7 +245,7 @@ impl TensorData {
         word: u64,
         run: &mut Option<usize>,
     ) -> Result<(), E> {
-        let budget = crate::tensor::max_elements().max(1 << 20);
+        let budget = LIMITS.get().max_elements.max(1 << 20);
         if self.kinds.len() as u64 >= budget {
             return Err(E::custom(format!(
                 "the data holds more than {budget} values, over the element budget (OPSPEC_MAX_ELEMENTS)"
@@ -421,7 +442,7 @@ impl<'de> Visitor<'de> for DataSeed<'_> {
         if self.depth >= MAX_DATA_DEPTH {
             return Err(de::Error::custom(format!(
                 "data lists nest more than {MAX_DATA_DEPTH} levels deep (no tensor has that many dims; ops take at most {})",
-                crate::ops::MAX_RANK
+                opspec::ops::MAX_RANK
             )));
         }
         let at = self.data.tokens.len();
@@ -535,7 +556,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
                 DataNode::Bool(_) | DataNode::List(_) => {
                     return Err(ValueError::new(
                         WrongType,
-                        format!("{node} is not {} value", dtype.with_article()),
+                        format!("{node} is not {} value", crate::with_article(dtype)),
                     ))
                 }
             };
@@ -557,7 +578,7 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
                 _ => {
                     return Err(ValueError::new(
                         WrongType,
-                        format!("{node} is not {} value", dtype.with_article()),
+                        format!("{node} is not {} value", crate::with_article(dtype)),
                     ))
                 }
             };
@@ -590,7 +611,7 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
         .strip_prefix("0x")
         .or_else(|| text.strip_prefix("0X"))
         .ok_or_else(|| {
-            let a_dtype = dtype.with_article();
+            let a_dtype = crate::with_article(dtype);
             ValueError::new(
                 ValueErrorKind::WrongType,
                 if is_json_special(text) {
@@ -620,7 +641,7 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
 }
 
 // Scale's coefficient lists (`ops::scale::Coefficients`) as spec files write them: the op holds
-// bit patterns, and how they are read from and written to a file is the spec format's rule.
+// bit patterns, and how they are read from a file is the spec format's rule.
 
 /// One coefficient, read from YAML by the float32 value rules.
 struct Coefficient(u32);
@@ -634,8 +655,17 @@ impl<'de> Deserialize<'de> for Coefficient {
     }
 }
 
-/// In a spec file: a list of float32 values by the tensor value rules.
-impl schemars::JsonSchema for Coefficients {
+/// A coefficient list of a spec file: float32 values by the tensor value rules.
+#[derive(Default)]
+pub struct CoefficientList(pub Coefficients);
+
+impl CoefficientList {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl schemars::JsonSchema for CoefficientList {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Coefficients".into()
     }
@@ -654,28 +684,80 @@ impl schemars::JsonSchema for Coefficients {
     }
 }
 
-impl<'de> Deserialize<'de> for Coefficients {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Coefficients, D::Error> {
+impl<'de> Deserialize<'de> for CoefficientList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CoefficientList, D::Error> {
         let items = Vec::<Coefficient>::deserialize(deserializer)?;
-        Ok(Coefficients(items.into_iter().map(|c| c.0).collect()))
+        Ok(CoefficientList(Coefficients(
+            items.into_iter().map(|c| c.0).collect(),
+        )))
     }
 }
 
-/// Finite values as numbers (exact: every float32 is a binary64), NaN and ±∞ as quoted bit
-/// patterns, which read back to the same bits.
-impl Serialize for Coefficients {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.len()))?;
-        for &bits in &self.0 {
-            let value = f32::from_bits(bits);
-            if value.is_finite() {
-                seq.serialize_element(&value)?;
-            } else {
-                seq.serialize_element(&format!("0x{bits:08x}"))?;
-            }
+// Scale's attributes as spec files and the wire write them: the fields of
+// `opspec::ops::scale::Attrs`, whose coefficients are read by the float32 value rules above. (The
+// doc comment is the schema's description, as the other ops' attributes have theirs.)
+/// Scale's attributes: `out = (input · scale + shift) ^ power` (docs/protocol.md).
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "ScaleAttrs")]
+pub struct ScaleAttrs {
+    /// `uniform`, `channel` or `elementwise` (required).
+    pub mode: scale::Mode,
+    /// Empty or absent = 1.
+    #[serde(default, skip_serializing_if = "CoefficientList::is_empty")]
+    pub scale: CoefficientList,
+    /// Empty or absent = 0.
+    #[serde(default, skip_serializing_if = "CoefficientList::is_empty")]
+    pub shift: CoefficientList,
+    /// Empty or absent = 1.
+    #[serde(default, skip_serializing_if = "CoefficientList::is_empty")]
+    pub power: CoefficientList,
+    /// `add_scale_nd`'s channel axis; absent = `add_scale`'s third-to-last axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_axis: Option<i64>,
+    /// int8, float16, bfloat16 or float32; absent = the input's dtype (`int8` with a float32
+    /// input is TensorRT's INT8 quantization).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "output_dtype"
+    )]
+    #[schemars(schema_with = "output_dtype_schema")]
+    pub output_dtype: Option<DType>,
+}
+
+impl From<ScaleAttrs> for scale::Attrs {
+    fn from(attrs: ScaleAttrs) -> scale::Attrs {
+        scale::Attrs {
+            mode: attrs.mode,
+            scale: attrs.scale.0,
+            shift: attrs.shift.0,
+            power: attrs.power.0,
+            channel_axis: attrs.channel_axis,
+            output_dtype: attrs.output_dtype,
         }
-        seq.end()
     }
+}
+
+/// `output_dtype`'s schema: a dtype name. That Scale supports only four is the op's check
+/// (`unsupported_dtype`), not the file format's.
+fn output_dtype_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "The output's dtype: Scale supports int8, float16, bfloat16 and float32; absent = the input's dtype.",
+        "type": "string",
+        "enum": DType::ALL.map(DType::name).to_vec(),
+    })
+}
+
+/// `output_dtype` by its spec name.
+fn output_dtype<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DType>, D::Error> {
+    let name = String::deserialize(d)?;
+    DType::from_name(&name).map(Some).ok_or_else(|| {
+        D::Error::custom(format!(
+            "unknown dtype `{name}` (known: {})",
+            DType::ALL.map(DType::name).join(", ")
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -800,5 +882,32 @@ mod tests {
         assert_eq!(e.message, "true is not a uint8 value");
         let e = to_bits(&DataNode::Bool(true), DType::Float16).unwrap_err();
         assert_eq!(e.message, "true is not a float16 value");
+    }
+
+    #[test]
+    fn coefficients_keep_bits_through_yaml() {
+        let read = |yaml: &str| -> Result<scale::Attrs, serde_yaml::Error> {
+            serde_yaml::from_str::<ScaleAttrs>(yaml).map(scale::Attrs::from)
+        };
+        let a = read(
+            "{mode: channel, scale: [0.1, .nan, \"0x7fc00001\", -0.0, 2], channel_axis: 1, output_dtype: int8}",
+        )
+        .unwrap();
+        assert_eq!(
+            a.scale.0,
+            [
+                0.1f32.to_bits(),
+                0x7fc0_0000,
+                0x7fc0_0001,
+                0x8000_0000,
+                0x4000_0000
+            ]
+        );
+        assert_eq!(a.output_dtype, Some(DType::Int8));
+        // Written by the op's own serialization, read back by these rules: the same bits.
+        let text = serde_yaml::to_string(&a).unwrap();
+        assert_eq!(read(&text).unwrap(), a, "{text}");
+        assert!(read("{mode: uniform, scale: [1e40]}").is_err());
+        assert!(read("{mode: uniform, output_dtype: float64}").is_err());
     }
 }

@@ -1,13 +1,23 @@
-//! Spec files: the declarative cases, and their loading into typed [`Case`]s.
+//! opspec-spec: the suite's side of opspec. The spec files (the declarative cases) and their
+//! loading into typed [`Case`]s, the clause catalogues, the JSON Schemas of the format, the
+//! comparison of outputs with a case's expectation ([`compare`]), and the bytes of tensors as
+//! the wire protocol, npy files and goldens hold them ([`bytes`], [`npy`], [`source`]). The
+//! reference interpreter (crate `opspec`) knows nothing of any of it.
 //!
 //! Layout: `<spec dir>/<op>/<file>.yaml`; the folder names the op. Each case becomes one trial
 //! per dtype it lists, named `<op>::<file>::<case>[::<dtype>]`. The format is documented in
 //! CONTRIBUTING.md. Every problem is reported as a [`SpecError`] naming the file, the case and
 //! the field; a structural problem voids its file, a value problem only its case.
 
+#![forbid(unsafe_code)]
+
+pub mod bytes;
 pub mod clauses;
+pub mod compare;
 mod load;
+pub mod npy;
 pub mod schema;
+pub mod source;
 pub mod value;
 mod yaml;
 
@@ -20,10 +30,10 @@ pub use load::{
 };
 
 use crate::compare::Tolerance;
-use crate::dtype::DType;
-use crate::error::ErrorKind;
-use crate::ops::{Invocation, Op};
-use crate::tensor::Tensor;
+use opspec::dtype::DType;
+use opspec::error::ErrorKind;
+use opspec::ops::{Attrs, Invocation, Op};
+use opspec::tensor::Tensor;
 
 /// What a case expects.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +91,40 @@ impl Case {
                 .map(|(target, reason)| (target.as_str(), reason.as_str()))
         })
     }
+}
+
+/// Names of attributes that a case also gives as inputs: a case gives each value one way
+/// only (the spec and sweep loaders refuse it otherwise).
+pub fn given_twice(attrs: &Attrs, inputs: &[Option<Tensor>]) -> Vec<&'static str> {
+    let present = |position: usize| inputs.get(position).is_some_and(Option::is_some);
+    match attrs {
+        Attrs::Shuffle(a) => [(a.reshape_dims.is_some(), 1, "reshape_dims")]
+            .into_iter()
+            .filter(|&(attr, position, _)| attr && present(position))
+            .map(|(_, _, name)| name)
+            .collect(),
+        Attrs::Slice(a) => [
+            (a.start.is_some(), 1, "start"),
+            (a.size.is_some(), 2, "size"),
+            (a.stride.is_some(), 3, "stride"),
+            (a.axes.is_some(), 5, "axes"),
+        ]
+        .into_iter()
+        .filter(|&(attr, position, _)| attr && present(position))
+        .map(|(_, _, name)| name)
+        .collect(),
+        Attrs::AsStrided(_) | Attrs::Scale(_) | Attrs::Reformat(_) => Vec::new(),
+    }
+}
+
+/// A dtype's name with its indefinite article, as messages read it aloud: "an int32", "an
+/// fp8", "a uint8", "a float16".
+pub(crate) fn with_article(dtype: DType) -> String {
+    let article = match dtype {
+        DType::Int4 | DType::Int8 | DType::Int32 | DType::Int64 | DType::Fp8 => "an",
+        _ => "a",
+    };
+    format!("{article} {}", dtype.name())
 }
 
 /// The targets a case may name in `unsupported_on` (a backend declares its own in the
@@ -143,6 +187,89 @@ impl fmt::Display for SpecErrorKind {
         f.write_str(self.name())
     }
 }
+
+/// What kind of problem voids a case ([`CaseProblem::kind`]). The names
+/// ([`CaseProblemKind::name`]) are stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CaseProblemKind {
+    /// A field the case needs is absent or empty: its source, `expected` or `error`, the
+    /// `input` tensor, a tensor's dtype.
+    Missing,
+    /// A name the format does not know: an error kind, an input or output, a target, a dtype.
+    Unknown,
+    /// A value the format does not accept: a case name's characters, a tolerance that is no
+    /// whole number, an empty reason.
+    Invalid,
+    /// Fields that exclude each other: `expected` and `error`, a tolerance where none applies,
+    /// a value given both as an attribute and as an input, a dtype listed twice.
+    Conflict,
+    /// Attributes that are not the op's (an unknown attribute, a value of the wrong type).
+    Attrs,
+    /// A tensor that cannot be built: a negative dim, a shape over the element budget, data
+    /// that does not fit its shape or dtype, an `.npy` file that does not match.
+    Tensor,
+}
+
+impl CaseProblemKind {
+    pub const ALL: [CaseProblemKind; 6] = [
+        CaseProblemKind::Missing,
+        CaseProblemKind::Unknown,
+        CaseProblemKind::Invalid,
+        CaseProblemKind::Conflict,
+        CaseProblemKind::Attrs,
+        CaseProblemKind::Tensor,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseProblemKind::Missing => "missing",
+            CaseProblemKind::Unknown => "unknown",
+            CaseProblemKind::Invalid => "invalid",
+            CaseProblemKind::Conflict => "conflict",
+            CaseProblemKind::Attrs => "attrs",
+            CaseProblemKind::Tensor => "tensor",
+        }
+    }
+}
+
+impl fmt::Display for CaseProblemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A problem that voids one case (or one sweep entry): its kind, the field it is in
+/// (`attrs.start`, `inputs.input.shape`) and what is wrong. A loader reports it as a
+/// [`SpecError`] of kind [`SpecErrorKind::Case`], which adds the file and the case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseProblem {
+    pub kind: CaseProblemKind,
+    pub field: String,
+    pub message: String,
+}
+
+impl CaseProblem {
+    pub fn new(
+        kind: CaseProblemKind,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> CaseProblem {
+        CaseProblem {
+            kind,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for CaseProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "field `{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for CaseProblem {}
 
 /// A problem in a spec (or sweep) file, located as precisely as it can be. `Display` names the
 /// file, the case and the field.

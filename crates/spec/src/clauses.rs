@@ -4,7 +4,7 @@
 //! `<specs>/common.clauses.yaml` for the rules every op shares (the loader of cases reads only the
 //! op folders, so these files are never taken for cases). Ids read `<op>.<topic>.<rule>`, as in
 //! StableHLO's spec; cases name the clauses they exercise (`clauses: [...]`) and every error the
-//! interpreter raises names its clause ([`crate::error::OpError::clause`]). `runner coverage`
+//! interpreter raises names its clause ([`opspec::error::OpError::clause`]). `runner coverage`
 //! reports the clauses no case names.
 
 use std::collections::BTreeMap;
@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::load::parse_yaml;
-use crate::error::ErrorKind;
-use crate::ops::Op;
+use opspec::error::ErrorKind;
+use opspec::ops::Op;
 
 /// The catalogue files' scopes: `common`, then the ops.
 pub const SCOPES: [&str; 6] = [
@@ -126,7 +126,7 @@ pub struct Marks {
 
 impl Marks {
     /// The marks a case carries.
-    pub fn of(case: &crate::spec::Case) -> Marks {
+    pub fn of(case: &crate::Case) -> Marks {
         Marks {
             inferred: case.inferred,
             implementation_defined: case.implementation_defined,
@@ -477,7 +477,7 @@ mod tests {
     use super::*;
 
     fn repo_specs() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("specs")
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("specs")
     }
 
     #[test]
@@ -514,13 +514,13 @@ mod tests {
         // error kind it is raised with; the compiler makes every error name one (OpError::new).
         let (catalogue, _) = Catalogue::load(&[repo_specs()]);
         let sources = [
-            include_str!("../ops/mod.rs"),
-            include_str!("../ops/shuffle.rs"),
-            include_str!("../ops/slice.rs"),
-            include_str!("../ops/as_strided.rs"),
-            include_str!("../ops/scale.rs"),
-            include_str!("../ops/reformat.rs"),
-            include_str!("../tensor.rs"),
+            include_str!("../../../src/ops/mod.rs"),
+            include_str!("../../../src/ops/shuffle.rs"),
+            include_str!("../../../src/ops/slice.rs"),
+            include_str!("../../../src/ops/as_strided.rs"),
+            include_str!("../../../src/ops/scale.rs"),
+            include_str!("../../../src/ops/reformat.rs"),
+            include_str!("../../../src/tensor.rs"),
         ];
         let mut found = 0;
         for source in sources {

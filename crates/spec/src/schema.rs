@@ -11,8 +11,8 @@
 //! # yaml-language-server: $schema=../../schema/slice.schema.json
 //! ```
 //!
-//! The committed files are checked against these functions by `tests/schema.rs`
-//! (`OPSPEC_BLESS=1 cargo test -p opspec --test schema` rewrites them).
+//! The committed files are checked against these functions by `crates/spec/tests/schema.rs`
+//! (`OPSPEC_BLESS=1 cargo test -p opspec-spec --test schema` rewrites them).
 
 use schemars::generate::SchemaSettings;
 use schemars::{json_schema, Schema, SchemaGenerator};
@@ -20,10 +20,11 @@ use serde_json::{json, Map, Value};
 
 use super::clauses::{Catalogue, CatalogueFile};
 use super::load::FileDef;
+use super::value::ScaleAttrs;
 use super::TARGETS;
-use crate::dtype::DType;
-use crate::error::ErrorKind;
-use crate::ops::{as_strided, reformat, scale, shuffle, slice, Op};
+use opspec::dtype::DType;
+use opspec::error::ErrorKind;
+use opspec::ops::{as_strided, reformat, shuffle, slice, Op};
 
 /// The folder of the schemas, relative to the repository root.
 pub const SCHEMA_DIR: &str = "schema";
@@ -93,7 +94,7 @@ pub fn op_schema(op: Op, catalogue: &Catalogue) -> Value {
         Op::Shuffle => generator.into_root_schema_for::<FileDef<shuffle::Attrs>>(),
         Op::Slice => generator.into_root_schema_for::<FileDef<slice::Attrs>>(),
         Op::AsStrided => generator.into_root_schema_for::<FileDef<as_strided::Attrs>>(),
-        Op::Scale => generator.into_root_schema_for::<FileDef<scale::Attrs>>(),
+        Op::Scale => generator.into_root_schema_for::<FileDef<ScaleAttrs>>(),
         Op::Reformat => generator.into_root_schema_for::<FileDef<reformat::Attrs>>(),
     };
     let mut root = Value::from(root);
@@ -282,8 +283,11 @@ mod tests {
 
     #[test]
     fn op_schemas_type_attrs_inputs_and_clauses() {
-        let (catalogue, _) =
-            Catalogue::load(&[std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("specs")]);
+        let (catalogue, _) = Catalogue::load(&[std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../.."
+        ))
+        .join("specs")]);
         let schema = op_schema(Op::Slice, &catalogue);
         assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
         let attrs = &schema["definitions"]["SliceAttrs"];

@@ -1,10 +1,10 @@
 //! The bytes of a tensor's elements, as the wire protocol carries them and npy files hold them
 //! (docs/protocol.md, "Tensors"). (A format's memory image, padding included, is something
 //! else: `ops::reformat::Image`.) Not part of the interpreter's rules: the ops
-//! work on [`crate::tensor::Buffer`]s of one word per element.
+//! work on [`opspec::tensor::Buffer`]s of one word per element.
 
-use crate::dtype::{DType, Width};
-use crate::tensor::{checked_volume, Buffer, Tensor};
+use opspec::dtype::{DType, Width};
+use opspec::tensor::{Buffer, Limits, Tensor};
 
 /// The bytes of a tensor's elements: row-major, little-endian, the dtype's width;
 /// bool one byte 0/1; int4 two per byte, element 2k in the low nibble (TensorRT Constant
@@ -63,10 +63,18 @@ pub enum BytesError {
     Bool(u8),
 }
 
-/// Reads the bytes of a tensor's elements back; `Err` says what does not fit (byte count, a bool other than
-/// 0/1, a non-zero unused int4 nibble is accepted and ignored).
-pub fn from_le_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Tensor, BytesError> {
-    let elements = checked_volume(&shape).map_err(|e| BytesError::TooLarge(e.message))?;
+/// Reads the bytes of a tensor's elements back, its shape within `limits`; `Err` says what does
+/// not fit (byte count, a bool other than 0/1, a non-zero unused int4 nibble is accepted and
+/// ignored).
+pub fn from_le_bytes(
+    dtype: DType,
+    shape: Vec<usize>,
+    bytes: &[u8],
+    limits: Limits,
+) -> Result<Tensor, BytesError> {
+    let elements = limits
+        .checked_volume(&shape)
+        .map_err(|e| BytesError::TooLarge(e.message))?;
     let expected = byte_len(dtype, elements);
     if bytes.len() != expected {
         return Err(BytesError::Length {
@@ -140,7 +148,10 @@ mod tests {
                 0xed, 0x0f
             ]
         );
-        assert_eq!(from_le_bytes(DType::Int4, vec![4, 8], &bytes), Ok(tensor));
+        assert_eq!(
+            from_le_bytes(DType::Int4, vec![4, 8], &bytes, Limits::DEFAULT),
+            Ok(tensor)
+        );
     }
 
     #[test]
@@ -148,11 +159,11 @@ mod tests {
         let t = Tensor::from_bits(DType::Float16, vec![2], vec![0x7e01, 0x8000]);
         assert_eq!(to_le_bytes(&t), [0x01, 0x7e, 0x00, 0x80]);
         assert_eq!(
-            from_le_bytes(DType::Float16, vec![2], &to_le_bytes(&t)),
+            from_le_bytes(DType::Float16, vec![2], &to_le_bytes(&t), Limits::DEFAULT),
             Ok(t)
         );
         assert_eq!(
-            from_le_bytes(DType::Float16, vec![2], &[0; 3]),
+            from_le_bytes(DType::Float16, vec![2], &[0; 3], Limits::DEFAULT),
             Err(BytesError::Length {
                 dtype: DType::Float16,
                 shape: vec![2],
@@ -161,7 +172,7 @@ mod tests {
             })
         );
         assert_eq!(
-            from_le_bytes(DType::Bool, vec![1], &[2]),
+            from_le_bytes(DType::Bool, vec![1], &[2], Limits::DEFAULT),
             Err(BytesError::Bool(2))
         );
         let odd = Tensor::from_bits(DType::Int4, vec![3], vec![0xf9, 0x01, 0x07]);

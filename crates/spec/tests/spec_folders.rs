@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use opspec::spec::{load_dirs, SpecError, SpecErrorKind};
+use opspec::tensor::Limits;
+use opspec_spec::{load_dirs, SpecError, SpecErrorKind};
 
 const CASE: &str = r#"
 cases:
@@ -29,7 +30,7 @@ impl Scratch {
     }
 
     fn errors(&self) -> Vec<SpecError> {
-        let loaded = load_dirs(std::slice::from_ref(&self.0), None);
+        let loaded = load_dirs(std::slice::from_ref(&self.0), None, Limits::DEFAULT);
         // The good file still loads whatever is beside it.
         assert!(
             loaded.cases.iter().any(|c| c.name == "kept"),
@@ -127,7 +128,7 @@ fn an_upper_case_extension_is_a_problem() {
 fn an_op_folder_given_as_a_spec_folder_is_a_problem() {
     let scratch = Scratch::new("op-as-root");
     let op_folder = scratch.0.join("shuffle");
-    let loaded = load_dirs(std::slice::from_ref(&op_folder), None);
+    let loaded = load_dirs(std::slice::from_ref(&op_folder), None, Limits::DEFAULT);
     assert!(loaded.cases.is_empty());
     assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
     let message = loaded.errors[0].to_string();
@@ -144,8 +145,8 @@ fn an_op_folder_given_as_a_spec_folder_is_a_problem() {
 
 #[test]
 fn the_repository_folders_have_no_problem() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let loaded = load_dirs(&[root.join("specs")], None);
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let loaded = load_dirs(&[root.join("specs")], None, Limits::DEFAULT);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     // The sweeps: crates/generate/tests/sweeps.rs.
 }

@@ -3,20 +3,20 @@
 //! field is flagged with its path, as the YAML language server flags it in an editor.
 //!
 //! Regenerate the committed schemas after changing a spec type or a catalogue:
-//! `OPSPEC_BLESS=1 cargo test -p opspec --test schema` (refused when `CI` is set).
+//! `OPSPEC_BLESS=1 cargo test -p opspec-spec --test schema` (refused when `CI` is set).
 
 use std::path::{Path, PathBuf};
 
 use opspec::ops::Op;
-use opspec::spec::clauses::{catalogue_path, Catalogue, SCOPES};
-use opspec::spec::schema::{
+use opspec_spec::clauses::{catalogue_path, Catalogue, SCOPES};
+use opspec_spec::schema::{
     catalogue_modeline, modeline, schema_file, schema_files, CATALOGUE_SCHEMA, SCHEMA_DIR,
 };
-use opspec::spec::yaml_to_json;
+use opspec_spec::yaml_to_json;
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 fn specs() -> PathBuf {
@@ -80,7 +80,7 @@ fn committed_schemas_are_fresh() {
     }
     assert!(
         stale.is_empty(),
-        "{SCHEMA_DIR}/{} differ from what the spec types and catalogues generate; regenerate them with\n    OPSPEC_BLESS=1 cargo test -p opspec --test schema\nand commit the result",
+        "{SCHEMA_DIR}/{} differ from what the spec types and catalogues generate; regenerate them with\n    OPSPEC_BLESS=1 cargo test -p opspec-spec --test schema\nand commit the result",
         stale.join(", ")
     );
 }

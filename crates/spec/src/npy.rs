@@ -8,8 +8,8 @@
 //! equivalents. Every file written is npy format 1.0, C order, little-endian.
 
 use crate::bytes::{from_le_bytes, to_le_bytes};
-use crate::dtype::DType;
-use crate::tensor::{checked_volume, Tensor};
+use opspec::dtype::DType;
+use opspec::tensor::{Limits, Tensor};
 
 /// The npy `descr` a dtype is stored as.
 pub fn npy_descr(dtype: DType) -> &'static str {
@@ -169,7 +169,7 @@ pub fn npy_header(bytes: &[u8]) -> Result<NpyHeader, NpyError> {
 /// Reads an npy file (format 1.0-3.0, C order) as a tensor of `dtype`, checking the header's
 /// descr against [`npy_descrs`]. int4 is one value per byte: sign-extended (`|i1`, as
 /// [`to_npy`] writes it) or in the low nibble with the high one 0 (ml_dtypes' `<V1`).
-pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
+pub fn from_npy(dtype: DType, bytes: &[u8], limits: Limits) -> Result<Tensor, NpyError> {
     let header = npy_header(bytes)?;
     if !npy_descrs(dtype).contains(&header.descr.as_str()) {
         return Err(NpyError::Descr {
@@ -180,7 +180,9 @@ pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
     let data = &bytes[header.data_offset..];
     let shape = header.shape;
     if dtype == DType::Int4 {
-        let n = checked_volume(&shape).map_err(|e| NpyError::Data(e.message))?;
+        let n = limits
+            .checked_volume(&shape)
+            .map_err(|e| NpyError::Data(e.message))?;
         if data.len() != n {
             return Err(NpyError::Data(format!(
                 "int4 {shape:?} needs {n} bytes, got {}",
@@ -207,7 +209,7 @@ pub fn from_npy(dtype: DType, bytes: &[u8]) -> Result<Tensor, NpyError> {
             .collect::<Result<Vec<u64>, NpyError>>()?;
         return Ok(Tensor::from_bits(dtype, shape, bits));
     }
-    from_le_bytes(dtype, shape, data).map_err(|e| NpyError::Data(e.to_string()))
+    from_le_bytes(dtype, shape, data, limits).map_err(|e| NpyError::Data(e.to_string()))
 }
 
 /// The bytes of one element as the header's descr gives them (`<f4` → 4).
@@ -220,10 +222,10 @@ const MAX_HEADER: u64 = 1 << 20;
 
 /// Reads an npy file whose header is checked before its data: the file must be a regular
 /// file ([`crate::source::open_regular`]), its shape within the element budget
-/// ([`checked_volume`]), and its size exactly the header's plus the data the shape and descr
+/// ([`Limits::checked_volume`]), and its size exactly the header's plus the data the shape and descr
 /// imply, so that a padded, truncated or endless file is refused before its data is read.
 /// Returns the whole file (header and data) for [`from_npy`].
-pub fn read_npy_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+pub fn read_npy_file(path: &std::path::Path, limits: Limits) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let shown = path.display();
     let mut file = crate::source::open_regular(path)?;
@@ -245,7 +247,9 @@ pub fn read_npy_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
         }
         Err(e) => return Err(format!("{shown}: {e}")),
     };
-    let volume = checked_volume(&header.shape).map_err(|e| format!("{shown}: {}", e.message))?;
+    let volume = limits
+        .checked_volume(&header.shape)
+        .map_err(|e| format!("{shown}: {}", e.message))?;
     let item = descr_size(&header.descr)
         .ok_or_else(|| format!("{shown}: npy descr {:?} has no element size", header.descr))?;
     let expected = (volume as u64)
@@ -288,7 +292,7 @@ mod tests {
         assert!(header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
         assert!(header.ends_with('\n'));
         assert_eq!(bytes.len(), 10 + header_len + 24);
-        assert_eq!(from_npy(DType::Float32, &bytes), Ok(t));
+        assert_eq!(from_npy(DType::Float32, &bytes, Limits::DEFAULT), Ok(t));
     }
 
     /// `tensor` as an npy file whose header says `descr` (of the same length) instead.
@@ -311,11 +315,14 @@ mod tests {
         // int4 [-1, -8, 7, 0] as <V1 0f 08 07 00 (the nibble alone, not sign-extended).
         let bf16 = Tensor::from_bits(DType::BFloat16, vec![3], vec![0x3f80, 0x4000, 0x4040]);
         assert_eq!(
-            from_npy(DType::BFloat16, &with_descr(&bf16, "<V2")),
+            from_npy(DType::BFloat16, &with_descr(&bf16, "<V2"), Limits::DEFAULT),
             Ok(bf16)
         );
         let fp8 = Tensor::from_bits(DType::Fp8, vec![4], vec![0x38, 0x80, 0x7f, 0x7e]);
-        assert_eq!(from_npy(DType::Fp8, &with_descr(&fp8, "<V1")), Ok(fp8));
+        assert_eq!(
+            from_npy(DType::Fp8, &with_descr(&fp8, "<V1"), Limits::DEFAULT),
+            Ok(fp8)
+        );
         let nibbles = Tensor::from_bits(DType::UInt8, vec![4], vec![0x0f, 0x08, 0x07, 0x00]);
         let int4 = Tensor::from_bits(
             DType::Int4,
@@ -323,17 +330,22 @@ mod tests {
             [-1, -8, 7, 0].map(|v| DType::Int4.int_to_bits(v)).to_vec(),
         );
         assert_eq!(
-            from_npy(DType::Int4, &with_descr(&nibbles, "<V1")),
+            from_npy(DType::Int4, &with_descr(&nibbles, "<V1"), Limits::DEFAULT),
             Ok(int4)
         );
         // Sign-extended bytes are `|i1`'s form; in a `<V1` file a high nibble is refused, and
         // in `|i1` a byte past 7 is.
         let extended = Tensor::from_bits(DType::UInt8, vec![1], vec![0xff]);
-        assert!(from_npy(DType::Int4, &with_descr(&extended, "<V1")).is_err());
+        assert!(from_npy(DType::Int4, &with_descr(&extended, "<V1"), Limits::DEFAULT).is_err());
         let eight = Tensor::from_bits(DType::Int8, vec![1], vec![0x08]);
-        assert!(from_npy(DType::Int4, &to_npy(&eight)).is_err());
+        assert!(from_npy(DType::Int4, &to_npy(&eight), Limits::DEFAULT).is_err());
         // A V descr is untyped bytes: only the dtypes numpy lacks read it.
-        let e = from_npy(DType::Float16, &with_descr(&bf16_zero(), "<V2")).unwrap_err();
+        let e = from_npy(
+            DType::Float16,
+            &with_descr(&bf16_zero(), "<V2"),
+            Limits::DEFAULT,
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             r#"npy descr is "<V2"; float16 is stored as "<f2""#

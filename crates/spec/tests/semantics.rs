@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use opspec::spec::clauses::{is_clause_id, Catalogue, Marks, SCOPES};
+use opspec_spec::clauses::{is_clause_id, Catalogue, Marks, SCOPES};
 
 const DOC: &str = "docs/semantics.md";
 const BEGIN: &str = "<!-- clause-index:begin -->";
@@ -22,7 +22,7 @@ fn doc_name() -> String {
 }
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 fn catalogue() -> Catalogue {
@@ -87,7 +87,7 @@ fn the_clause_index_is_the_catalogues() {
             format!("\n  document: {a}\n  catalogue: {b}")
         });
     panic!(
-        "the clause index of {DOC} differs from specs/*.clauses.yaml{first}\nregenerate it with\n    OPSPEC_BLESS=1 cargo test -p opspec --test semantics\nand commit the result"
+        "the clause index of {DOC} differs from specs/*.clauses.yaml{first}\nregenerate it with\n    OPSPEC_BLESS=1 cargo test -p opspec-spec --test semantics\nand commit the result"
     );
 }
 

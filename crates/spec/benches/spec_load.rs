@@ -3,12 +3,12 @@
 //!
 //! ```sh
 //! cargo build --release -p opspec-runner --bin runner   # for the peak memory
-//! cargo bench -p opspec --bench spec_load
+//! cargo bench -p opspec-spec --bench spec_load
 //! ```
 //!
 //! Each spec is one shuffle case whose input and expected output are the same float32 values
 //! (an identity transpose), written inline as their shortest decimals, or as two `.npy` files.
-//! The load time is `opspec::spec::load_dirs` over the spec's folder, in this process, median
+//! The load time is `opspec_spec::load_dirs` over the spec's folder, in this process, median
 //! of 5 after one warm-up, as wall time and as the loading thread's CPU time (the machine is
 //! shared, so wall time moves with its load). MB/s counts the spec's bytes, the `.npy` files'
 //! included. The peak is the maximum resident set of `runner -q` over the folder (`/usr/bin/time
@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use opspec::npy::to_npy;
 use opspec::{DType, Tensor};
+use opspec_spec::npy::to_npy;
 
 const MB: usize = 1_000_000;
 const REPS: usize = 5;
@@ -98,7 +98,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 /// Peak RSS in bytes of `runner -q` over `dir`, and whether the run passed.
 fn runner_peak(dir: &Path) -> Option<(usize, bool)> {
-    let root = env!("CARGO_MANIFEST_DIR");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let runner = format!("{root}/target/release/runner");
     if !Path::new(&runner).exists() {
         return None;
@@ -133,7 +133,7 @@ fn measure(dir: &Path, form: &'static str, size: usize) -> Line {
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     for rep in 0..=REPS {
         let (started, cpu) = (Instant::now(), thread_cpu_ns());
-        let loaded = opspec::spec::load_dirs(&dirs, None);
+        let loaded = opspec_spec::load_dirs(&dirs, None, opspec::tensor::Limits::DEFAULT);
         let (wall, cpu) = (
             started.elapsed().as_secs_f64(),
             (thread_cpu_ns() - cpu) as f64 / 1e9,
@@ -183,10 +183,10 @@ fn main() {
         .unwrap_or_else(|| "?".into());
     let mut section = format!(
         "{SECTION}\n\n\
-         `cargo bench -p opspec --bench spec_load` (`benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
+         `cargo bench -p opspec-spec --bench spec_load` (`crates/spec/benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
          bench and merges this section into BENCHMARKS.md). One shuffle case whose input and expected output hold the same \
          float32 values: inline as shortest decimals (about 11 bytes a value), or as two `.npy` files. \
-         *Load* is `opspec::spec::load_dirs` over the spec's folder, median of {REPS}: wall time, and the \
+         *Load* is `opspec_spec::load_dirs` over the spec's folder, median of {REPS}: wall time, and the \
          loading thread's CPU time (this 2-core machine is shared; its load average was {load} when this ran, \
          so wall time is the less steady of the two). MB/s counts every byte of the spec, its `.npy` files \
          included (1 MB = 10^6 bytes). *Peak* is the maximum resident set of `target/release/runner -q` \
@@ -276,6 +276,6 @@ event with its text on the heap), `serde` dispatch and `DataNode` building (abou
 pre-parser that lifted data lists out of the text then made that 0.47 s of CPU and 1.4 × the \
 file, but read some files otherwise than YAML does, and left block-style data (`- [..]` rows) to \
 serde_yaml_ng at about 52 × the file (a 66 MB spec peaked at 3.4 GB). Now one reader streams \
-libyaml's events (`src/spec/yaml.rs`, through libyaml-safer) into typed buffers: every spec means \
+libyaml's events (`crates/spec/src/yaml.rs`, through libyaml-safer) into typed buffers: every spec means \
 what YAML says, and the peak is what the values take, block style or flow.
 ";
