@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The cross-engine conformance page and its screenshot (docs/engines.md links it): runs the suite
-# on the reference, ONNX Runtime, OpenVINO and XLA with their known-failures files, writes one
-# `runner report` page of the four JSON reports, and takes a screenshot of it in headless
-# Chromium (the Debian package).
+# on the reference, ONNX Runtime, OpenVINO, TensorRT-RTX (build-only: its trials are
+# shape-checked, never passed) and XLA with their known-failures files, writes one `runner
+# report` page of the five JSON reports, and takes a screenshot of it in headless Chromium (the
+# Debian package).
 #
 #   scripts/engines_report.sh [--reuse]
 #
-# Writes target/engines-report/{reference,onnxruntime,openvino,xla}.json and engines.html, and
-# docs/images/engines-report.png. --reuse keeps the JSON reports already there (the XLA run takes
-# minutes: BENCHMARKS.md). The engines' packages must be installed (each adapter's README).
+# Writes target/engines-report/{reference,onnxruntime,openvino,tensorrt_rtx,xla}.json and
+# engines.html, and docs/images/engines-report.png. --reuse keeps the JSON reports already there
+# (the XLA run takes minutes: BENCHMARKS.md). The engines' packages must be installed (each adapter's README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,10 @@ for engine in onnxruntime openvino xla; do
     run "$engine" --timeout 60 --backend "python3 runner/backends/$engine/backend.py" \
         --expectations "runner/backends/$engine/known-failures.txt"
 done
-"$runner" report "$out"/{reference,onnxruntime,openvino,xla}.json --html "$out/engines.html"
+# The builder's run as CI makes it (runner/backends/tensorrt_rtx/README.md).
+run tensorrt_rtx --timeout 30 --backend "python3 runner/backends/tensorrt_rtx/backend.py" \
+    --expectations runner/backends/tensorrt_rtx/known-failures.txt
+"$runner" report "$out"/{reference,onnxruntime,openvino,tensorrt_rtx,xla}.json --html "$out/engines.html"
 
 # Headless Chromium with a profile, home and XDG folders of its own (removed after), so that it
 # writes nothing elsewhere.
@@ -55,6 +59,6 @@ trap 'rm -rf "$profile"' EXIT
 HOME=$profile XDG_CONFIG_HOME=$profile/config XDG_CACHE_HOME=$profile/cache \
     chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
     --disable-component-update --disable-sync --user-data-dir="$profile/profile" \
-    --hide-scrollbars --window-size=1280,1400 --screenshot="$PWD/docs/images/engines-report.png" \
+    --hide-scrollbars --window-size=1440,1400 --screenshot="$PWD/docs/images/engines-report.png" \
     "file://$PWD/$out/engines.html" 2>/dev/null
 echo "wrote $out/engines.html and docs/images/engines-report.png" >&2

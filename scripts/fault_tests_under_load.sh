@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 
 rounds=${1:-10}
 load=${LOAD:-$((2 * $(nproc)))}
+# The test binary, and the test backends it builds on first use (crates/test-backends).
 cargo test -q -p opspec-runner --test faulty_backend --no-run
+cargo build -q -p opspec-test-backends
 
 busy=()
 stop_busy() { [ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2>/dev/null || true; }

@@ -27,8 +27,8 @@ MIN_SPEEDUP = 3.5
 
 def build():
     subprocess.run(
-        ["cargo", "build", "-q", "--release", "-p", "opspec-runner",
-         "--bin", "runner", "--bin", "faulty_backend"],
+        ["cargo", "build", "-q", "--release", "-p", "opspec-runner", "--bin", "runner",
+         "-p", "opspec-test-backends", "--bin", "faulty_backend"],
         cwd=ROOT, check=True)
     return (os.path.join(ROOT, "target", "release", "runner"),
             os.path.join(ROOT, "target", "release", "faulty_backend"))

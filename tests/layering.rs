@@ -7,7 +7,9 @@
 //!   spec model and the kernels depend on the reference alone; no crate of the workspace
 //!   reaches back to itself, through dev-dependencies included.
 //! - No import circle among the modules of a library crate (the reference, the spec model,
-//!   the kernels, the generators).
+//!   the kernels, the generators, the runner). In the runner, where the data flows one way
+//!   (YAML → typed case → backend → verdict → report), no module imports the crate root either,
+//!   and only the verdict gives a trial its status.
 //! - The reference has no engine hook (an `Engine` trait) and exports no macro: what a crate
 //!   boundary cannot say.
 //! - The libraries read no environment variable: the runner's binaries map their flags and
@@ -192,27 +194,11 @@ fn module_of(src: &Path, path: &Path) -> String {
 }
 
 /// The top-level modules a file's code (not its comments, not its `#[cfg(test)]` tail) names
-/// as `crate::<module>`.
+/// as `crate::<module>`, in a grouped import (`use crate::{a, b::C}`) too.
 fn modules_used(path: &Path) -> BTreeSet<String> {
-    let text = std::fs::read_to_string(path).expect("a source file");
-    let code = text.split("#[cfg(test)]").next().unwrap_or("");
-    let mut used = BTreeSet::new();
-    for line in code.lines() {
-        if line.trim_start().starts_with("//") {
-            continue;
-        }
-        for (at, _) in line.match_indices("crate::") {
-            let rest = &line[at + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() && name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
-                used.insert(name);
-            }
-        }
-    }
-    used
+    (crate_paths(&code_of(path)).into_iter())
+        .filter(|name| name.chars().next().is_some_and(|c| c.is_ascii_lowercase()))
+        .collect()
 }
 
 /// An import circle among the top-level modules of the crate whose sources are in `src`.
@@ -228,7 +214,117 @@ fn import_circle(src: &Path) -> Option<String> {
         edges.extend(used.into_iter().filter(|m| *m != module));
     }
     assert!(graph.len() >= 3, "{}: {graph:?}", src.display());
-    // Depth-first search for a back edge.
+    circle(&graph)
+}
+
+#[test]
+fn the_library_modules_have_no_import_circle() {
+    let crates = [
+        "src",
+        "crates/spec/src",
+        "crates/kernels/src",
+        "crates/generate/src",
+    ];
+    let circles: Vec<String> = crates
+        .iter()
+        .filter_map(|src| Some(format!("{src}: {}", import_circle(&root().join(src))?)))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}
+
+/// The code of a source file: its lines without comments, up to its `#[cfg(test)]` tail (the
+/// unit tests may use any module).
+fn code_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("a source file");
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| line.split(" // ").next().unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first path segment of every path `code` starts at `crate::`: `a` in `crate::a::f`, and
+/// `a` and `b` in `use crate::{a::f, b};`.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let ident = |text: &str| -> String {
+        text.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue; // `opspec_crate::` and the like
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // The items at the top level of the group.
+            let (mut depth, mut item_start, mut end) = (0usize, 0usize, group.len());
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.insert(ident(&group[item_start..i]));
+                        item_start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            names.insert(ident(&group[item_start..end]));
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names.remove("");
+    names
+}
+
+/// The top-level modules of the library crate rooted at `src/lib.rs` under `crate_dir`, each with
+/// the modules its code names. A name in `crate::` position that is no module (an item of the
+/// crate root, such as a re-export) is kept as it is, so that the check below refuses it: a
+/// module importing from the root imports everything the root imports.
+fn module_graph(crate_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let src = crate_dir.join("src");
+    let mut modules = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).expect("a src folder") {
+        let path = entry.expect("a folder entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() && name != "bin" {
+            modules.insert(name, sources(&path));
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            if !["lib", "main"].contains(&stem) {
+                let mut files = vec![path.clone()];
+                files.extend(sources(&src.join(stem)));
+                modules.insert(stem.to_string(), files);
+            }
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (module, files) in &modules {
+        let mut used = BTreeSet::new();
+        for file in files {
+            used.extend(crate_paths(&code_of(file)));
+        }
+        used.remove(module);
+        graph.insert(module.clone(), used);
+    }
+    graph
+}
+
+/// The first import circle of `graph`, as `a -> b -> a`.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
     fn visit<'a>(
         module: &'a str,
         graph: &'a BTreeMap<String, BTreeSet<String>>,
@@ -255,26 +351,90 @@ fn import_circle(src: &Path) -> Option<String> {
     let mut done = BTreeSet::new();
     graph
         .keys()
-        .find_map(|module| visit(module, &graph, &mut Vec::new(), &mut done))
+        .find_map(|module| visit(module, graph, &mut Vec::new(), &mut done))
 }
 
+/// The runner's modules import one another one way, and none imports the crate root (whose
+/// re-exports would hide an edge back).
 #[test]
-fn the_library_modules_have_no_import_circle() {
-    let crates = [
-        "src",
-        "crates/spec/src",
-        "crates/kernels/src",
-        "crates/generate/src",
-    ];
-    let circles: Vec<String> = crates
-        .iter()
-        .filter_map(|src| Some(format!("{src}: {}", import_circle(&root().join(src))?)))
-        .collect();
+fn the_runner_modules_have_no_import_circle() {
+    let graph = module_graph(&root().join("runner"));
     assert!(
-        circles.is_empty(),
-        "import circles:\n{}",
-        circles.join("\n")
+        graph.contains_key("harness") && graph.contains_key("verdict"),
+        "{graph:?}"
     );
+    let mut through_root = Vec::new();
+    for (module, used) in &graph {
+        for name in used.iter().filter(|name| !graph.contains_key(*name)) {
+            through_root.push(format!("{module} uses crate::{name}"));
+        }
+    }
+    assert!(
+        through_root.is_empty(),
+        "runner modules name items of the crate root instead of their modules:\n{}",
+        through_root.join("\n")
+    );
+    if let Some(circle) = circle(&graph) {
+        panic!("an import circle in runner/src: {circle}");
+    }
+    // The data flows one way: what judges and records knows nothing of how a run is made.
+    for (low, high) in [
+        ("verdict", "harness"),
+        ("report", "harness"),
+        ("backend", "verdict"),
+        ("verdict", "report"),
+    ] {
+        assert!(
+            !graph[low].contains(high),
+            "{low} imports {high}: {:?}",
+            graph[low]
+        );
+    }
+}
+
+/// A trial's status is given in one place, `runner/src/verdict.rs` (its constructors and
+/// `decide`): every other module of the runner only carries a verdict's status into a record,
+/// or reads it.
+#[test]
+fn only_the_verdict_gives_a_trial_its_status() {
+    let mut offenders = Vec::new();
+    for path in sources(&root().join("runner/src")) {
+        if path.ends_with("verdict.rs") {
+            continue;
+        }
+        for line in code_of(&path).lines() {
+            // Split so that this file does not name what it looks for.
+            for needle in [
+                concat!("status: ", "Status::"),
+                concat!("status = ", "Status::"),
+            ] {
+                if line.contains(needle) {
+                    offenders.push(format!("{}: {}", path.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "statuses set outside runner/src/verdict.rs:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The finder of circles finds one, through a grouped import too.
+#[test]
+fn an_import_circle_is_found() {
+    let uses = |code: &str| crate_paths(code);
+    assert_eq!(
+        uses("use crate::{a::{X, Y}, b};\nfn f() { crate::c::g(); other_crate::d(); }"),
+        BTreeSet::from(["a".to_string(), "b".to_string(), "c".to_string()])
+    );
+    let graph = BTreeMap::from([
+        ("a".to_string(), uses("use crate::{b};")),
+        ("b".to_string(), uses("crate::c::f()")),
+        ("c".to_string(), uses("use crate::{x, a::Y};")),
+    ]);
+    assert_eq!(circle(&graph).as_deref(), Some("a -> b -> c -> a"));
 }
 
 /// The engine is chosen by the caller: no source file of this workspace's libraries (this

@@ -295,7 +295,7 @@ pub struct Config {
     /// Each trial the hello excludes is a libtest trial, printed as ignored.
     pub list_excluded: bool,
     /// How the runner was started, as replay lines spell it: the `runner` binary's own path
-    /// when it runs (set by its `main`), else [`crate::replay::CARGO_RUNNER`].
+    /// when it runs (set by its `main`), else [`crate::replay_command::CARGO_RUNNER`].
     pub program: String,
 }
 
@@ -345,7 +345,7 @@ impl Config {
     /// The flags `runner replay` needs to run a trial as this run did: those whose value is
     /// not the default, with resolved paths; each starts with a space.
     pub fn replay_flags(&self) -> String {
-        use crate::replay::shell_quote;
+        use crate::replay_command::shell_quote;
         let default = Options::default()
             .resolve_with(&repository_root(), |_| None)
             .expect("the defaults are valid");
@@ -517,7 +517,7 @@ impl Options {
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
-            program: crate::replay::CARGO_RUNNER.to_owned(),
+            program: crate::replay_command::CARGO_RUNNER.to_owned(),
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: backend.clone(),
             timeout,

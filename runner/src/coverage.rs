@@ -43,7 +43,7 @@ use opspec_spec::clauses::{Catalogue, Clause, Marks};
 use opspec_spec::{load_dirs, Case, Expectation};
 
 use crate::attributes::wire;
-use crate::Config;
+use crate::config::Config;
 
 /// Combinations a document lists that no case reaches, each with the reason it stays a gap.
 /// The report shows them as known gaps instead of failing. Empty: every listed combination has

@@ -23,7 +23,7 @@ use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_spec::{load_file, Case, Expectation};
 
 use crate::backend::{Backend, Outcome};
-use crate::verdict::{judge_excluding, Status};
+use crate::verdict::{decide, judge_excluding, Status};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -174,20 +174,24 @@ pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement,
         (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
     };
     let excluded = backend.excluded_dtypes(case);
-    Ok(
-        match judge_excluding(case, outcome, backend.is_reference(), &excluded) {
-            // A rejection without a kind cannot be told from one for another rule.
-            verdict
-                if matches!(
-                    verdict.status,
-                    Status::Failed | Status::RejectedUnclassified
-                ) =>
-            {
-                Some((class, verdict.message))
-            }
-            _ => None,
-        },
-    )
+    // No known failures apply to a random case, and it has no replay command.
+    let verdict = decide(
+        judge_excluding(case, outcome, backend.is_reference(), &excluded),
+        None,
+        None,
+    );
+    Ok(match verdict {
+        // A rejection without a kind cannot be told from one for another rule.
+        verdict
+            if matches!(
+                verdict.status,
+                Status::Failed | Status::RejectedUnclassified
+            ) =>
+        {
+            Some((class, verdict.message))
+        }
+        _ => None,
+    })
 }
 
 /// The generator of case `index` of a run with `seed`.

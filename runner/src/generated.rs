@@ -10,6 +10,10 @@
 //! A failing generated layout case also says where each wrong element came from, decoding the
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
+//! This module loads the sweeps and their goldens ([`GeneratedTrials`]) and judges a trial
+//! ([`judge`], [`round_trip`]); the harness ([`crate::harness`]) makes them trials and records
+//! their verdicts, as for spec cases.
+//!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
 //! removes the orphans of the sweeps it loaded, listing each (the rules: `opspec_generate::golden`); it
 //! is refused when `CI` is set, so CI never writes a golden.
@@ -17,24 +21,21 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use libtest_mimic::Arguments;
 use opspec::tensor::Limits;
-use opspec::{Op, Tensor};
+use opspec::{ErrorKind, Op, OpError, Tensor};
 use opspec_generate::golden::{GoldenError, GoldenStore, Unused};
 use opspec_generate::metamorphic;
 use opspec_generate::sweep::{load_dirs, Sweeps};
 use opspec_generate::values::Provenance;
 use opspec_generate::GeneratedCase;
 use opspec_spec::compare::compare_exact;
-use opspec_spec::{Case, Expectation};
+use opspec_spec::{Case, Expectation, SpecError};
 
-use crate::backend::{BackendError, Exclusion, Outcome, Reference};
+use crate::backend::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::config::{env_flag, repository_root, Config};
-use crate::report::Record;
-use crate::verdict::{describe_case, judge_excluding, Status, Verdict};
-use crate::Run;
+use crate::verdict::{describe_case, judge_excluding, render_mismatch, Status, Verdict};
 
 /// How many wrong elements a provenance report decodes.
 const DECODED: usize = 8;
@@ -140,69 +141,14 @@ impl GeneratedTrials {
         &self.unused
     }
 
-    pub(crate) fn trials(&self, run: &Arc<Run>, args: &Arguments) -> Vec<Trial> {
-        let mut trials: Vec<Trial> = self
-            .sweeps
-            .errors
-            .iter()
-            .map(|e| run.failing_trial(e.trial_name(), e.op.clone(), e.to_string()))
-            .collect();
-        for generated in &self.sweeps.cases {
-            // Only an op the hello leaves out is known before the golden is read (whether
-            // the case expects an error decides a dtype exclusion).
-            if run.exclude_quietly(args, &generated.case, true) {
-                if let Some(first) = &generated.metamorphic {
-                    run.exclude_quietly(args, first, true);
-                }
-                continue;
-            }
-            let case = Arc::new(generated.clone());
-            let (run_case, store) = (Arc::clone(run), Arc::clone(&self.store));
-            let trial_case = Arc::clone(&case);
-            trials.push(Trial::ignorable_test(case.case.trial_name(), move || {
-                run_case.execute_generated(&trial_case, &store)
-            }));
-            if let Some(first) = &case.metamorphic {
-                let run_meta = Arc::clone(run);
-                let first = first.clone();
-                let provenance = case.provenance.clone();
-                trials.push(Trial::ignorable_test(first.trial_name(), move || {
-                    run_meta.execute_metamorphic(&first, provenance.as_ref())
-                }));
-            }
-        }
-        for unused in &self.unused {
-            let name = format!("golden::unused::{}", unused.name);
-            if self.store.is_blessing() {
-                let (run, store, unused) =
-                    (Arc::clone(run), Arc::clone(&self.store), unused.clone());
-                trials.push(Trial::test(name.clone(), move || {
-                    store.remove(&unused);
-                    let done = if unused.removable() {
-                        "removed"
-                    } else {
-                        "kept"
-                    };
-                    run.record(Record {
-                        name,
-                        op: "golden".into(),
-                        dtype: None,
-                        dtypes: Vec::new(),
-                        status: Status::Passed,
-                        excluded_by: None,
-                        message: format!("{done}: {}", unused.message),
-                        seconds: 0.0,
-                        clauses: Vec::new(),
-                        known: None,
-                        replay: None,
-                    });
-                    Ok(())
-                }));
-            } else {
-                trials.push(run.failing_trial(name, "golden".into(), unused.message.clone()));
-            }
-        }
-        trials
+    /// The problems of the sweep files, each a failing trial.
+    pub fn errors(&self) -> &[SpecError] {
+        &self.sweeps.errors
+    }
+
+    /// The golden store the generated trials are judged against (and blessing writes).
+    pub fn store(&self) -> &Arc<GoldenStore> {
+        &self.store
     }
 
     /// The case of every generated trial (a sweep case, and its round trip's first step).
@@ -215,32 +161,20 @@ impl GeneratedTrials {
         cases
     }
 
-    /// Whether `name` is one of the generated trials.
-    pub fn has_trial(&self, name: &str) -> bool {
-        self.sweeps.cases.iter().any(|g| {
-            g.case.trial_name() == name
-                || g.metamorphic
-                    .as_ref()
-                    .is_some_and(|m| m.trial_name() == name)
-        })
-    }
-
-    /// Runs the generated trial `name` alone (`runner replay`).
-    pub(crate) fn run_one(&self, run: &Arc<Run>, name: &str) {
-        for generated in &self.sweeps.cases {
+    /// The generated case whose trial is `name`: the sweep case, or a round trip
+    /// ([`GeneratedTrial::RoundTrip`]).
+    pub fn find(&self, name: &str) -> Option<GeneratedTrial<'_>> {
+        self.sweeps.cases.iter().find_map(|generated| {
             if generated.case.trial_name() == name {
-                let _ = run.execute_generated(generated, &self.store);
-                return;
+                return Some(GeneratedTrial::Sweep(generated));
             }
-            if let Some(first) = generated
-                .metamorphic
-                .as_ref()
+            (generated.metamorphic.as_ref())
                 .filter(|m| m.trial_name() == name)
-            {
-                let _ = run.execute_metamorphic(first, generated.provenance.as_ref());
-                return;
-            }
-        }
+                .map(|first| GeneratedTrial::RoundTrip {
+                    first,
+                    provenance: generated.provenance.as_ref(),
+                })
+        })
     }
 
     /// Writes what blessing changed, and says so.
@@ -280,156 +214,168 @@ fn exact_sweep(args: &Arguments) -> Option<(&str, &str)> {
     }
 }
 
-impl Run {
-    fn execute_generated(
-        &self,
-        generated: &GeneratedCase,
-        store: &GoldenStore,
-    ) -> Result<Completion, Failed> {
-        let started = Instant::now();
-        if let Some(result) = self.stopped(&generated.case, started) {
-            return result;
-        }
-        let verdict = self.judge_generated(generated, store);
-        let case = match self.expectations.entries.is_empty() {
-            true => generated.case.clone(),
-            false => with_expected_error(self.reference, &generated.case),
-        };
-        self.conclude(case.trial_name(), &case, verdict, started)
-    }
+/// One generated trial: a sweep case judged against its golden, or the round trip of one.
+#[derive(Clone, Copy, Debug)]
+pub enum GeneratedTrial<'a> {
+    Sweep(&'a GeneratedCase),
+    RoundTrip {
+        /// The round trip's first step.
+        first: &'a Case,
+        provenance: Option<&'a Provenance>,
+    },
+}
 
-    /// The golden first (intact, fresh), then the backend against it.
-    fn judge_generated(&self, generated: &GeneratedCase, store: &GoldenStore) -> Verdict {
-        let reference = self.reference.evaluate(&generated.case.invocation);
-        let golden = match store.check(
-            &generated.golden,
-            generated.seed,
-            &generated.hash,
-            &reference,
-        ) {
-            Ok(golden) => golden,
-            Err(problem) => {
-                return Verdict::fail(format!("{}\n{problem}", describe_case(&generated.case)))
-            }
-        };
-        let mut case = generated.case.clone();
-        case.expect = golden.expect;
-        if let Err(reason) = self.backend.supports(&case) {
-            return Verdict::excluded(reason);
-        }
-        let outcome = match self.backend.run(&case) {
-            Ok(outcome) => outcome,
-            Err(BackendError::NotRun(reason)) => return Verdict::not_run(reason),
-            Err(broken) => return Verdict::fail(format!("{}\n{broken}", describe_case(&case))),
-        };
-        let actual = match &outcome {
-            Outcome::Outputs(outputs) => outputs.first().cloned(),
-            _ => None,
-        };
-        let excluded = self.backend.excluded_dtypes(&case);
-        let verdict = judge_excluding(&case, outcome, self.backend.is_reference(), &excluded);
-        match verdict.status {
-            Status::Failed => {
-                let decoded = match (&generated.provenance, &actual, &case.expect) {
-                    (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
-                        let input = case.invocation.inputs[0].as_ref().expect("input");
-                        provenance_report(case.op, provenance, &input.shape, &expected[0], actual)
-                    }
-                    _ => None,
-                };
-                Verdict::fail(with_lines(verdict.message, decoded))
-            }
-            _ => verdict,
-        }
-    }
+/// A generated case's verdict, with the error the reference gives the case (if any): the
+/// case's expected error, by which known failures match it ([`with_expected_error`]).
+pub struct GeneratedVerdict {
+    pub verdict: Verdict,
+    pub reference_error: Option<ErrorKind>,
+}
 
-    fn execute_metamorphic(
-        &self,
-        first: &Case,
-        provenance: Option<&Provenance>,
-    ) -> Result<Completion, Failed> {
-        let started = Instant::now();
-        if let Some(result) = self.stopped(first, started) {
-            return result;
-        }
-        let verdict = self.round_trip(first, provenance);
-        self.conclude(first.trial_name(), first, verdict, started)
+/// Judges a generated case: the golden first (intact, fresh against the reference's result),
+/// then the backend against it.
+pub fn judge(
+    backend: &dyn Backend,
+    reference: Reference,
+    generated: &GeneratedCase,
+    store: &GoldenStore,
+) -> GeneratedVerdict {
+    let reference = reference.evaluate(&generated.case.invocation);
+    let reference_error = reference.as_ref().err().map(|error| error.kind);
+    let verdict = judge_against_golden(backend, generated, store, &reference);
+    GeneratedVerdict {
+        verdict,
+        reference_error,
     }
+}
 
-    fn round_trip(&self, first: &Case, provenance: Option<&Provenance>) -> Verdict {
-        let relation = metamorphic::describe(first.op);
-        let fail = |message: String| {
-            Verdict::fail(format!(
-                "{}\nround trip: {relation}\n{message}",
-                describe_case(first)
-            ))
-        };
-        if let Err(reason) = self.backend.supports(first) {
-            return Verdict::excluded(reason);
+fn judge_against_golden(
+    backend: &dyn Backend,
+    generated: &GeneratedCase,
+    store: &GoldenStore,
+    reference: &Result<Vec<Tensor>, OpError>,
+) -> Verdict {
+    let golden = match store.check(
+        &generated.golden,
+        generated.seed,
+        &generated.hash,
+        reference,
+    ) {
+        Ok(golden) => golden,
+        Err(problem) => {
+            return Verdict::fail(format!("{}\n{problem}", describe_case(&generated.case)))
         }
-        if self.backend.build_only() {
-            return Verdict::excluded(Exclusion {
-                by: "build_only".into(),
-                reason: format!(
-                    "{} only builds cases: a round trip needs the first step's values",
-                    self.backend.name()
-                ),
-            });
-        }
-        let step = |case: &Case, which: &str| -> Result<Tensor, Box<Verdict>> {
-            let verdict = match self.backend.run(case) {
-                Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
-                Err(broken) => fail(format!("the {which} step broke: {broken}")),
-                Ok(Outcome::Unsupported(reason)) => Verdict::unsupported(reason),
-                Ok(Outcome::Built(_)) => fail(format!(
-                    "the {which} step was answered `built`, without values"
-                )),
-                Ok(Outcome::Rejected { kind, message }) => fail(format!(
-                    "the {which} step was rejected ({}: {message}); the reference accepts it",
-                    kind.map_or("no kind", |k| k.name())
-                )),
-                Ok(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => {
-                    return Ok(outputs.remove(0))
+    };
+    let mut case = generated.case.clone();
+    case.expect = golden.expect;
+    if let Err(reason) = backend.supports(&case) {
+        return Verdict::excluded(reason);
+    }
+    let outcome = match backend.run(&case) {
+        Ok(outcome) => outcome,
+        Err(BackendError::NotRun(reason)) => return Verdict::not_run(reason),
+        Err(broken) => return Verdict::fail(format!("{}\n{broken}", describe_case(&case))),
+    };
+    let actual = match &outcome {
+        Outcome::Outputs(outputs) => outputs.first().cloned(),
+        _ => None,
+    };
+    let excluded = backend.excluded_dtypes(&case);
+    let verdict = judge_excluding(&case, outcome, backend.is_reference(), &excluded);
+    match verdict.status {
+        Status::Failed => {
+            let decoded = match (&generated.provenance, &actual, &case.expect) {
+                (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
+                    let input = case.invocation.inputs[0].as_ref().expect("input");
+                    provenance_report(case.op, provenance, &input.shape, &expected[0], actual)
                 }
-                Ok(Outcome::Outputs(_)) => fail(format!("the {which} step gave no output")),
+                _ => None,
             };
-            Err(Box::new(verdict))
-        };
-        let middle = match step(first, "first") {
-            Ok(output) => output,
-            Err(verdict) => return *verdict,
-        };
-        let second_invocation =
-            match metamorphic::second(&first.invocation, &middle, self.reference.limits) {
-                Ok(invocation) => invocation,
-                Err(message) => return fail(format!("no second step: {message}")),
-            };
-        let mut second = first.clone();
-        second.invocation = second_invocation;
-        // Its own name, hence its own request id (docs/protocol.md, "Round trips"): a reply to
-        // the first step can never be taken for the second's.
-        second.name = format!("{}::{BACK_STEP}", first.name);
-        // The way back may use a value the hello leaves out (fill, then strict_bounds).
-        if let Err(exclusion) = self.backend.supports(&second) {
-            return Verdict::excluded(exclusion);
+            Verdict::fail(with_lines(verdict.message, decoded))
         }
-        let back = match step(&second, "second") {
-            Ok(output) => output,
-            Err(verdict) => return *verdict,
-        };
-        let input = first.invocation.inputs[0].as_ref().expect("input");
-        match compare_exact(input, &back) {
-            Ok(()) => Verdict::pass(),
-            Err(mismatch) => {
-                let message = format!(
-                    "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
-                    crate::protocol::attrs_json(&second.invocation),
-                    crate::verdict::render_mismatch(&mismatch, input, &back)
-                );
-                let decoded = provenance
-                    .and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));
-                fail(with_lines(message, decoded))
+        _ => verdict,
+    }
+}
+
+/// Judges a round trip: the backend runs `first`, then its inverse on the output, and must
+/// give the input back bit for bit; `limits` bound the second step's tensors.
+pub fn round_trip(
+    backend: &dyn Backend,
+    first: &Case,
+    provenance: Option<&Provenance>,
+    limits: Limits,
+) -> Verdict {
+    let relation = metamorphic::describe(first.op);
+    let fail = |message: String| {
+        Verdict::fail(format!(
+            "{}\nround trip: {relation}\n{message}",
+            describe_case(first)
+        ))
+    };
+    if let Err(reason) = backend.supports(first) {
+        return Verdict::excluded(reason);
+    }
+    if backend.build_only() {
+        return Verdict::excluded(Exclusion {
+            by: "build_only".into(),
+            reason: format!(
+                "{} only builds cases: a round trip needs the first step's values",
+                backend.name()
+            ),
+        });
+    }
+    let step = |case: &Case, which: &str| -> Result<Tensor, Box<Verdict>> {
+        let verdict = match backend.run(case) {
+            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
+            Err(broken) => fail(format!("the {which} step broke: {broken}")),
+            Ok(Outcome::Unsupported(reason)) => Verdict::unsupported(reason),
+            Ok(Outcome::Built(_)) => fail(format!(
+                "the {which} step was answered `built`, without values"
+            )),
+            Ok(Outcome::Rejected { kind, message }) => fail(format!(
+                "the {which} step was rejected ({}: {message}); the reference accepts it",
+                kind.map_or("no kind", |k| k.name())
+            )),
+            Ok(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => {
+                return Ok(outputs.remove(0))
             }
+            Ok(Outcome::Outputs(_)) => fail(format!("the {which} step gave no output")),
+        };
+        Err(Box::new(verdict))
+    };
+    let middle = match step(first, "first") {
+        Ok(output) => output,
+        Err(verdict) => return *verdict,
+    };
+    let second_invocation = match metamorphic::second(&first.invocation, &middle, limits) {
+        Ok(invocation) => invocation,
+        Err(message) => return fail(format!("no second step: {message}")),
+    };
+    let mut second = first.clone();
+    second.invocation = second_invocation;
+    // Its own name, hence its own request id (docs/protocol.md, "Round trips"): a reply to
+    // the first step can never be taken for the second's.
+    second.name = format!("{}::{BACK_STEP}", first.name);
+    // The way back may use a value the hello leaves out (fill, then strict_bounds).
+    if let Err(exclusion) = backend.supports(&second) {
+        return Verdict::excluded(exclusion);
+    }
+    let back = match step(&second, "second") {
+        Ok(output) => output,
+        Err(verdict) => return *verdict,
+    };
+    let input = first.invocation.inputs[0].as_ref().expect("input");
+    match compare_exact(input, &back) {
+        Ok(()) => Verdict::pass(),
+        Err(mismatch) => {
+            let message = format!(
+                "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
+                crate::protocol::attrs_json(&second.invocation),
+                render_mismatch(&mismatch, input, &back)
+            );
+            let decoded =
+                provenance.and_then(|p| provenance_report(first.op, p, &input.shape, input, &back));
+            fail(with_lines(message, decoded))
         }
     }
 }
@@ -437,15 +383,23 @@ impl Run {
 /// A generated case, which carries no expectation until its golden is read, with the error
 /// the reference gives it, if any: what known failures match it by
 /// ([`crate::expectations::Expectations::cited`]).
-pub(crate) fn with_expected_error(reference: Reference, case: &Case) -> Case {
+pub fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> Case {
     let mut case = case.clone();
-    if let Err(error) = reference.evaluate(&case.invocation) {
+    if let Some(kind) = reference_error {
         case.expect = Expectation::Error {
-            kind: error.kind,
+            kind,
             message: None,
         };
     }
     case
+}
+
+/// The error the reference gives `case`, if any.
+pub fn reference_error(reference: Reference, case: &Case) -> Option<ErrorKind> {
+    reference
+        .evaluate(&case.invocation)
+        .err()
+        .map(|error| error.kind)
 }
 
 /// What the second step of a round trip adds to the case name, and so to its request id:

@@ -271,10 +271,13 @@ fn replay(record: &Record) -> String {
 }
 
 /// A trial's replay command with `TRIAL` in place of its name, if it names it as
-/// [`crate::replay::command`] does.
+/// [`crate::replay_command::command`] does.
 fn replay_template(record: &Record) -> Option<String> {
     let command = record.replay.as_ref()?;
-    let name = format!(" replay {} ", crate::replay::shell_quote(&record.name));
+    let name = format!(
+        " replay {} ",
+        crate::replay_command::shell_quote(&record.name)
+    );
     let (before, after) = format!("{command} ")
         .split_once(&name)
         .map(|(b, a)| (b.to_owned(), a.to_owned()))?;
@@ -805,8 +808,8 @@ mod tests {
                 reason: "the engine clamps".into(),
                 line: 3,
             }),
-            replay: Some(crate::replay::command(
-                crate::replay::CARGO_RUNNER,
+            replay: Some(crate::replay_command::command(
+                crate::replay_command::CARGO_RUNNER,
                 name,
                 " --backend 'my engine'",
             )),

@@ -7,7 +7,6 @@
 //! `crates/example-backend` is a complete example.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::Arguments;
@@ -21,9 +20,9 @@ use std::collections::BTreeMap;
 use opspec::DType;
 
 use crate::backend::{Backend, BackendError, Exclusion, Outcome};
+use crate::config::Config;
+pub use crate::harness::{RunError, RunSummary};
 use crate::process::Capabilities;
-use crate::report::{count, Record, Status};
-use crate::Config;
 
 /// An implementation under test, in Rust: evaluates one invocation (an op, its attributes and
 /// inputs) as the implementation would. Shared by the test threads.
@@ -150,79 +149,6 @@ impl<B: InProcessBackend> Backend for InProcess<B> {
     }
 }
 
-/// What a run found: the trials per status, the reasons the run is no pass (beyond failed
-/// trials: nothing passed, too many unasked skips; docs/protocol.md, "Reports"), and the
-/// verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunSummary {
-    pub passed: usize,
-    pub failed: usize,
-    pub unsupported: usize,
-    pub excluded: usize,
-    pub known_failures: usize,
-    pub implementation_defined: usize,
-    pub not_run: usize,
-    pub problems: Vec<String>,
-    /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
-    /// failure, a problem of the goldens).
-    pub trial_failed: bool,
-    /// The run passes: no trial failed and no problem ([`RunSummary::exit_code`] 0).
-    pub success: bool,
-}
-
-impl RunSummary {
-    pub(crate) fn new(records: &[Record], problems: Vec<String>, trial_failed: bool) -> RunSummary {
-        RunSummary {
-            success: !trial_failed && problems.is_empty(),
-            trial_failed,
-            passed: count(records, Status::Passed),
-            failed: count(records, Status::Failed),
-            unsupported: count(records, Status::Unsupported),
-            excluded: count(records, Status::Excluded),
-            known_failures: count(records, Status::KnownFailure),
-            implementation_defined: count(records, Status::ImplementationDefined),
-            not_run: count(records, Status::NotRun),
-            problems,
-        }
-    }
-
-    /// The exit code `runner` gives the run: 101 (libtest's) when a trial failed, 1 when only
-    /// a problem makes it no pass, 0 when it passes.
-    pub fn exit_code(&self) -> ExitCode {
-        match (self.trial_failed, self.problems.is_empty()) {
-            (true, _) => ExitCode::from(101),
-            (false, false) => ExitCode::FAILURE,
-            (false, true) => ExitCode::SUCCESS,
-        }
-    }
-}
-
-/// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RunError {
-    /// The known-failures file (`--expectations`) cannot be read or is malformed.
-    #[error("{0}")]
-    Expectations(String),
-    /// The sweeps or their goldens cannot be loaded or written.
-    #[error("{0}")]
-    Generated(String),
-    /// The backend process cannot be started.
-    #[error("{0}")]
-    Backend(String),
-    /// The filter selects no trial, or the backend supports none.
-    #[error("{0}")]
-    NothingToRun(String),
-    /// A report file (`--report-json`, `--junit`) cannot be written.
-    #[error("{0}")]
-    Report(String),
-    /// Options that cannot be honoured (`--test-threads 0`, an output naming an input),
-    /// refused before anything runs.
-    #[error("{0}")]
-    Usage(String),
-}
-
 /// Runs the suite against `backend` in this process: the trials `args` selects (libtest's
 /// filter and options; `Arguments::default()` for all), with the spec folders, sweeps,
 /// known failures and reports of `config` (its `backend` command and `engine` are not used,
@@ -234,5 +160,5 @@ pub fn run_in_process(
     backend: impl InProcessBackend + 'static,
 ) -> Result<RunSummary, RunError> {
     let backend = InProcess::new(backend, config.limits())?;
-    crate::run(args, config, Some(Arc::new(backend)))
+    crate::harness::run(args, config, Some(Arc::new(backend)))
 }

@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
 use opspec_runner::config::{parse_command_line, parse_paths, Options, PathList};
 use opspec_runner::serve::serve;
-use opspec_runner::{main_with, replay, Config};
+use opspec_runner::{main_with, replay, replay_command, Config};
 
 /// Runs the opspec conformance suite against the built-in reference or a backend process.
 #[derive(Parser, Debug)]
@@ -113,7 +113,7 @@ enum Command {
 /// The runner as it was started (its first argument), for replay lines.
 fn program() -> String {
     let started = std::env::args().next().unwrap_or_else(|| "runner".into());
-    replay::shell_quote(&started)
+    replay_command::shell_quote(&started)
 }
 
 fn main() -> ExitCode {

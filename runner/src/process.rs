@@ -252,6 +252,13 @@ pub struct ProcessBackend {
     late: Mutex<Vec<LateFault>>,
 }
 
+/// A worker's process could not be (re)started: the error of the case that needed it, and,
+/// when the worker is given up for good, why.
+struct RestartFailure {
+    error: BackendError,
+    given_up: Option<String>,
+}
+
 /// One copy of the backend: its running session, if any, and the record of its starts.
 struct Worker {
     /// What its stderr lines get in front of them in the log, when there are several workers.
@@ -672,9 +679,8 @@ impl ProcessBackend {
         ))
     }
 
-    /// Starts the worker's process when it has none. `Err` with the case's error, and whether
-    /// the worker is given up.
-    fn ensure_started(&self, worker: &mut Worker) -> Result<(), (BackendError, Option<String>)> {
+    /// Starts the worker's process when it has none.
+    fn ensure_started(&self, worker: &mut Worker) -> Result<(), RestartFailure> {
         if worker.session.is_some() {
             return Ok(());
         }
@@ -694,19 +700,19 @@ impl ProcessBackend {
             Err(e) => {
                 worker.failed_starts += 1;
                 if worker.failed_starts < MAX_FAILED_STARTS {
-                    return Err((
-                        BackendError::Broken(format!("could not restart the backend: {e}")),
-                        None,
-                    ));
+                    return Err(RestartFailure {
+                        error: BackendError::Broken(format!("could not restart the backend: {e}")),
+                        given_up: None,
+                    });
                 }
-                Err((
-                    BackendError::Broken(format!(
+                Err(RestartFailure {
+                    error: BackendError::Broken(format!(
                         "could not restart the backend: {e}; that is {MAX_FAILED_STARTS} failed starts in a row: it is not started again and the remaining cases are not run"
                     )),
-                    Some(format!(
+                    given_up: Some(format!(
                         "the backend failed to start {MAX_FAILED_STARTS} times in a row and is not started again (last: {e})"
                     )),
-                ))
+                })
             }
         }
     }
@@ -722,7 +728,7 @@ impl ProcessBackend {
         // The case is sent again once to a fresh start when the first attempt only found a
         // second reply to an earlier case.
         for attempt in 0..2 {
-            if let Err((error, given_up)) = self.ensure_started(worker) {
+            if let Err(RestartFailure { error, given_up }) = self.ensure_started(worker) {
                 return (Err(error), given_up);
             }
             let session = worker.session.as_mut().expect("started above");

@@ -49,7 +49,7 @@ pub struct Record {
     /// The expectations entry that made the trial a known failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known: Option<Known>,
-    /// The command that replays the trial alone ([`crate::replay::command`]); none for a trial
+    /// The command that replays the trial alone ([`crate::replay_command::command`]); none for a trial
     /// that is no case (a spec error, a stale expectation, an unused golden).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,

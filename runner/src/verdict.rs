@@ -174,6 +174,18 @@ impl Verdict {
     pub fn not_run(reason: String) -> Verdict {
         Verdict::new(Status::NotRun, format!("not run: {reason}"))
     }
+
+    /// Not sent because `--fail-fast` stopped the run at the failure of the trial `first`.
+    pub fn stopped(first: &str) -> Verdict {
+        Verdict::not_run(format!(
+            "--fail-fast stopped the run at the failure of {first}"
+        ))
+    }
+
+    /// A pass that says what it did (a trial that removes an unused golden when blessing).
+    pub fn pass_with(message: String) -> Verdict {
+        Verdict::new(Status::Passed, message)
+    }
 }
 
 /// Compares what the backend did with what the case expects. `is_reference` says the backend
@@ -328,11 +340,13 @@ fn built_mismatch(expected: &[Tensor], built: &[BuiltOutput]) -> Option<String> 
         })
 }
 
-/// Applies the backend's known failures to a trial's verdict: the one place where a
-/// [`judge`]d verdict becomes the status the reports show. A failure or an `unsupported` reply
-/// that `known` covers is a known failure; any other status under an entry makes the entry
-/// stale, which fails the trial. An unexpected failure gets the command that replays it.
-pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: &str) -> Verdict {
+/// Applies the backend's known failures to a trial's verdict: the one place where a verdict
+/// ([`judge`]d, or found before anything was sent) becomes the status the reports show, for
+/// every trial a run records. A failure or an `unsupported` reply that `known` covers is a
+/// known failure; any other status under an entry makes the entry stale, which fails the
+/// trial. An unexpected failure of a case gets the command that replays it (`replay`; none
+/// for a trial that is no case, such as a spec problem).
+pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Verdict {
     let message = verdict.message.clone();
     match (verdict.status, known) {
         (Status::Failed | Status::Unsupported, Some(entry)) => {
@@ -355,10 +369,10 @@ pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: &str) -> Verdict 
                 )
             }
         }
-        (Status::Failed, None) => Verdict::fail(format!(
-            "{}\nreplay: {replay}",
-            message.trim_end()
-        )),
+        (Status::Failed, None) => match replay {
+            Some(replay) => Verdict::fail(format!("{}\nreplay: {replay}", message.trim_end())),
+            None => verdict,
+        },
         // Excluded and not-run trials were never answered: an entry says nothing about them.
         (Status::Excluded | Status::NotRun, _) | (_, None) => verdict,
         (Status::Passed, Some(entry)) => Verdict::fail(format!(
@@ -910,7 +924,7 @@ cases:
             .starts_with("shape-checked: built with the expected float32 [1, 1, 3, 3]"));
         // The known failures leave it as it is; an entry over it is stale.
         assert_eq!(
-            decide(verdict.clone(), None, "r").status,
+            decide(verdict.clone(), None, Some("r")).status,
             Status::ShapeChecked
         );
         let entry = Entry {
@@ -921,7 +935,7 @@ cases:
             reason: "why".into(),
             line: 7,
         };
-        let stale = decide(verdict, Some(&entry), "r");
+        let stale = decide(verdict, Some(&entry), Some("r"));
         assert_eq!(stale.status, Status::Failed);
         assert!(
             stale

@@ -54,3 +54,47 @@ fn the_runner_alone_builds_its_dependencies_with_the_features_of_cargo_test() {
         differing.join("\n")
     );
 }
+
+/// The test backends are no binaries of the published runner package: `cargo install
+/// opspec-runner` installs `runner` and `opspec-fuzz` alone, and the package that holds the
+/// test backends is never published.
+#[test]
+fn the_runner_package_ships_no_test_backend() {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "metadata",
+            "--offline",
+            "--no-deps",
+            "--format-version",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let package = |name: &str| {
+        packages
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no package {name}"))
+    };
+    let bins = |package: &serde_json::Value| -> Vec<String> {
+        let mut bins: Vec<String> = (package["targets"].as_array().unwrap().iter())
+            .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        bins.sort();
+        bins
+    };
+    assert_eq!(bins(package("opspec-runner")), ["opspec-fuzz", "runner"]);
+    let fixtures = package("opspec-test-backends");
+    assert_eq!(bins(fixtures), ["broken_reflect_backend", "faulty_backend"]);
+    // `publish = false` reads as an empty list of registries.
+    assert_eq!(fixtures["publish"], serde_json::json!([]), "{fixtures:#}");
+}

@@ -54,10 +54,11 @@ fn the_engines_page_is_generated_from_the_known_failures_files() {
 }
 
 /// The Python module each engine's reproducers and message tests import.
-const ENGINE_MODULES: [(&str, &str); 3] = [
+const ENGINE_MODULES: [(&str, &str); 4] = [
     ("onnxruntime", "onnxruntime, onnx"),
     ("openvino", "openvino"),
     ("tensorrt_rtx", "numpy, tensorrt_rtx"),
+    ("xla", "numpy, jax"),
 ];
 
 /// Whether an engine's packages can be imported; without them the test is skipped with the
@@ -90,10 +91,54 @@ fn python_scripts(dir: &std::path::Path) -> Vec<PathBuf> {
     scripts
 }
 
+/// The reproducers the `defect` entries of an engine's known-failures file name
+/// (`repro/<name>.py` in the reason), as paths from the repository root.
+fn named_reproducers(engine: &str) -> Vec<String> {
+    let path = workspace()
+        .join("runner/backends")
+        .join(engine)
+        .join("known-failures.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut named = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let fields: Vec<&str> = line.splitn(4, '|').map(str::trim).collect();
+        if fields.len() != 4 || fields[2] != "defect" {
+            continue;
+        }
+        let scripts: Vec<&str> = fields[3]
+            .split(|c: char| c.is_whitespace() || c == ';' || c == ',' || c == '(' || c == ')')
+            .filter(|word| word.starts_with("repro/") && word.ends_with(".py"))
+            .collect();
+        assert!(
+            !scripts.is_empty(),
+            "{}: a defect entry names no reproducer: {line}",
+            path.display()
+        );
+        named.extend(
+            scripts
+                .into_iter()
+                .map(|s| format!("runner/backends/{engine}/{s}")),
+        );
+    }
+    named
+}
+
+#[test]
+fn every_defect_entry_names_a_reproducer_that_exists() {
+    for (engine, _) in ENGINE_MODULES {
+        for script in named_reproducers(engine) {
+            assert!(
+                workspace().join(&script).is_file(),
+                "{engine}: a defect entry names {script}, which does not exist"
+            );
+        }
+    }
+}
+
 /// Every `runner/backends/<engine>/repro/*.py` calls the engine directly and exits 0 while the
 /// defect it shows is still there, 1 once it is gone (so an engine fix is noticed: the
 /// known-failures entry and docs/engines.md then need updating), 3 when this machine cannot show
-/// it (a note, not a failure).
+/// it (a note, not a failure). An engine with no defect found (XLA) has none.
 #[test]
 fn every_engine_reproducer_still_reproduces() {
     for (engine, modules) in ENGINE_MODULES {
@@ -103,11 +148,7 @@ fn every_engine_reproducer_still_reproduces() {
                 .join(engine)
                 .join("repro"),
         );
-        assert!(
-            !scripts.is_empty(),
-            "{engine}: no reproducer in runner/backends/{engine}/repro/"
-        );
-        if !engine_installed(engine, modules) {
+        if scripts.is_empty() || !engine_installed(engine, modules) {
             continue;
         }
         for script in scripts {
@@ -159,4 +200,25 @@ fn error_kind_patterns_match_the_engines_messages() {
             String::from_utf8_lossy(&run.stderr)
         );
     }
+}
+
+/// Every claim of XLA's known-failures file that is not the adapter's own limit, shown on XLA
+/// directly (`check_claims.py`: each claim's smallest program, and a claim the script does not
+/// show is itself a failure).
+#[test]
+fn every_xla_claim_holds_on_xla() {
+    if !engine_installed("xla", "numpy, jax") {
+        return;
+    }
+    let run = Command::new("python3")
+        .arg("runner/backends/xla/check_claims.py")
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "runner/backends/xla/check_claims.py:\n{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
 }

@@ -1,6 +1,8 @@
-//! The runner survives a misbehaving backend (`runner/tests/backends/faulty_backend.rs`): a crash, a
+//! The runner survives a misbehaving backend (`crates/test-backends/src/bin/faulty_backend.rs`): a crash, a
 //! hang or a lie fails exactly its case, each with a clear reason, every other case passes, and
 //! no process is left behind.
+
+mod fixtures;
 
 use std::path::Path;
 use std::process::Command;
@@ -10,10 +12,7 @@ use opspec_runner::backend::Backend;
 use opspec_runner::process::{ProcessBackend, StartError};
 use opspec_spec::Case;
 
-/// The faulty backend, which cargo builds with the tests.
-fn faulty_backend() -> &'static str {
-    env!("CARGO_BIN_EXE_faulty_backend")
-}
+use fixtures::faulty_backend;
 
 fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_runner"))

@@ -3,6 +3,8 @@
 //! backend and passes against the reference. Against the reference served over the protocol it
 //! finds nothing.
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -56,13 +58,8 @@ fn run_specs(specs: &Path, backend: Option<&Path>) -> (Output, String) {
 fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
     let scratch = scratch("broken");
     let out = scratch.path().join("out");
-    let backend = Path::new(env!("CARGO_BIN_EXE_broken_reflect_backend"));
-    let (output, report) = fuzz(&[
-        "--backend",
-        backend.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let backend = fixtures::broken_reflect_backend();
+    let (output, report) = fuzz(&["--backend", &backend, "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1), "{report}");
     assert!(report.contains("disagreement at case"), "{report}");
     assert!(report.contains("(slice: different outputs)"), "{report}");
@@ -88,7 +85,7 @@ fn a_reflect_off_by_one_is_found_shrunk_and_written_as_a_case() {
     assert!(expected[0].len() <= 2, "{yaml}");
 
     // The case fails against the broken backend and passes against the reference.
-    let (broken, text) = run_specs(&out, Some(backend));
+    let (broken, text) = run_specs(&out, Some(Path::new(&backend)));
     assert!(!broken.status.success(), "{text}");
     assert!(text.contains("0 passed; 1 failed"), "{text}");
     let (reference, text) = run_specs(&out, None);

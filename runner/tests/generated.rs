@@ -3,6 +3,8 @@
 //! with a message saying what to do; blessing fixes them, and is refused in CI; a wrong
 //! backend is told where each wrong element came from.
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -247,10 +249,10 @@ fn blessing_is_refused_under_ci() {
 
 #[test]
 fn a_wrong_element_names_the_input_element_it_came_from() {
-    let backend = Path::new(env!("CARGO_BIN_EXE_broken_reflect_backend"));
+    let backend = fixtures::broken_reflect_backend();
     let name = "slice::sweep::modes::mode_stride_start__reflect__2__3::float32";
     let output = runner()
-        .args(["--backend", backend.to_str().unwrap(), "--exact", name])
+        .args(["--backend", &backend, "--exact", name])
         .output()
         .unwrap();
     let out = text(&output);
@@ -261,7 +263,7 @@ fn a_wrong_element_names_the_input_element_it_came_from() {
 
 #[test]
 fn a_broken_round_trip_names_the_elements() {
-    let backend = Path::new(env!("CARGO_BIN_EXE_faulty_backend"));
+    let backend = fixtures::faulty_backend();
     // The faulty backend flips a bit of element 0 of the output of the way back (its request
     // has an id of its own): in the round trip's result that is the input's in[0,0].
     let name = "slice::metamorphic::fill::pad__before::float32";
@@ -269,7 +271,7 @@ fn a_broken_round_trip_names_the_elements() {
     let output = runner()
         .args([
             "--backend",
-            &format!("{} --lie {back}", backend.display()),
+            &format!("{backend} --lie {back}"),
             "--exact",
             name,
         ])

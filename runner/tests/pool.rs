@@ -2,15 +2,15 @@
 //! of a partitioned run (`--partition K/N`) hold every trial once and merge (`runner merge`)
 //! into the whole run's report.
 
+mod fixtures;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn faulty_backend() -> &'static str {
-    env!("CARGO_BIN_EXE_faulty_backend")
-}
+use fixtures::faulty_backend;
 
 fn runner() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));

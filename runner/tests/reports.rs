@@ -4,6 +4,8 @@
 //! and a screenshot. Without Chromium the page's test is skipped with a note naming the install
 //! command, except under CI (`CI` set), which installs it and where it fails instead.
 
+mod fixtures;
+
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -121,7 +123,7 @@ fn two_reports(scratch: &Scratch) -> (PathBuf, PathBuf) {
     assert_eq!(output.status.code(), Some(101), "{}", text(&output));
     let dla = scratch.path("dla.json");
     let hello = r#"{"type":"hello","protocol":1,"name":"opspec-reference","ops":["slice"],"targets":["dla"],"attributes":{"slice":{"mode":["strict_bounds","clamp"]}}}"#;
-    let backend = format!("{} --hello '{hello}'", env!("CARGO_BIN_EXE_faulty_backend"));
+    let backend = format!("{} --hello '{hello}'", fixtures::faulty_backend());
     let output = runner()
         .arg("--specs")
         .arg(scratch.path("specs"))

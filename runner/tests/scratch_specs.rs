@@ -91,3 +91,28 @@ fn a_malformed_spec_names_file_case_and_field() {
         "{text}"
     );
 }
+
+/// `runner replay` opens its run as the main run does (one harness): a case citing a clause id
+/// no catalogue has fails in the run, and fails alike when replayed alone, instead of being sent
+/// and passing.
+#[test]
+fn a_replayed_trial_is_judged_as_the_run_judges_it() {
+    let scratch = scratch("replay");
+    let dir = scratch.path();
+    let typo = CASES.replace(
+        "    source: \"seed 004, example 'Slice'\"\n",
+        "    source: \"seed 004, example 'Slice'\"\n    clauses: [slice.wrap.modulus]\n",
+    );
+    std::fs::write(dir.join("slice").join("typo.yaml"), typo).unwrap();
+    let trial = "slice::typo::right_expected_value";
+    let message = "case `right_expected_value`: unknown clause id `slice.wrap.modulus`";
+    let (output, text) = run(dir, &["--exact", trial]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains(message), "{text}");
+    let (output, text) = run(dir, &["replay", trial]);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("verdict: failed"), "{text}");
+    assert!(text.contains(message), "{text}");
+    // The runner sent nothing: the case is not run.
+    assert!(!text.contains("request:"), "{text}");
+}

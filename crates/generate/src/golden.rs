@@ -873,7 +873,7 @@ impl GoldenStore {
                     summary.manifests.push(self.manifest_path(&op, &stem));
                     finals.insert((op, stem), manifest);
                 }
-                Err((switched, message)) => {
+                Err(SwitchFailure { switched, message }) => {
                     if !switched {
                         discard(ours.into_iter().map(|(_, staged)| staged));
                     }
@@ -921,8 +921,8 @@ impl GoldenStore {
         Ok(summary)
     }
 
-    /// Switches one sweep (see [`GoldenStore::finish`]); `Err((switched, message))` says
-    /// whether the manifest had switched when it failed.
+    /// Switches one sweep (see [`GoldenStore::finish`]); the error says whether the manifest
+    /// had switched when it failed.
     fn switch(
         &self,
         op: &str,
@@ -930,9 +930,10 @@ impl GoldenStore {
         changes: BTreeMap<String, Option<Entry>>,
         ours: &[(PathBuf, PathBuf)],
         summary: &mut BlessSummary,
-    ) -> Result<Manifest, (bool, String)> {
-        let before = |e: std::io::Error| (false, e.to_string());
-        let op_value = Op::from_name(op).ok_or((false, format!("unknown op {op}")))?;
+    ) -> Result<Manifest, SwitchFailure> {
+        let before = |e: std::io::Error| SwitchFailure::before(e.to_string());
+        let op_value =
+            Op::from_name(op).ok_or_else(|| SwitchFailure::before(format!("unknown op {op}")))?;
         let old = match self.manifest(op, stem).as_ref() {
             Ok(Some(m)) => Some(m.clone()),
             _ => None,
@@ -990,26 +991,20 @@ impl GoldenStore {
             .and_then(|()| write_new(&staged_manifest, switching.to_json().as_bytes()))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&staged_manifest);
-                (
-                    false,
-                    format!("cannot write {}: {e}", staged_manifest.display()),
-                )
+                SwitchFailure::before(format!("cannot write {}: {e}", staged_manifest.display()))
             })?;
         self.fault(Step::Switch)
             .and_then(|()| std::fs::rename(&staged_manifest, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&staged_manifest);
-                (
-                    false,
-                    format!("cannot switch {shown} to the new goldens: {e}"),
-                )
+                SwitchFailure::before(format!("cannot switch {shown} to the new goldens: {e}"))
             })?;
         // Switched: what follows only renames the new files to their usual names.
         let after = |e: std::io::Error| {
-            (
-                true,
-                format!("{shown} switched to the new goldens, but their usual names are not all in place ({e}); the next bless finishes it"),
-            )
+            SwitchFailure {
+            switched: true,
+            message: format!("{shown} switched to the new goldens, but their usual names are not all in place ({e}); the next bless finishes it"),
+        }
         };
         for (final_path, staged) in ours {
             let link = staged_path(final_path);
@@ -1361,6 +1356,24 @@ fn name_of(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// A sweep's goldens could not be switched to the new ones ([`GoldenStore::finish`]): why, and
+/// whether its manifest had already switched (then only the new files' usual names are
+/// missing, which the next bless finishes).
+struct SwitchFailure {
+    switched: bool,
+    message: String,
+}
+
+impl SwitchFailure {
+    /// A failure before the manifest switched: the sweep is left as it was.
+    fn before(message: String) -> SwitchFailure {
+        SwitchFailure {
+            switched: false,
+            message,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -162,20 +162,55 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -
     sweeps
 }
 
-/// One problem: the entry (if known), the field, the message.
-type Problem = (Option<String>, Option<String>, String);
+/// A problem of a sweep file before it is located in the file ([`SpecError`] adds the file):
+/// its kind, the case (a sweep, or one of its combinations) when known, and the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SweepProblem {
+    kind: SpecErrorKind,
+    case: Option<String>,
+    field: Option<String>,
+    message: String,
+}
+
+impl SweepProblem {
+    /// A problem of a sweep's case (or of the sweep, before its name is known).
+    fn in_case(case: Option<String>, field: Option<String>, message: String) -> SweepProblem {
+        SweepProblem {
+            kind: SpecErrorKind::Case,
+            case,
+            field,
+            message,
+        }
+    }
+}
+
+/// A problem with one field of an input's template (`dtype`, `shape`, `data`, `values`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FieldProblem {
+    field: &'static str,
+    message: String,
+}
+
+impl FieldProblem {
+    fn new(field: &'static str, message: impl Into<String>) -> FieldProblem {
+        FieldProblem {
+            field,
+            message: message.into(),
+        }
+    }
+}
 
 /// Expands one sweep file of `op`.
 pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, Vec<SpecError>) {
     let file = stem(path);
-    let error = |kind, (case, field, message): Problem| SpecError {
-        kind,
+    let error = |problem: SweepProblem| SpecError {
+        kind: problem.kind,
         path: path.to_path_buf(),
         op: op.name().into(),
         file: format!("sweep::{file}"),
-        case,
-        field,
-        message,
+        case: problem.case,
+        field: problem.field,
+        message: problem.message,
     };
     // A sweep is a few KiB of parameters: a regular file of at most 16 MiB.
     let text = match opspec_spec::source::read_bounded(path, 16 << 20)
@@ -185,7 +220,12 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
         Err(e) => {
             return (
                 vec![],
-                vec![error(SpecErrorKind::Unreadable, (None, None, e))],
+                vec![error(SweepProblem {
+                    kind: SpecErrorKind::Unreadable,
+                    case: None,
+                    field: None,
+                    message: e,
+                })],
             )
         }
     };
@@ -201,7 +241,12 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
                 };
                 return (
                     vec![],
-                    vec![error(kind, (None, Some(field), e.into_inner().to_string()))],
+                    vec![error(SweepProblem {
+                        kind,
+                        case: None,
+                        field: Some(field),
+                        message: e.into_inner().to_string(),
+                    })],
                 );
             }
         };
@@ -215,18 +260,19 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
                     if names.insert(generated.golden.key.clone()) {
                         cases.push(generated);
                     } else {
-                        errors.push(error(SpecErrorKind::Duplicate, (
-                            Some(generated.case.name.clone()),
-                            Some("name".into()),
-                            format!(
+                        errors.push(error(SweepProblem {
+                            kind: SpecErrorKind::Duplicate,
+                            case: Some(generated.case.name.clone()),
+                            field: Some("name".into()),
+                            message: format!(
                                 "two combinations are both named `{}`: give the matrix values distinct names",
                                 generated.golden.key
                             ),
-                        )));
+                        }));
                     }
                 }
             }
-            Err(problem) => errors.push(error(SpecErrorKind::Case, problem)),
+            Err(problem) => errors.push(error(problem)),
         }
     }
     (cases, errors)
@@ -240,9 +286,10 @@ fn expand_entry(
     entry: &Value,
     index: usize,
     limits: Limits,
-) -> Result<Vec<GeneratedCase>, Problem> {
-    let at =
-        |field: &str, message: String| (None, Some(format!("sweeps[{index}].{field}")), message);
+) -> Result<Vec<GeneratedCase>, SweepProblem> {
+    let at = |field: &str, message: String| {
+        SweepProblem::in_case(None, Some(format!("sweeps[{index}].{field}")), message)
+    };
     let Value::Mapping(map) = entry else {
         return Err(at(
             "",
@@ -253,7 +300,9 @@ fn expand_entry(
         Some(Value::String(name)) => name.clone(),
         _ => return Err(at("name", "every sweep has a `name`".into())),
     };
-    let named = |field: Option<String>, message: String| (Some(name.clone()), field, message);
+    let named = |field: Option<String>, message: String| {
+        SweepProblem::in_case(Some(name.clone()), field, message)
+    };
     if name.is_empty()
         || !name
             .chars()
@@ -322,7 +371,7 @@ fn expand_entry(
             } else {
                 format!(" (with {})", values.join(", "))
             };
-            (
+            SweepProblem::in_case(
                 Some(case_name.clone()),
                 field,
                 format!("{message}{context}"),
@@ -424,7 +473,7 @@ fn expand_entry(
                     dtype.map_or("-", DType::name)
                 );
                 let (tensor, is_provenance) = build_tensor(template, dtype, seed, &stream, limits)
-                    .map_err(|(field, message)| {
+                    .map_err(|FieldProblem { field, message }| {
                         in_case(Some(format!("inputs.{input_name}.{field}")), message)
                     })?;
                 if position == 0 && is_provenance {
@@ -488,15 +537,15 @@ fn build_tensor(
     seed: u64,
     stream: &str,
     limits: Limits,
-) -> Result<(Tensor, bool), (String, String)> {
+) -> Result<(Tensor, bool), FieldProblem> {
     let dtype = match (&template.dtype, case_dtype) {
         (Some(name), _) => DType::from_name(name)
-            .ok_or_else(|| ("dtype".to_owned(), format!("unknown dtype `{name}`")))?,
+            .ok_or_else(|| FieldProblem::new("dtype", format!("unknown dtype `{name}`")))?,
         (None, Some(dtype)) => dtype,
         (None, None) => {
-            return Err((
-                "dtype".into(),
-                "no dtype: give the tensor a `dtype` or the sweep a `dtypes` list".into(),
+            return Err(FieldProblem::new(
+                "dtype",
+                "no dtype: give the tensor a `dtype` or the sweep a `dtypes` list",
             ))
         }
     };
@@ -504,12 +553,12 @@ fn build_tensor(
     for &dim in &template.shape {
         logical.push(
             usize::try_from(dim)
-                .map_err(|_| ("shape".to_owned(), format!("dim {dim} is negative")))?,
+                .map_err(|_| FieldProblem::new("shape", format!("dim {dim} is negative")))?,
         );
     }
     limits
         .checked_volume(&logical)
-        .map_err(|e| ("shape".to_owned(), e.message))?;
+        .map_err(|e| FieldProblem::new("shape", e.message))?;
     let shape = match &template.image {
         None => logical,
         Some(image) => {
@@ -521,24 +570,28 @@ fn build_tensor(
         }
     };
     let n: usize = shape.iter().product();
-    let literal = |nodes: Vec<&DataNode>, field: &str| -> Result<Vec<u64>, (String, String)> {
+    let literal = |nodes: Vec<&DataNode>, field: &'static str| -> Result<Vec<u64>, FieldProblem> {
         nodes
             .into_iter()
-            .map(|node| to_bits(node, dtype).map_err(|m| (field.to_owned(), m.to_string())))
+            .map(|node| to_bits(node, dtype).map_err(|m| FieldProblem::new(field, m.to_string())))
             .collect()
     };
     let (bits, provenance) = match (&template.data, &template.values) {
         (Some(_), Some(_)) => {
-            return Err(("data".into(), "give `data` or `values`, not both".into()));
+            return Err(FieldProblem::new(
+                "data",
+                "give `data` or `values`, not both",
+            ));
         }
         (Some(_), None) if template.image.is_some() => {
-            return Err((
-                "data".into(),
-                "an `image` input takes `values`, not `data`".into(),
+            return Err(FieldProblem::new(
+                "data",
+                "an `image` input takes `values`, not `data`",
             ));
         }
         (Some(data), None) => {
-            let nodes = flatten(data, &shape).map_err(|m| ("data".to_owned(), m.to_string()))?;
+            let nodes =
+                flatten(data, &shape).map_err(|m| FieldProblem::new("data", m.to_string()))?;
             (literal(nodes, "data")?, false)
         }
         (None, None) => (Provenance::tensor(dtype, shape.clone()).buffer_bits(), true),
@@ -550,8 +603,8 @@ fn build_tensor(
                 false,
             ),
             other => {
-                return Err((
-                    "values".into(),
+                return Err(FieldProblem::new(
+                    "values",
                     format!(
                     "unknown values `{other}` (provenance, special, random, or a list of values)"
                 ),
@@ -560,7 +613,7 @@ fn build_tensor(
         },
         (None, Some(ValuesDef::List(nodes))) => {
             if nodes.is_empty() {
-                return Err(("values".into(), "the list of values is empty".into()));
+                return Err(FieldProblem::new("values", "the list of values is empty"));
             }
             (cycle(&literal(nodes.iter().collect(), "values")?, n), false)
         }

@@ -72,10 +72,12 @@ class Graph:
         self.records.append(record)
         return f"v{len(self.records)}"
 
-    def input(self, wire, position):
-        """A data input of the case, fed as it is."""
+    def input(self, wire, position, rank=None):
+        """A data input of the case, fed as it is; `rank` declares the input's rank when the
+        converter knows it (a packed buffer is 1-D), so that ONNX Runtime checks the feed
+        against it."""
         self.feeds.append(wire)
-        return self._add(("input", ONNX_TYPE[wire.dtype], len(wire.shape)))
+        return self._add(("input", ONNX_TYPE[wire.dtype], len(wire.shape) if rank is None else rank))
 
     def ints(self, values):
         """An int64 list (or array) the converter computed, fed at run time."""
@@ -294,11 +296,15 @@ def build_scale(g, attrs, t):
 # reformat: Pad / Reshape / Transpose (pack), Reshape / Transpose / Slice (unpack)
 
 
+# Every dim of a layout's Reshapes is the converter's own, a 0 included (an empty tensor has an
+# empty image): allowzero 1, and no -1 for ONNX Runtime to infer.
+
+
 def unpack(g, x, layout):
-    y = g.node("Reshape", [x, g.ints(layout.memory)], name="buffer")
+    y = g.node("Reshape", [x, g.ints(layout.memory)], name="buffer", allowzero=1)
     y = g.node("Transpose", [y], perm=layout.inverse)
     if layout.split != layout.padded:
-        y = g.node("Reshape", [y, g.ints(layout.padded)])
+        y = g.node("Reshape", [y, g.ints(layout.padded)], allowzero=1)
     axes = [i for i, p in enumerate(layout.pads) if p]
     if axes:
         y = g.node("Slice", [y, g.ints([0] * len(axes)), g.ints([layout.shape[a] for a in axes]), g.ints(axes)])
@@ -309,14 +315,15 @@ def pack(g, x, layout):
     if any(layout.pads):
         x = g.node("Pad", [x, g.ints([0] * len(layout.pads) + layout.pads)], mode="constant")
     if layout.split != layout.padded:
-        x = g.node("Reshape", [x, g.ints(layout.split)])
+        x = g.node("Reshape", [x, g.ints(layout.split)], allowzero=1)
     x = g.node("Transpose", [x], perm=layout.perm)
-    return g.node("Reshape", [x, g.ints([-1])])
+    return g.node("Reshape", [x, g.ints([prod(layout.memory)])], allowzero=1)
 
 
 def build_reformat(g, attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
-    y = g.input(t[0], 0)
+    # A buffer in a packed format is the format's 1-D memory image.
+    y = g.input(t[0], 0, rank=1 if src is not None else None)
     if src is not None:
         y = unpack(g, y, src)
     if dst is not None:

@@ -22,6 +22,8 @@ PATTERNS = [
     # multiply to 0 nor whether they do not divide the count: no kind).
     ("shuffle", r"running Reshape node\..*input_shape_size == requested_shape_size was false", "volume_mismatch"),
     ("reformat", r"running Reshape node\. Name:'buffer'.*input_shape_size == requested_shape_size was false", "invalid_buffer"),
+    # The adapter declares a packed buffer, always its first input v1, 1-D.
+    ("reformat", r"Invalid rank for input: v1 Got: \d+ Expected: 1\b", "invalid_buffer"),
     (None, r"running Slice node\..*'axes' has duplicates", "invalid_axes"),
     (None, r"running Slice node\..*'axes' has an axis outside of the tensor dimension count", "invalid_axes"),
     (None, r"running Pad node\..*Cannot use '(edge|reflect)' mode to pad dimension with a value of 0", "empty_dimension"),

@@ -35,6 +35,20 @@ def message(op, inputs, consts=(), node_name="", **attrs):
     raise AssertionError(f"{op} {attrs} was not rejected")
 
 
+def rank_message(declared, fed):
+    """ONNX Runtime's message for an input `v1` declared of rank `declared` and fed an array
+    `fed` (an Identity graph)."""
+    info = helper.make_tensor_value_info("v1", helper.np_dtype_to_tensor_dtype(fed.dtype), [None] * declared)
+    graph = helper.make_graph([helper.make_node("Identity", ["v1"], ["y"])], "g", [info], [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    session = ort.InferenceSession(model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"])
+    try:
+        session.run(None, {"v1": fed})
+    except Exception as e:
+        return " ".join(str(e).split())
+    raise AssertionError(f"a rank-{fed.ndim} feed of a rank-{declared} input was not rejected")
+
+
 x23 = {"x": np.zeros((2, 3), np.float32)}
 x03 = {"x": np.zeros((0, 3), np.float32)}
 i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
@@ -48,6 +62,10 @@ CASES = [
     ("shuffle", message("Reshape", x23, [("s", i64(1, 1, 0))]), "invalid_reshape"),
     ("shuffle", message("Reshape", dict(x23, s=i64(4, 2))), "volume_mismatch"),
     ("reformat", message("Reshape", dict(x23, s=i64(4, 2)), node_name="buffer"), "invalid_buffer"),
+    ("reformat", rank_message(1, np.zeros((2, 4), np.float32)), "invalid_buffer"),
+    # another input's rank, or another op's input: no kind
+    ("reformat", rank_message(2, np.zeros((8,), np.float32)), None),
+    ("shuffle", rank_message(1, np.zeros((2, 4), np.float32)), None),
     # a -1 beside a zero product, and one that does not divide: the same check, no kind
     ("shuffle", message("Reshape", dict(x03, s=i64(0, -1))), None),
     ("shuffle", message("Reshape", dict(x23, s=i64(4, -1))), None),

@@ -62,10 +62,12 @@ class Builder:
     def __init__(self):
         self.params, self.feeds, self.key = [], [], []
 
-    def data(self, wire, static=False):
+    def data(self, wire, static=False, rank=None):
         """A data input; `static` keeps its shape in the model (a shape tensor: its length
-        decides the output's rank, which the CPU plugin needs to know)."""
-        shape = wire.shape if static else [-1] * len(wire.shape)
+        decides the output's rank, which the CPU plugin needs to know); `rank` declares the
+        input's rank when the converter knows it (a packed buffer is 1-D), so that OpenVINO
+        checks the tensor against it."""
+        shape = wire.shape if static else [-1] * (len(wire.shape) if rank is None else rank)
         p = ops.parameter(ov.PartialShape(shape), OV_TYPE[wire.dtype])
         self.params.append(p)
         self.feeds.append(wire)
@@ -207,7 +209,8 @@ def build_scale(b, attrs, t):
 
 def build_reformat(b, attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
-    y = b.data(t[0])
+    # A buffer in a packed format is the format's 1-D memory image.
+    y = b.data(t[0], rank=1 if src is not None else None)
     if src is not None:
         b.step("unpack", len(src.memory), len(src.split), len(src.shape))
         y = ops.reshape(y, b.ints(src.memory), special_zero=False).output(0)

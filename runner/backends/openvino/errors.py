@@ -14,6 +14,8 @@ PATTERNS = [
     (None, r"Shape inference input shapes \{[^}]*\} '0' dimension is out of range", "invalid_reshape"),
     (None, r"Check 'pattern_shape_rank\.compatible\(1\)' failed at \S*reshape_shape_inference", "invalid_input"),
     (None, r"Check 'pad_value_shape\.rank\(\)\.compatible\(0\)' failed at \S*pad_shape_inference", "invalid_fill"),
+    # The adapter declares a packed buffer, always the model's input 0, 1-D.
+    ("reformat", r"Can't set the input tensor with index: 0, because the model input \(shape=\[\?\]\) and the tensor \(shape=\([^)]*\)\) are incompatible", "invalid_buffer"),
 ]
 
 

@@ -24,6 +24,17 @@ def message(build):
     raise AssertionError("the model was not rejected")
 
 
+def feed_message(rank, fed):
+    """OpenVINO's message when a model whose input 0 has `rank` dynamic dims is fed `fed`."""
+    x = data(rank)
+    request = ov.Core().compile_model(ov.Model([ops.result(ops.relu(x))], [x]), "CPU").create_infer_request()
+    try:
+        request.infer([ov.Tensor(fed)])
+    except RuntimeError as e:
+        return " ".join(str(e).split())
+    raise AssertionError(f"a tensor of shape {fed.shape} fed to a rank-{rank} input was not rejected")
+
+
 def data(rank=2):
     return ops.parameter(ov.PartialShape([-1] * rank), ov.Type.f32)
 
@@ -41,6 +52,10 @@ CASES = [
     ("shuffle", message(lambda: ops.reshape(data(), const(1, 1, 0), special_zero=True)), "invalid_reshape"),
     ("shuffle", message(lambda: ops.reshape(data(), ops.constant(np.array([[6]], dtype=np.int64)), special_zero=False)), "invalid_input"),
     ("slice", message(lambda: ops.pad(data(1), const(1), const(1), "constant", ops.constant(np.array([[0.0]], dtype=np.float32)))), "invalid_fill"),
+    ("reformat", feed_message(1, np.zeros((2, 4), np.float32)), "invalid_buffer"),
+    # an input of another rank, or another op's input: no kind
+    ("reformat", feed_message(2, np.zeros((8,), np.float32)), None),
+    ("shuffle", feed_message(1, np.zeros((2, 4), np.float32)), None),
 ]
 
 

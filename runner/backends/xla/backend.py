@@ -35,8 +35,9 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("xla", missing, REQUIREMENTS)
     sys.exit(0)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, pack_int4, probe, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, list_from, pack_int4, probe, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from errors import error_kind  # noqa: E402
 
 # int64 stays int64 (JAX would otherwise run it as int32).
 jax.config.update("jax_enable_x64", True)
@@ -154,17 +155,34 @@ def plan_slice(attrs, t):
     take = TAKE_MODE.get(mode)
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4], pad=take is None)
     rank = len(t[0].shape)
+    if list_from(attrs, "axes", t[5]) is None and len(plan.axes) != rank:
+        # Without axes, TensorRT's start, size and stride have an entry per dim, as lax.slice's
+        # lists do: lists of another length go to lax.slice as they are, for XLA to judge (the
+        # per-axis writing below would slice the leading axes instead).
+        starts, steps = list(plan.starts), list(plan.steps)
+        limits = [s0 + n * d for s0, n, d in zip(plan.starts, plan.sizes, plan.steps)]
+        return ("lists", tuple(starts), tuple(limits), tuple(steps)), [], lambda A, E: lax.slice(A[0], starts, limits, steps)
+    # XLA has no axes list: lax.slice, pad and gather take one entry per dim, so the converter
+    # places each entry on its dim. An axis outside the input, or one named twice, has no single
+    # place: the case cannot be written (the engine never sees it).
     for a in plan.axes:
         if not -rank <= a < rank:
-            raise OpError(None, f"no axis {a} in a rank-{rank} input")
+            raise Unsupported(f"no axis {a} in a rank-{rank} input to place the slice on")
     axes = [a % rank for a in plan.axes]
+    if len(set(axes)) != len(axes):
+        raise Unsupported(f"axes {plan.axes} name one axis twice: XLA's slice and gather take one entry per dim")
     if take is not None:
         # The coordinates start + i*stride of each axis, a Gather each: the converter's own
         # arrays, so it needs a size of at least 0 and coordinates that fit Gather's int64.
         extras = []
-        for s0, n, d in zip(plan.starts, plan.sizes, plan.steps):
+        for axis, s0, n, d in zip(axes, plan.starts, plan.sizes, plan.steps):
             if n < 0:
-                raise OpError(None, f"size {n}: no Gather indices of a negative count")
+                raise Unsupported(f"size {n}: no Gather indices of a negative count to write")
+            length = t[0].shape[axis]
+            if n and mode == "wrap" and length and not all(-(1 << 63) <= c < (1 << 63) for c in (s0, s0 + (n - 1) * d)):
+                # WRAP reads coordinate x at x mod d, so start and stride taken mod d give the
+                # same reads; the converter reduces them only when x does not fit Gather's int64.
+                s0, d = s0 % length, d % length
             if n and not all(-(1 << 63) <= c < (1 << 63) for c in (s0, s0 + (n - 1) * d)):
                 raise Unsupported(f"coordinates {s0} + i*{d} beyond int64, which Gather indices cannot hold")
             extras.append(np.arange(n, dtype=np.int64) * d + s0)
@@ -185,8 +203,13 @@ def plan_slice(attrs, t):
         x = A[0]
         if pads is not None:
             if mode == "fill":
-                # XLA's Pad takes its padding value as an operand.
-                value = lax.convert_element_type(A[4].reshape(()), x.dtype) if 4 in A else jnp.zeros((), x.dtype)
+                # XLA's Pad takes its padding value as a scalar operand; TensorRT takes a fill of
+                # shape [] or [1], so a converter reshapes a [1] to a scalar. Any other shape goes
+                # to the Pad as it is, for XLA to judge.
+                fill = A.get(4)
+                if fill is not None and fill.shape == (1,):
+                    fill = fill.reshape(())
+                value = lax.convert_element_type(fill, x.dtype) if fill is not None else jnp.zeros((), x.dtype)
                 x = lax.pad(x, value, [(b, e, 0) for b, e in pads])
             else:
                 x = jnp.pad(x, pads, mode="reflect")
@@ -308,7 +331,8 @@ def run_tensors(op, attrs, tensors):
     except (OpError, Unsupported):
         raise
     except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:  # XLA's shape and type checks, jnp.reshape's -1
-        raise OpError(None, f"xla: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
+        text = f"xla: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
+        raise OpError(error_kind(text, op), text) from None
     except Exception as e:
         text = " ".join(str(e).split())
         if "UNIMPLEMENTED" in text or "not supported" in text.lower():

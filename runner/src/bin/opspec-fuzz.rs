@@ -16,19 +16,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use opspec::tensor::Limits;
 use opspec::Op;
-use opspec_runner::backend::{Backend, Reference};
-use opspec_runner::config::{
-    parse_count, parse_engine, parse_timeout, repository_root, DEFAULT_TIMEOUT,
-};
+use opspec_runner::config::{parse_count, parse_engine, parse_timeout, repository_root, Options};
 use opspec_runner::fuzz::{fuzz, Budget, FuzzOptions, DEFAULT_CASES};
-use opspec_runner::process::ProcessBackend;
+use opspec_runner::harness;
 
 /// Differential fuzzing of a backend against the reference: random cases, each disagreement
 /// shrunk and written as a spec case. Exit code: 0 no disagreement, 1 disagreements found,
@@ -142,23 +137,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         strict_kinds: cli.strict_kinds,
         engine: cli.engine.unwrap_or_default(),
     };
-    let (backend_command, quiet) = (cli.backend, cli.quiet);
-    let timeout = cli.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let backend: Arc<dyn Backend> = match &backend_command {
-        None => Arc::new(Reference {
-            engine: options.engine,
-            limits: Limits::DEFAULT,
-        }),
-        Some(command) => {
-            let log = repository_root()
-                .join("target")
-                .join("opspec-fuzz-backend.log");
-            if let Some(parent) = log.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            Arc::new(ProcessBackend::start(command, timeout, log).map_err(|e| e.to_string())?)
-        }
-    };
+    let quiet = cli.quiet;
+    // The backend is started as a run starts it (its log, timeout and limits), from these
+    // flags alone: no OPSPEC_* variable applies to the fuzzer.
+    let root = repository_root();
+    let config = Options {
+        backend: cli.backend,
+        timeout: cli.timeout,
+        engine: Some(options.engine),
+        backend_log: Some(root.join("target").join("opspec-fuzz-backend.log")),
+        ..Options::default()
+    }
+    .resolve_with(&root, |_| None)
+    .map_err(|e| e.to_string())?;
+    let backend = harness::start_backend(&config).map_err(|e| e.to_string())?;
     let (bar, total) = match options.budget {
         Budget::Cases(n) => (ProgressBar::new(n), format!("{n} cases")),
         Budget::Seconds(s) => (ProgressBar::new_spinner(), format!("{s} s")),
