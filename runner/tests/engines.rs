@@ -53,6 +53,15 @@ fn the_engines_page_is_generated_from_the_known_failures_files() {
     );
 }
 
+/// `python3` with a temporary folder of its own, removed with the returned guard: onnxruntime
+/// writes a `.ses` file into TMPDIR when it is imported, and a test leaves nothing behind.
+fn python() -> (Command, tempfile::TempDir) {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut command = Command::new("python3");
+    command.env("TMPDIR", scratch.path());
+    (command, scratch)
+}
+
 /// The Python module each engine's reproducers and message tests import.
 const ENGINE_MODULES: [(&str, &str); 4] = [
     ("onnxruntime", "onnxruntime, onnx"),
@@ -64,9 +73,8 @@ const ENGINE_MODULES: [(&str, &str); 4] = [
 /// Whether an engine's packages can be imported; without them the test is skipped with the
 /// install command, unless `CI` is set, where it is required.
 fn engine_installed(engine: &str, modules: &str) -> bool {
-    let probe = Command::new("python3")
-        .args(["-c", &format!("import {modules}")])
-        .output();
+    let (mut python, _scratch) = python();
+    let probe = python.args(["-c", &format!("import {modules}")]).output();
     if matches!(&probe, Ok(out) if out.status.success()) {
         return true;
     }
@@ -152,7 +160,8 @@ fn every_engine_reproducer_still_reproduces() {
             continue;
         }
         for script in scripts {
-            let run = Command::new("python3")
+            let (mut python, _scratch) = python();
+            let run = python
                 .arg(&script)
                 .current_dir(workspace())
                 .output()
@@ -187,11 +196,8 @@ fn error_kind_patterns_match_the_engines_messages() {
         if !test.exists() || !engine_installed(engine, modules) {
             continue;
         }
-        let run = Command::new("python3")
-            .arg(&test)
-            .current_dir(workspace())
-            .output()
-            .unwrap();
+        let (mut python, _scratch) = python();
+        let run = python.arg(&test).current_dir(workspace()).output().unwrap();
         assert!(
             run.status.success(),
             "{}:\n{}{}",
@@ -210,7 +216,8 @@ fn every_xla_claim_holds_on_xla() {
     if !engine_installed("xla", "numpy, jax") {
         return;
     }
-    let run = Command::new("python3")
+    let (mut python, _scratch) = python();
+    let run = python
         .arg("runner/backends/xla/check_claims.py")
         .current_dir(workspace())
         .output()
