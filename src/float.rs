@@ -40,7 +40,7 @@ impl FloatFormat {
         mantissa_bits: 7,
         has_infinity: true,
     };
-    pub const FP8_E4M3FN: FloatFormat = FloatFormat {
+    pub(crate) const FP8_E4M3FN: FloatFormat = FloatFormat {
         exponent_bits: 4,
         mantissa_bits: 3,
         has_infinity: false,

@@ -231,18 +231,6 @@ impl Tensor {
                 .collect()
         })
     }
-
-    /// The multi-index of flat position `flat` in this tensor's shape.
-    pub fn unravel(shape: &[usize], mut flat: usize) -> Vec<usize> {
-        let mut index = vec![0; shape.len()];
-        for axis in (0..shape.len()).rev() {
-            if shape[axis] > 0 {
-                index[axis] = flat % shape[axis];
-                flat /= shape[axis];
-            }
-        }
-        index
-    }
 }
 
 #[cfg(test)]
@@ -270,10 +258,9 @@ mod tests {
     }
 
     #[test]
-    fn strides_and_unravel_are_row_major() {
+    fn strides_are_row_major() {
         assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
-        assert_eq!(Tensor::unravel(&[2, 3, 4], 23), vec![1, 2, 3]);
-        assert_eq!(Tensor::unravel(&[], 0), Vec::<usize>::new());
+        assert_eq!(row_major_strides(&[]), Vec::<usize>::new());
     }
 
     #[test]

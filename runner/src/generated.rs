@@ -440,7 +440,7 @@ pub fn provenance_report(
         return None;
     }
     let index = |shape: &[usize], flat: usize| {
-        let parts: Vec<String> = Tensor::unravel(shape, flat)
+        let parts: Vec<String> = opspec_spec::unravel(shape, flat)
             .iter()
             .map(usize::to_string)
             .collect();

@@ -413,7 +413,7 @@ pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) 
     let lines = |tensor: &Tensor| {
         (0..tensor.len())
             .map(|i| {
-                let index = Tensor::unravel(&tensor.shape, i);
+                let index = opspec_spec::unravel(&tensor.shape, i);
                 format!("{index:?} {}\n", tensor.dtype.format_bits(tensor.bits(i)))
             })
             .collect::<String>()

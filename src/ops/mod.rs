@@ -138,7 +138,7 @@ impl Invocation {
     }
 
     /// Input `position`, when given.
-    pub fn input(&self, position: usize) -> Option<&Tensor> {
+    fn input(&self, position: usize) -> Option<&Tensor> {
         self.inputs.get(position).and_then(Option::as_ref)
     }
 }

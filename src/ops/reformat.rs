@@ -271,9 +271,9 @@ pub struct Attrs {
 pub struct Image {
     pub format: Format,
     pub logical: Vec<usize>,
-    pub padded: Vec<usize>,
-    pub split: Vec<usize>,
-    pub order: Vec<usize>,
+    padded: Vec<usize>,
+    split: Vec<usize>,
+    order: Vec<usize>,
     /// The split vector-major axis: (logical axis, lanes).
     vector: Option<(usize, usize)>,
 }
@@ -429,7 +429,7 @@ impl Image {
 
     /// Logical tensor → buffer: every element written to its slot, padding left at 0, in one
     /// pass.
-    pub fn pack(&self, logical: &Tensor) -> Tensor {
+    fn pack(&self, logical: &Tensor) -> Tensor {
         let axis_slots = self.axis_slots();
         let slots = row_major(&self.logical, |y| Image::slot(&axis_slots, y));
         Tensor {
@@ -440,7 +440,7 @@ impl Image {
     }
 
     /// Buffer → logical tensor: each logical element reads its slot; padding is never read.
-    pub fn unpack(&self, buffer: &Tensor) -> Tensor {
+    fn unpack(&self, buffer: &Tensor) -> Tensor {
         let axis_slots = self.axis_slots();
         let slots = row_major(&self.logical, |y| Some(Image::slot(&axis_slots, y)));
         Tensor {

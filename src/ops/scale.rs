@@ -190,7 +190,7 @@ pub struct Plan<'a> {
     pub shift: &'a Coefficients,
     pub power: &'a Coefficients,
     pub output_dtype: DType,
-    pub channel_axis: usize,
+    channel_axis: usize,
     /// The mode's coefficient count.
     pub count: usize,
     /// Elements that share one coefficient in a row: 1 for elementwise, the volume after the

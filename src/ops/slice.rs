@@ -104,10 +104,10 @@ pub struct Inputs<'a> {
 /// `extent`, stride 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AxisSlice {
-    pub start: i64,
+    start: i64,
     pub size: usize,
-    pub stride: i64,
-    pub extent: usize,
+    stride: i64,
+    extent: usize,
 }
 
 /// A checked slice: its mode, one [`AxisSlice`] per input axis, and the fill value's bits.

@@ -196,7 +196,7 @@ pub fn take(tensor: &Tensor, axis: usize, range: Range<usize>) -> Tensor {
     let n: usize = shape.iter().product();
     let bits = (0..n)
         .map(|flat| {
-            let index = Tensor::unravel(&shape, flat);
+            let index = opspec_spec::unravel(&shape, flat);
             let source: usize = index
                 .iter()
                 .enumerate()

@@ -103,7 +103,7 @@ fn write_tensor(out: &mut String, name: &str, tensor: &Tensor, floats: Floats) {
         let rows = tensor.len() / last.max(1);
         let outer = &tensor.shape[..tensor.rank() - 1];
         for row in 0..rows {
-            let index = Tensor::unravel(outer, row);
+            let index = opspec_spec::unravel(outer, row);
             let opening = index.iter().rev().take_while(|&&i| i == 0).count();
             let closing = index
                 .iter()

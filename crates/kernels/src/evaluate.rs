@@ -121,7 +121,7 @@ fn slot_map(image: &reformat::Image) -> IndexMap<'static> {
     IndexMap { base: 0, axes }
 }
 
-/// [`reformat::Image::pack`] on the kernels: the scatter of the slots.
+/// The reference's pack (`Image::pack`, within `opspec`) on the kernels: the scatter of the slots.
 fn pack(image: &reformat::Image, logical: &Tensor) -> Tensor {
     Tensor {
         dtype: logical.dtype,
@@ -130,7 +130,8 @@ fn pack(image: &reformat::Image, logical: &Tensor) -> Tensor {
     }
 }
 
-/// [`reformat::Image::unpack`] on the kernels: the gather of the slots.
+/// The reference's unpack (`Image::unpack`, within `opspec`) on the kernels: the gather of the
+/// slots.
 fn unpack(image: &reformat::Image, buffer: &Tensor) -> Tensor {
     Tensor {
         dtype: buffer.dtype,

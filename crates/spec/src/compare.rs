@@ -297,7 +297,7 @@ pub fn compare_exact(expected: &Tensor, actual: &Tensor) -> Result<(), Mismatch>
         count += 1;
         if first.len() < REPORTED_ELEMENTS {
             first.push(Difference {
-                index: Tensor::unravel(&expected.shape, i),
+                index: crate::unravel(&expected.shape, i),
                 expected: expected.bits(i),
                 actual: actual.bits(i),
                 distance: None,
@@ -385,7 +385,7 @@ pub fn compare_within(
         return Err(Mismatch::ToleranceKind { tolerance, dtype });
     }
     let difference = |i: usize, d: Distance| Difference {
-        index: Tensor::unravel(&expected.shape, i),
+        index: crate::unravel(&expected.shape, i),
         expected: expected.bits(i),
         actual: actual.bits(i),
         distance: Some(d),
@@ -427,7 +427,7 @@ pub fn compare_within(
         first,
         worst: worst.map(|(i, n)| difference(i, Distance::Finite(n))),
         unbounded,
-        first_unbounded: first_unbounded.map(|i| Tensor::unravel(&expected.shape, i)),
+        first_unbounded: first_unbounded.map(|i| crate::unravel(&expected.shape, i)),
     })))
 }
 

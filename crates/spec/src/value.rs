@@ -281,7 +281,7 @@ impl TensorData {
         let position = |index: usize, e: ValueError| ValueError {
             position: Some(format!(
                 "data{}",
-                Tensor::unravel(shape, index)
+                crate::unravel(shape, index)
                     .iter()
                     .map(|i| format!("[{i}]"))
                     .collect::<String>()

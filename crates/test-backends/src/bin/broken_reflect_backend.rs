@@ -74,7 +74,7 @@ fn broken_reflect(attrs: &slice::Attrs, invocation: &Invocation) -> Result<Vec<T
     let n: usize = out_shape.iter().product();
     let bits = (0..n)
         .map(|flat| {
-            let index = Tensor::unravel(&out_shape, flat);
+            let index = opspec_spec::unravel(&out_shape, flat);
             let source: usize = index
                 .iter()
                 .enumerate()

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Lists the public items of the reference (crate `opspec`, src/) that no other crate of the
+workspace needs: each one could be private.
+
+How: in a scratch copy of the working tree (its files git tracks or would track), every `pub` declaration of
+src/ (functions, methods, types, constants, fields; not modules or re-exports) becomes
+`pub(crate)`, then `cargo check --workspace --all-targets` runs, and each item the compiler
+reports private at a use outside the crate is made `pub` again; this repeats until the workspace
+compiles. The items still `pub(crate)` are used by no sibling crate, test or bench. Prints them
+and exits 1 when there is any, 0 when every public item is needed. A few minutes (one check per
+round). `--lib` checks libraries and binaries only: items only tests or benches need show too.
+
+Usage: scripts/reference_api_audit.py [--lib]
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DECLARATION = r"(?:unsafe )?(?:const )?(?:fn|struct|enum|trait|type|const|static)"
+PRIVATE_ITEM = re.compile(r"error\[E06(?:03|16|24)\]: .*? `([^`]+)`(?: of struct `([^`]+)`)? is private")
+PRIVATE_FIELDS = re.compile(r"error\[E0451\]: fields? (.*?) of struct `([^`]+)` (?:is|are) private")
+PRIVATE_TYPE = re.compile(r"error(?:\[E0\d+\])?: (?:type|re-export of crate public) `([^`]+)`")
+REEXPORT = re.compile(r"error\[E0365\]: `([^`]+)` is only public within the crate")
+
+
+def narrow(text):
+    """Every `pub` declaration and field of `text` made `pub(crate)`."""
+    text = re.sub(rf"^(\s*)pub (?={DECLARATION} )", r"\1pub(crate) ", text, flags=re.M)
+    return re.sub(r"^(\s*)pub (?=[a-z_][a-z0-9_]*\s*:)", r"\1pub(crate) ", text, flags=re.M)
+
+
+def widen_item(files, name):
+    """Makes every declaration named `name` public again; whether any was found."""
+    found = False
+    pattern = re.compile(rf"^(\s*)pub\(crate\) ({DECLARATION} {re.escape(name)}\b)", re.M)
+    for path in files:
+        text = path.read_text()
+        changed = pattern.sub(r"\1pub \2", text)
+        if changed != text:
+            path.write_text(changed)
+            found = True
+    return found
+
+
+def widen_field(files, struct, field):
+    """Makes field `field` of struct `struct` public again; whether it was found."""
+    struct = struct.split("::")[-1].split("<")[0]
+    body = re.compile(rf"pub(?:\(crate\))? struct {re.escape(struct)}\b[^\n]*\{{\n(.*?)\n\}}", re.S)
+    field_line = re.compile(rf"^(\s*)pub\(crate\) ({re.escape(field)}\s*:)", re.M)
+    for path in files:
+        text = path.read_text()
+        for match in body.finditer(text):
+            widened = field_line.sub(r"\1pub \2", match.group(1))
+            if widened != match.group(1):
+                path.write_text(text[: match.start(1)] + widened + text[match.end(1) :])
+                return True
+    return False
+
+
+def main():
+    targets = ["--lib", "--bins"] if "--lib" in sys.argv[1:] else ["--all-targets"]
+    scratch = Path(tempfile.mkdtemp(prefix="opspec-api-audit-"))
+    checkout = scratch / "tree"
+    listed = subprocess.run(
+        ["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    try:
+        for name in filter(None, listed.split("\0")):
+            if (ROOT / name).is_file():
+                (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, checkout / name)
+        files = sorted((checkout / "src").rglob("*.rs"))
+        for path in files:
+            path.write_text(narrow(path.read_text()))
+        env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target" / "api-audit")}
+        for _ in range(30):
+            check = subprocess.run(
+                ["cargo", "check", "--workspace", *targets, "--keep-going", "--message-format", "short"],
+                cwd=checkout, env=env, capture_output=True, text=True,
+            )
+            if check.returncode == 0:
+                break
+            widened = False
+            for name in REEXPORT.findall(check.stderr) + PRIVATE_TYPE.findall(check.stderr):
+                widened |= widen_item(files, name.split("::")[-1])
+            for name, struct in PRIVATE_ITEM.findall(check.stderr):
+                if struct:
+                    widened |= widen_field(files, struct, name)
+                else:
+                    widened |= widen_item(files, name.split("::")[-1])
+            for fields, struct in PRIVATE_FIELDS.findall(check.stderr):
+                for field in re.findall(r"`([^`]+)`", fields):
+                    widened |= widen_field(files, struct, field)
+            if not widened:
+                sys.stderr.write(check.stderr)
+                sys.exit("reference_api_audit: the workspace does not compile for another reason")
+        else:
+            sys.exit("reference_api_audit: no fixed point after 30 rounds")
+        unneeded = []
+        for path in files:
+            original = (ROOT / path.relative_to(checkout)).read_text().splitlines()
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if "pub(crate)" in line and "pub(crate)" not in original[number - 1]:
+                    unneeded.append(f"{path.relative_to(checkout)}:{number}: {original[number - 1].strip()}")
+        for item in unneeded:
+            print(item)
+        print(f"{len(unneeded)} public item(s) of the reference that no other crate needs")
+        sys.exit(1 if unneeded else 0)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
