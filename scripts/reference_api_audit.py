@@ -13,6 +13,7 @@ round). `--lib` checks libraries and binaries only: items only tests or benches 
 Usage: scripts/reference_api_audit.py [--lib]
 """
 
+import json
 import os
 import re
 import shutil
@@ -23,10 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DECLARATION = r"(?:unsafe )?(?:const )?(?:fn|struct|enum|trait|type|const|static)"
-PRIVATE_ITEM = re.compile(r"error\[E06(?:03|16|24)\]: .*? `([^`]+)`(?: of struct `([^`]+)`)? is private")
-PRIVATE_FIELDS = re.compile(r"error\[E0451\]: fields? (.*?) of struct `([^`]+)` (?:is|are) private")
-PRIVATE_TYPE = re.compile(r"error(?:\[E0\d+\])?: (?:type|re-export of crate public) `([^`]+)`")
-REEXPORT = re.compile(r"error\[E0365\]: `([^`]+)` is only public within the crate")
+# E0365: a re-export in lib.rs of an item made crate-private; E0446 and "private type" errors
+# name a type reached through a public signature. Both are found by name.
+REEXPORT = re.compile(r"`([^`]+)` is only public within the crate")
+PRIVATE_TYPE = re.compile(r"type `([^`]+)` is private")
+# E0616 (a field read) and E0451 (a struct literal) name the fields and their struct, but give no
+# span of the field's declaration.
+PRIVATE_FIELDS = re.compile(r"fields? (.*?) of struct `([^`]+)` (?:is|are) private")
 
 
 def narrow(text):
@@ -63,6 +67,44 @@ def widen_field(files, struct, field):
     return False
 
 
+def compiler_errors(stdout):
+    """The error diagnostics of cargo's JSON messages."""
+    for line in stdout.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("reason") == "compiler-message" and message["message"]["level"] == "error":
+            yield message["message"]
+
+
+def spans(diagnostic):
+    """Every span of a diagnostic, its notes' included."""
+    yield from diagnostic["spans"]
+    for child in diagnostic["children"]:
+        yield from spans(child)
+
+
+def widen(checkout, files, error):
+    """Makes the declaration an error reports private public again; whether one was found.
+    E0603 and E0624 point at the declaration itself; the others are found by name."""
+    widened = False
+    for span in spans(error):
+        path = checkout / span["file_name"]
+        if path in files and error.get("code") and error["code"]["code"] in ("E0603", "E0624"):
+            lines = path.read_text().split("\n")
+            # The span may begin at the item's attributes: its first `pub(crate)` from there.
+            for number in range(span["line_start"] - 1, min(span["line_end"], len(lines))):
+                if "pub(crate) " in lines[number]:
+                    lines[number] = lines[number].replace("pub(crate) ", "pub ", 1)
+                    path.write_text("\n".join(lines))
+                    widened = True
+                    break
+    for name in REEXPORT.findall(error["message"]) + PRIVATE_TYPE.findall(error["message"]):
+        widened |= widen_item(files, name.split("::")[-1])
+    for fields, struct in PRIVATE_FIELDS.findall(error["message"]):
+        for field in re.findall(r"`([^`]+)`", fields):
+            widened |= widen_field(files, struct, field)
+    return widened
+
+
 def main():
     targets = ["--lib", "--bins"] if "--lib" in sys.argv[1:] else ["--all-targets"]
     scratch = Path(tempfile.mkdtemp(prefix="opspec-api-audit-"))
@@ -82,24 +124,16 @@ def main():
         env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target" / "api-audit")}
         for _ in range(30):
             check = subprocess.run(
-                ["cargo", "check", "--workspace", *targets, "--keep-going", "--message-format", "short"],
+                ["cargo", "check", "--workspace", *targets, "--keep-going", "--message-format", "json"],
                 cwd=checkout, env=env, capture_output=True, text=True,
             )
             if check.returncode == 0:
                 break
             widened = False
-            for name in REEXPORT.findall(check.stderr) + PRIVATE_TYPE.findall(check.stderr):
-                widened |= widen_item(files, name.split("::")[-1])
-            for name, struct in PRIVATE_ITEM.findall(check.stderr):
-                if struct:
-                    widened |= widen_field(files, struct, name)
-                else:
-                    widened |= widen_item(files, name.split("::")[-1])
-            for fields, struct in PRIVATE_FIELDS.findall(check.stderr):
-                for field in re.findall(r"`([^`]+)`", fields):
-                    widened |= widen_field(files, struct, field)
+            for error in compiler_errors(check.stdout):
+                widened |= widen(checkout, files, error)
             if not widened:
-                sys.stderr.write(check.stderr)
+                sys.stderr.write("\n".join(e["rendered"] or "" for e in compiler_errors(check.stdout)))
                 sys.exit("reference_api_audit: the workspace does not compile for another reason")
         else:
             sys.exit("reference_api_audit: no fixed point after 30 rounds")

@@ -30,7 +30,7 @@ use crate::error::{fail, ErrorKind, OpError};
 use crate::tensor::{map_buffer, Limits, Tensor};
 
 /// Input positions.
-pub const INPUTS: [&str; 1] = ["input"];
+pub(crate) const INPUTS: [&str; 1] = ["input"];
 
 /// The dtypes ATB accepts.
 pub const DTYPES: [DType; 2] = [DType::Float16, DType::Int64];
@@ -173,7 +173,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, limits: Limits) -> Result<Plan, OpErr
 /// shape and strides (ndarray lets a read-only view's elements alias, which stride 0 and
 /// overlapping windows need), read in row-major order. [`plan`] has checked that the view stays
 /// inside the input.
-pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+pub(crate) fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let buffer = if plan.shape.contains(&0) {
         // No element to read (ndarray would still check the empty view's reach).
         map_buffer!(&input.buffer, _words => Vec::new())

@@ -114,7 +114,7 @@ pub enum Attrs {
 }
 
 impl Attrs {
-    pub fn op(&self) -> Op {
+    fn op(&self) -> Op {
         match self {
             Attrs::Shuffle(_) => Op::Shuffle,
             Attrs::Slice(_) => Op::Slice,

@@ -56,7 +56,7 @@ use crate::error::{fail, ErrorKind, OpError};
 use crate::tensor::{row_major, row_major_strides, Limits, Tensor};
 
 /// Input positions.
-pub const INPUTS: [&str; 1] = ["input"];
+pub(crate) const INPUTS: [&str; 1] = ["input"];
 
 /// A `TensorFormat`, by the name the header gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -384,12 +384,9 @@ impl Image {
     }
 
     /// The buffer's element count.
+    #[allow(clippy::len_without_is_empty)] // no caller needs one
     pub fn len(&self) -> usize {
         self.padded.iter().product()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Where each logical element lives in the image: per logical axis, the memory offset that
@@ -562,7 +559,7 @@ pub fn plan(attrs: &Attrs, input: &Tensor, limits: Limits) -> Result<Plan, OpErr
 }
 
 /// Unpack the input unless it is LINEAR, then pack it unless the output is LINEAR.
-pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+pub(crate) fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     // A LINEAR input is the logical tensor itself: borrowed, not copied, on the way to a pack.
     let logical = match plan.from.format {
         Format::Linear => Cow::Borrowed(input),

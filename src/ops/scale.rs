@@ -39,10 +39,10 @@
 //!    (\[inferred\]: TensorRT does not say; 0 is what a saturating float→int conversion gives on
 //!    CUDA). A NaN float result is the format's canonical NaN (payloads are not compared).
 //!
-//! [`evaluate`] is the reference: these steps one element at a time, in row-major order. The
+//! `evaluate` is the reference: these steps one element at a time, in row-major order. The
 //! fast kernels (crate `opspec-kernels`) give the same bits by their own loops on the same
-//! [`Plan`], tested against [`evaluate`] bit for bit on generated cases of every dtype pair and
-//! mode, special values included.
+//! [`Plan`], tested against `evaluate` (as `ops::Plan::evaluate`) bit for bit on generated
+//! cases of every dtype pair and mode, special values included.
 
 use std::fmt;
 
@@ -55,7 +55,7 @@ use crate::float::FloatFormat;
 use crate::tensor::{Buffer, Limits, Tensor};
 
 /// Input positions.
-pub const INPUTS: [&str; 1] = ["input"];
+pub(crate) const INPUTS: [&str; 1] = ["input"];
 
 /// The types Scale accepts, as input and as output (§3.5).
 pub const DTYPES: [DType; 4] = [DType::Int8, DType::Float16, DType::BFloat16, DType::Float32];
@@ -307,7 +307,7 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor, limits: Limits) -> Result<Plan
 /// Scale as the module doc states it: element by element in row-major order, each through
 /// `to_f32`, [`element`] and `from_f32` (the four steps), its coefficients found by
 /// the plan's mode (`coefficient_index`).
-pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+pub(crate) fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let coefficient = |list: &Coefficients, default: f32, flat: usize| {
         if list.is_empty() {
             default

@@ -26,7 +26,7 @@ use crate::error::{fail, ErrorKind, OpError};
 use crate::tensor::{map_buffer, Limits, Tensor};
 
 /// Input positions.
-pub const INPUTS: [&str; 2] = ["input", "reshape_dims"];
+pub(crate) const INPUTS: [&str; 2] = ["input", "reshape_dims"];
 
 /// Shuffle's attributes: first transpose, reshape, second transpose (docs/protocol.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -112,7 +112,7 @@ pub fn plan(
 }
 
 /// The three stages one after the other, as the layer documents them.
-pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+pub(crate) fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let transposed = transpose(input, &plan.first);
     // A reshape of a row-major tensor keeps its buffer.
     let reshaped = Tensor {

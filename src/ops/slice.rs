@@ -25,7 +25,7 @@ use crate::error::{fail, ErrorKind, OpError};
 use crate::tensor::{row_major, row_major_strides, Limits, Tensor};
 
 /// Input positions (TensorRT input indices 0-5).
-pub const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
+pub(crate) const INPUTS: [&str; 6] = ["input", "start", "size", "stride", "fill", "axes"];
 
 /// `SampleMode`: what a coordinate `x` outside `[0, d)` reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -229,7 +229,7 @@ pub fn plan(
 
 /// The slice as the layer documents it: output element `y` is the input element at the source
 /// coordinates of every axis, or the fill value where an axis has none.
-pub fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
+pub(crate) fn evaluate(plan: &Plan, input: &Tensor) -> Tensor {
     let shape = plan.shape();
     let strides = row_major_strides(&input.shape);
     let offsets = row_major(&shape, |y| {

@@ -89,7 +89,7 @@ pub fn second(
         }
         Attrs::Slice(attrs) => {
             let back = slice_back(attrs, first).ok_or(NoWayBack::UncoveredFill)?;
-            let mut inputs = vec![None; slice::INPUTS.len()];
+            let mut inputs = vec![None; Op::Slice.inputs().len()];
             inputs[0] = Some(output.clone());
             Ok(Invocation {
                 attrs: Attrs::Slice(slice::Attrs {

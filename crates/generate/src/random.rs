@@ -362,7 +362,7 @@ fn slice_case(rng: &mut Rng, invalid: bool) -> Invocation {
             }
         }
     }
-    let mut inputs: Vec<Option<Tensor>> = vec![None; slice::INPUTS.len()];
+    let mut inputs: Vec<Option<Tensor>> = vec![None; Op::Slice.inputs().len()];
     inputs[0] = Some(input);
     inputs[4] = fill;
     let mut as_input = |rng: &mut Rng, list: Vec<i64>, position: usize| -> Option<Vec<i64>> {

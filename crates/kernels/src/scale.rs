@@ -415,7 +415,7 @@ mod tests {
                         a.power = list(&POWERS);
                         let plan = scale::plan(&a, &input, Limits::DEFAULT).unwrap();
                         let fast = run(&plan, &input).unwrap();
-                        let reference = scale::evaluate(&plan, &input);
+                        let reference = opspec::ops::Plan::Scale(plan).evaluate(&input);
                         assert_eq!(fast, reference, "{a:?} on {input_dtype} {shape:?}");
                         elements += volume;
                     }
@@ -431,7 +431,8 @@ mod tests {
         let input = Tensor::from_bits(input, vec![1, 1, 1, bits.len()], bits);
         let mut a = attrs(Mode::Uniform, &[1.0], &[-0.0], &[]);
         a.output_dtype = Some(output);
-        let out = scale::evaluate(&scale::plan(&a, &input, Limits::DEFAULT).unwrap(), &input);
+        let out = opspec::ops::Plan::Scale(scale::plan(&a, &input, Limits::DEFAULT).unwrap())
+            .evaluate(&input);
         (0..out.len()).map(|i| out.bits(i)).collect()
     }
 

@@ -150,7 +150,7 @@ mod tests {
                         zero_is_placeholder: None,
                     };
                     let plan = shuffle::plan(&attrs, &input.shape, None, Limits::DEFAULT).unwrap();
-                    let staged = shuffle::evaluate(&plan, &input);
+                    let staged = opspec::ops::Plan::Shuffle(plan.clone()).evaluate(&input);
                     // Composed into one pass where it can be, the stages otherwise.
                     assert_eq!(run(&input, &plan), staged, "{attrs:?}");
                     composed += usize::from(one_pass(&input, &plan).is_some());
