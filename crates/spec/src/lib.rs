@@ -273,6 +273,16 @@ impl std::error::Error for CaseProblem {}
 
 /// The multi-index of flat position `flat` in a tensor of `shape` (row-major): how messages
 /// name an element (a data list's entry, a mismatched output element).
+///
+/// ```
+/// use opspec_spec::unravel;
+/// assert_eq!(unravel(&[2, 3, 4], 23), vec![1, 2, 3]);
+/// assert_eq!(unravel(&[2, 3, 4], 4), vec![0, 1, 0]);
+/// assert_eq!(unravel(&[5], 3), vec![3]);
+/// assert_eq!(unravel(&[], 0), Vec::<usize>::new());
+/// // An empty axis leaves the position to the others.
+/// assert_eq!(unravel(&[0, 3], 2), vec![0, 2]);
+/// ```
 pub fn unravel(shape: &[usize], mut flat: usize) -> Vec<usize> {
     let mut index = vec![0; shape.len()];
     for axis in (0..shape.len()).rev() {
@@ -324,18 +334,3 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
-
-#[cfg(test)]
-mod tests {
-    use super::unravel;
-
-    #[test]
-    fn unravel_is_row_major() {
-        assert_eq!(unravel(&[2, 3, 4], 23), vec![1, 2, 3]);
-        assert_eq!(unravel(&[2, 3, 4], 4), vec![0, 1, 0]);
-        assert_eq!(unravel(&[5], 3), vec![3]);
-        assert_eq!(unravel(&[], 0), Vec::<usize>::new());
-        // An empty axis leaves the position to the others.
-        assert_eq!(unravel(&[0, 3], 2), vec![0, 2]);
-    }
-}
