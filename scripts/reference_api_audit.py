@@ -53,11 +53,14 @@ def widen_item(files, name):
 
 
 def widen_field(files, struct, field):
-    """Makes field `field` of struct `struct` public again; whether it was found."""
-    struct = struct.split("::")[-1].split("<")[0]
+    """Makes field `field` of struct `struct` public again; whether it was found. Several ops
+    have a `Plan`: a path the compiler gives (`as_strided::Plan`) picks the module's file."""
+    path = struct.split("<")[0].split("::")
+    struct = path[-1]
     body = re.compile(rf"pub(?:\(crate\))? struct {re.escape(struct)}\b[^\n]*\{{\n(.*?)\n\}}", re.S)
     field_line = re.compile(rf"^(\s*)pub\(crate\) ({re.escape(field)}\s*:)", re.M)
-    for path in files:
+    in_module = [f for f in files if len(path) > 1 and f.stem == path[-2]]
+    for path in in_module or files:
         text = path.read_text()
         for match in body.finditer(text):
             widened = field_line.sub(r"\1pub \2", match.group(1))

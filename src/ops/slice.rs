@@ -113,7 +113,7 @@ pub struct AxisSlice {
 /// A checked slice: its mode, one [`AxisSlice`] per input axis, and the fill value's bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    pub mode: Mode,
+    mode: Mode,
     pub axes: Vec<AxisSlice>,
     pub fill_bits: u64,
 }
