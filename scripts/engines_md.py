@@ -59,9 +59,16 @@ def entries(path):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        # A last field starting with `if` is the entry's condition on the run's facts.
+        condition = None
+        head, _, last = line.rpartition("|")
+        if head and last.strip().startswith("if "):
+            line, condition = head.strip(), last.strip()[3:].strip()
         fields = [f.strip() for f in line.split("|", 3)]
         if len(fields) != 4:
             sys.exit(f"{path}:{number}: expected `<selector> | <clause> | <class> | <reason>`")
+        if condition:
+            fields[3] += f" (only where `{condition}`)"
         yield [number] + fields
 
 

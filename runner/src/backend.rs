@@ -1,5 +1,6 @@
 //! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -7,6 +8,8 @@ use opspec::ops::{Invocation, Planned};
 use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind, OpError, Tensor};
 use opspec_spec::{Case, Expectation};
+
+use crate::facts::Facts;
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +75,17 @@ impl From<Exclusion> for String {
 /// An implementation under test, shared by every test thread.
 pub trait Backend: Send + Sync {
     fn name(&self) -> String;
+
+    /// The engine and the machine its verdicts hold on ([`crate::facts`]).
+    fn facts(&self) -> Facts {
+        Facts::host()
+    }
+
+    /// The ops (`slice`) and formats (`reformat:CHW4`) that the backend composes from other
+    /// operations rather than implements, each with how (the hello's `composed`).
+    fn composed(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
 
     /// Whether rejection messages are the reference's own (so spec message fragments apply).
     fn is_reference(&self) -> bool {
@@ -223,6 +237,14 @@ impl Reference {
 impl Backend for Reference {
     fn name(&self) -> String {
         "reference".into()
+    }
+
+    fn facts(&self) -> Facts {
+        Facts {
+            engine: Some("reference".into()),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+            ..Facts::host()
+        }
     }
 
     fn is_reference(&self) -> bool {

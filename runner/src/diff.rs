@@ -304,6 +304,7 @@ mod tests {
             path: PathBuf::from("r.json"),
             backend: "b".into(),
             problems: Vec::new(),
+            context: Default::default(),
             trials: trials.iter().map(|(n, s)| record(n, *s)).collect(),
         }
     }

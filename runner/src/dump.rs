@@ -54,6 +54,14 @@ impl Backend for Dumping {
         self.inner.name()
     }
 
+    fn facts(&self) -> crate::facts::Facts {
+        self.inner.facts()
+    }
+
+    fn composed(&self) -> std::collections::BTreeMap<String, String> {
+        self.inner.composed()
+    }
+
     fn is_reference(&self) -> bool {
         self.inner.is_reference()
     }

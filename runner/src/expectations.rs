@@ -26,10 +26,22 @@
 //! `scripts/engines_md.py` turns into `docs/engines.md`.
 //! A known failure that fails is reported as ignored with its reason; one that passes is a
 //! failure ("stale": remove the entry); an entry that matches no case is a failure too.
+//!
+//! An entry may end with a condition on the run's facts ([`crate::facts`]: the engine, its
+//! version, the OS and CPU), as a last field that starts with `if`:
+//! ```text
+//! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_vendor == AuthenticAMD
+//! ```
+//! Such an entry covers trials only on a run where its condition holds; where it does not, its
+//! trials are judged as if it were absent, and it is not stale. The selector and clause checks
+//! apply to it on every run. The JSON report lists every entry with its condition and whether
+//! it held.
 
 use std::path::{Path, PathBuf};
 
 use opspec::ErrorKind;
+
+use crate::facts::{Condition, ConditionError, Facts};
 use opspec_spec::clauses::{Catalogue, SCOPES};
 use opspec_spec::{Case, Expectation};
 
@@ -72,10 +84,18 @@ pub struct Entry {
     pub class: Class,
     pub reason: String,
     pub line: usize,
+    /// The entry's condition, if it has one.
+    pub condition: Option<Condition>,
+    /// Whether the condition held on the run's facts ([`Expectations::resolve`]); true for an
+    /// entry without one.
+    pub holds: bool,
+    /// The facts the condition tests that the run did not know.
+    pub unknown_facts: Vec<&'static str>,
 }
 
 impl Entry {
-    /// Whether the entry covers a trial named `trial` whose case cites `clauses`.
+    /// Whether the entry covers a trial named `trial` whose case cites `clauses`, whether or
+    /// not its condition holds.
     pub fn matches(&self, trial: &str, clauses: &[String]) -> bool {
         let named = self
             .pattern
@@ -145,6 +165,8 @@ pub enum ExpectationsError {
     },
     #[error("line {line}: `clause in` needs a trial name or `prefix*` after it")]
     EmptyWithin { line: usize },
+    #[error("line {line}: {error}")]
+    Condition { line: usize, error: ConditionError },
     #[error("{}: {source}", path.display())]
     In {
         path: PathBuf,
@@ -203,7 +225,17 @@ impl Expectations {
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            // The reason is the rest of the line, so it may hold ` | ` itself.
+            // The reason is the rest of the line, so it may hold ` | ` itself, but for a last
+            // field that starts with `if`: the condition.
+            let (trimmed, condition) = match trimmed.rsplit_once('|') {
+                Some((before, last)) if last.trim_start().starts_with("if ") => {
+                    let text = last.trim_start()["if ".len()..].trim();
+                    let condition = Condition::parse(text)
+                        .map_err(|error| ExpectationsError::Condition { line, error })?;
+                    (before.trim_end(), Some(condition))
+                }
+                _ => (trimmed, None),
+            };
             let fields: Vec<&str> = trimmed.splitn(4, '|').map(str::trim).collect();
             let [pattern, clause, class, reason] = fields[..] else {
                 return Err(ExpectationsError::Fields {
@@ -258,6 +290,9 @@ impl Expectations {
                 class,
                 reason: reason.to_owned(),
                 line,
+                condition,
+                holds: true,
+                unknown_facts: Vec::new(),
             });
         }
         let error_clauses = catalogue
@@ -287,11 +322,23 @@ impl Expectations {
         cited
     }
 
-    /// The first entry that covers a trial named `trial` whose case cites `clauses`.
+    /// Evaluates each entry's condition on the run's facts: an entry whose condition does not
+    /// hold covers no trial of the run.
+    pub fn resolve(&mut self, facts: &Facts) {
+        for entry in &mut self.entries {
+            if let Some(condition) = &entry.condition {
+                let evaluation = condition.evaluate(facts);
+                entry.holds = evaluation.holds;
+                entry.unknown_facts = evaluation.unknown;
+            }
+        }
+    }
+
+    /// The first entry that holds and covers a trial named `trial` whose case cites `clauses`.
     pub fn lookup(&self, trial: &str, clauses: &[String]) -> Option<&Entry> {
         self.entries
             .iter()
-            .find(|entry| entry.matches(trial, clauses))
+            .find(|entry| entry.holds && entry.matches(trial, clauses))
     }
 
     /// Entries that match none of `trials`.
@@ -436,6 +483,67 @@ mod tests {
              selector"
         );
         assert!(e.check(&trials[..1]).is_ok());
+    }
+
+    fn facts(vendor: &str, flags: &[&str]) -> Facts {
+        Facts {
+            engine: Some("openvino".into()),
+            version: Some("2026.4.1".into()),
+            os: Some("linux".into()),
+            cpu_vendor: Some(vendor.into()),
+            cpu_flags: flags.iter().map(|f| f.to_string()).collect(),
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn a_last_field_starting_with_if_is_the_condition() {
+        let mut e = Expectations::parse(
+            "slice::a::* | slice.reflect.mirror | defect | drops -0 | not always | if cpu_vendor == AuthenticAMD\n\
+             slice::b::* | slice.reflect.mirror | defect | if only | everywhere\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].reason, "drops -0 | not always");
+        let condition = e.entries[0].condition.as_ref().unwrap();
+        assert_eq!(condition.text, "cpu_vendor == AuthenticAMD");
+        // `if` in the reason itself, not as the last field, is reason.
+        assert_eq!(e.entries[1].reason, "if only | everywhere");
+        assert!(e.entries[1].condition.is_none());
+        let cites = ["slice.reflect.mirror".to_owned()];
+        e.resolve(&facts("GenuineIntel", &["amx_tile"]));
+        assert!(e.lookup("slice::a::x", &cites).is_none());
+        assert!(e.lookup("slice::b::x", &cites).is_some());
+        e.resolve(&facts("AuthenticAMD", &[]));
+        assert_eq!(e.lookup("slice::a::x", &cites).unwrap().line, 1);
+        assert_eq!(
+            Expectations::parse(
+                "slice::a | slice.reflect.mirror | defect | why | if cpu_vendor is amd",
+                &catalogue()
+            )
+            .unwrap_err()
+            .to_string(),
+            "line 1: condition `cpu_vendor is amd`: unknown relation `is` (one of ==, !=, <, <=, >, >=, has, lacks)"
+        );
+    }
+
+    /// OpenVINO's fp8 Pad entries hold on the AMD EPYC they were reproduced on and on no Intel
+    /// CPU, whatever its flags: the same file is green on both kinds of CI machine.
+    #[test]
+    fn the_openvino_fp8_entries_hold_on_amd_only() {
+        let path =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/openvino/known-failures.txt");
+        let mut e = Expectations::load_with(&path, &catalogue()).unwrap();
+        let conditional = |e: &Expectations| -> (usize, usize) {
+            let with: Vec<&Entry> = e.entries.iter().filter(|x| x.condition.is_some()).collect();
+            (with.len(), with.iter().filter(|x| x.holds).count())
+        };
+        e.resolve(&facts("AuthenticAMD", &["avx512_bf16", "avx512f"]));
+        assert_eq!(conditional(&e), (18, 18));
+        e.resolve(&facts("GenuineIntel", &["amx_bf16", "amx_tile", "avx512f"]));
+        assert_eq!(conditional(&e), (18, 0));
+        e.resolve(&facts("GenuineIntel", &["avx2"]));
+        assert_eq!(conditional(&e), (18, 0));
     }
 
     #[test]

@@ -460,10 +460,18 @@ impl Harness {
                 record.message = verdict.message;
             }
         }
+        let context = report::Context {
+            facts: backend.facts(),
+            expectation_entries: (trials.expectations.entries.iter())
+                .map(report::EntryState::of)
+                .collect(),
+            composed: backend.composed(),
+        };
         if records.len() > 1 {
             println!(
-                "backend: {}\n{}{}",
+                "backend: {} ({})\n{}{}",
                 backend.name(),
+                context.facts.line(),
                 report::table(&records),
                 report::summary(&records)
             );
@@ -488,13 +496,16 @@ impl Harness {
             RunError::Report(format!("cannot write {}: {e}", path.display()))
         };
         if let Some(path) = &config.report_json {
-            let json = report::json(&backend.name(), &records, &problems);
+            let json = report::json(&backend.name(), &context, &records, &problems);
             output::write_replacing(path, merge::with_run_info(json, &run_info))
                 .map_err(|e| cannot_write(path, e))?;
         }
         if let Some(path) = &config.junit {
-            output::write_replacing(path, report::junit(&backend.name(), &records, &problems))
-                .map_err(|e| cannot_write(path, e))?;
+            output::write_replacing(
+                path,
+                report::junit(&backend.name(), &context.facts, &records, &problems),
+            )
+            .map_err(|e| cannot_write(path, e))?;
         }
         for problem in &problems {
             eprintln!("error: the run is no pass: {problem}");
@@ -603,9 +614,12 @@ struct Trials {
 impl Trials {
     fn new(backend: Arc<dyn Backend>, harness: &Harness) -> Trials {
         let config = &harness.config;
+        // The entries whose conditions do not hold on this engine and machine cover no trial.
+        let mut expectations = harness.expectations.clone();
+        expectations.resolve(&backend.facts());
         Trials {
             backend,
-            expectations: harness.expectations.clone(),
+            expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
             program: config.program.clone(),

@@ -807,6 +807,7 @@ mod tests {
                 class: "semantics".into(),
                 reason: "the engine clamps".into(),
                 line: 3,
+                condition: None,
             }),
             replay: Some(crate::replay_command::command(
                 crate::replay_command::CARGO_RUNNER,
@@ -821,6 +822,7 @@ mod tests {
             path: path.into(),
             backend: backend.into(),
             problems: Vec::new(),
+            context: Default::default(),
             trials,
         }
     }

@@ -17,6 +17,7 @@ pub mod coverage;
 pub mod diff;
 pub mod dump;
 pub mod expectations;
+pub mod facts;
 pub mod fuzz;
 pub mod generated;
 pub mod harness;

@@ -290,7 +290,12 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
         problems.extend(report::unclassified_problem(&records));
     }
     Ok(with_run_info(
-        report::json(&first.report.backend, &records, &problems),
+        report::json(
+            &first.report.backend,
+            &first.report.context,
+            &records,
+            &problems,
+        ),
         &info,
     ))
 }
@@ -344,7 +349,7 @@ mod tests {
     #[test]
     fn the_run_info_is_added_to_a_report_as_json() {
         let info = RunInfo::new(["b", "a"], Partition::parse("2/3").ok(), true);
-        let text = with_run_info(report::json("x", &[], &[]), &info);
+        let text = with_run_info(report::json("x", &Default::default(), &[], &[]), &info);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["backend"], "x");
         assert_eq!(value["run"]["partition"], "2/3");

@@ -35,6 +35,7 @@ use crate::backend::{
 };
 use crate::child::{Log, Session, Trouble};
 pub use crate::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE};
+use crate::facts::{EngineId, Facts, Platform};
 use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
 use crate::verdict::dtype_declaration;
 
@@ -71,6 +72,11 @@ pub struct Capabilities {
     pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
     /// The hello's `build_only`: the backend answers `built`, never `ok`.
     pub build_only: bool,
+    /// The hello's `engine` and `platform` ([`crate::facts`]).
+    pub engine: Option<EngineId>,
+    pub platform: Option<Platform>,
+    /// The hello's `composed`: what the adapter composes rather than the engine implements.
+    pub composed: BTreeMap<String, String>,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -174,6 +180,9 @@ impl Capabilities {
             targets: targets.into_iter().collect(),
             attributes: declared,
             build_only: false,
+            engine: None,
+            platform: None,
+            composed: BTreeMap::new(),
         })
     }
 
@@ -495,6 +504,9 @@ impl ProcessBackend {
                 targets,
                 attributes,
                 build_only,
+                engine,
+                platform,
+                composed,
             }) if protocol == PROTOCOL_VERSION => {
                 match Capabilities::from_hello(
                     name,
@@ -507,6 +519,9 @@ impl ProcessBackend {
                         session,
                         Capabilities {
                             build_only,
+                            engine,
+                            platform: platform.map(|p| *p),
+                            composed,
                             ..capabilities
                         },
                     )),
@@ -833,6 +848,15 @@ impl ProcessBackend {
 impl Backend for ProcessBackend {
     fn name(&self) -> String {
         self.capabilities.name.clone()
+    }
+
+    fn facts(&self) -> Facts {
+        let c = &self.capabilities;
+        Facts::host().with_hello(c.engine.as_ref(), c.platform.as_ref())
+    }
+
+    fn composed(&self) -> BTreeMap<String, String> {
+        self.capabilities.composed.clone()
     }
 
     fn build_only(&self) -> bool {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::facts::{EngineId, Platform};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use opspec::ops::scale::Coefficients;
@@ -121,6 +122,16 @@ pub enum Reply {
         /// backends").
         #[serde(default)]
         build_only: bool,
+        /// The engine's name and version ([`crate::facts`]).
+        #[serde(default)]
+        engine: Option<EngineId>,
+        /// Facts of the machine as the engine sees them.
+        #[serde(default)]
+        platform: Option<Box<Platform>>,
+        /// The ops (`slice`) and formats (`reformat:CHW4`) the adapter composes from other
+        /// ops of the engine rather than the engine implementing them, each with how.
+        #[serde(default)]
+        composed: BTreeMap<String, String>,
     },
     Ok {
         id: String,

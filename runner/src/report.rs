@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::expectations::Entry;
+use crate::facts::Facts;
 pub use crate::verdict::{Known, Status};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
@@ -55,9 +57,56 @@ pub struct Record {
     pub replay: Option<String>,
 }
 
+/// What a run's verdicts hold for: the engine and the machine, every expectations entry with
+/// its condition and whether it held, and what the adapter composes rather than the engine
+/// implements.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    #[serde(default)]
+    pub facts: Facts,
+    #[serde(default)]
+    pub expectation_entries: Vec<EntryState>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub composed: BTreeMap<String, String>,
+}
+
+/// An expectations entry as a run found it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryState {
+    pub line: usize,
+    pub selector: String,
+    pub clause: String,
+    pub class: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Whether its condition held (an entry without one always holds).
+    pub held: bool,
+    /// The facts its condition tests that the run did not know.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_facts: Vec<String>,
+}
+
+impl EntryState {
+    pub fn of(entry: &Entry) -> EntryState {
+        EntryState {
+            line: entry.line,
+            selector: entry.selector(),
+            clause: entry.clause.clone(),
+            class: entry.class.name().to_owned(),
+            reason: entry.reason.clone(),
+            condition: entry.condition.as_ref().map(|c| c.text.clone()),
+            held: entry.holds,
+            unknown_facts: entry.unknown_facts.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
     backend: &'a str,
+    #[serde(flatten)]
+    context: &'a Context,
     passed: usize,
     failed: usize,
     unsupported: usize,
@@ -114,9 +163,10 @@ pub fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
-pub fn json(backend: &str, records: &[Record], problems: &[String]) -> String {
+pub fn json(backend: &str, context: &Context, records: &[Record], problems: &[String]) -> String {
     let report = JsonReport {
         backend,
+        context,
         passed: count(records, Status::Passed),
         failed: count(records, Status::Failed),
         unsupported: count(records, Status::Unsupported),
@@ -275,7 +325,7 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
 /// the run. Each trial that neither passed nor failed carries its status as the property
 /// `opspec.status`; an implementation-defined divergence is neither failed nor skipped (it
 /// ran, and its answer is acceptable).
-pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
+pub fn junit(backend: &str, facts: &Facts, records: &[Record], problems: &[String]) -> String {
     let mut by_op: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for record in records {
         by_op.entry(&record.op).or_default().push(record);
@@ -292,12 +342,26 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
         count(records, Status::NotRun),
         skipped(&all)
     );
+    // The facts, as properties of every suite (JUnit has none for `testsuites`).
+    let mut properties = String::new();
+    if !facts.pairs().is_empty() {
+        properties.push_str("    <properties>");
+        for (name, value) in facts.pairs() {
+            let _ = write!(
+                properties,
+                "<property name=\"opspec.{name}\" value=\"{}\"/>",
+                xml_escape(&value)
+            );
+        }
+        properties.push_str("</properties>\n");
+    }
     if !problems.is_empty() {
         let _ = writeln!(
             xml,
             "  <testsuite name=\"run\" tests=\"{0}\" failures=\"{0}\" errors=\"0\" skipped=\"0\">",
             problems.len()
         );
+        xml.push_str(&properties);
         for (index, problem) in problems.iter().enumerate() {
             let _ = writeln!(
                 xml,
@@ -324,6 +388,7 @@ pub fn junit(backend: &str, records: &[Record], problems: &[String]) -> String {
             records.len(),
             skipped(&records)
         );
+        xml.push_str(&properties);
         for r in records {
             let (classname, name) =
                 r.name
@@ -483,6 +548,9 @@ pub struct Report {
     pub backend: String,
     /// Why the run was no pass although no trial failed ([`run_problems`]).
     pub problems: Vec<String>,
+    /// The engine, the machine and the expectations entries (empty in a report written
+    /// before they were recorded).
+    pub context: Context,
     pub trials: Vec<Record>,
 }
 
@@ -490,6 +558,8 @@ pub struct Report {
 #[derive(Deserialize)]
 struct ReportFile {
     backend: String,
+    #[serde(flatten)]
+    context: Context,
     #[serde(default)]
     problems: Vec<String>,
     trials: Vec<Record>,
@@ -528,6 +598,7 @@ pub fn read(path: &Path) -> Result<Report, ReadError> {
         path: path.to_owned(),
         backend: file.backend,
         problems: file.problems,
+        context: file.context,
         trials: file.trials,
     })
 }
@@ -569,7 +640,8 @@ mod tests {
             "excluded: 2 by slice mode=reflect, 1 by slice dtype fp8"
         );
         assert_eq!(exclusion_line(&records[3..]), None);
-        let json: serde_json::Value = serde_json::from_str(&json("b", &records, &[])).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&json("b", &Context::default(), &records, &[])).unwrap();
         assert_eq!(
             json["excluded_by"],
             serde_json::json!({"slice mode=reflect": 2, "slice dtype fp8": 1})
@@ -612,7 +684,7 @@ mod tests {
             ),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let xml = junit("numpy", &records, &[]);
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
         assert!(
             xml.contains("<testcase classname=\"slice.f\" name=\"c::int8\""),
             "{xml}"
@@ -622,7 +694,7 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
-        let json = json("numpy", &records, &[]);
+        let json = json("numpy", &Context::default(), &records, &[]);
         assert!(json.contains("\"failed\": 1"), "{json}");
     }
 
@@ -638,14 +710,14 @@ mod tests {
             ),
             record("scale::s::d::float32", Some("float32"), Status::Passed, ""),
         ];
-        let json = json("numpy", &records, &[]);
+        let json = json("numpy", &Context::default(), &records, &[]);
         assert!(
             json.contains("\"status\": \"implementation_defined\""),
             "{json}"
         );
         assert!(json.contains("\"implementation_defined\": 1"), "{json}");
         assert!(json.contains("\"unsupported\": 0"), "{json}");
-        let xml = junit("numpy", &records, &[]);
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
         assert!(
             xml.contains("<property name=\"opspec.status\" value=\"implementation_defined\"/>"),
             "{xml}"
@@ -700,7 +772,7 @@ mod tests {
             ),
             "{problems:?}"
         );
-        let xml = junit("numpy", &records, &problems);
+        let xml = junit("numpy", &Facts::default(), &records, &problems);
         assert!(
             xml.contains("<testsuite name=\"run\" tests=\"1\" failures=\"1\""),
             "{xml}"
@@ -713,10 +785,10 @@ mod tests {
             record("slice::f::c", None, Status::NotRun, "not run: gone"),
             record("slice::f::d", None, Status::Passed, ""),
         ];
-        let xml = junit("numpy", &records, &[]);
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
         assert!(xml.contains("errors=\"1\""), "{xml}");
         assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
-        assert!(json("numpy", &records, &[]).contains("\"not_run\": 1"));
+        assert!(json("numpy", &Context::default(), &records, &[]).contains("\"not_run\": 1"));
         assert!(table(&records).contains("1/1/0/0"), "{}", table(&records));
     }
 
@@ -750,7 +822,10 @@ mod tests {
             record("slice::f::d", None, Status::Passed, ""),
         ];
         let problems = ["nothing passed".to_owned()];
-        let file = Scratch::new("round-trip", &json("numpy", &records, &problems));
+        let file = Scratch::new(
+            "round-trip",
+            &json("numpy", &Context::default(), &records, &problems),
+        );
         let report = read(&file.0).unwrap();
         assert_eq!(report.backend, "numpy");
         assert_eq!(report.problems, problems);
@@ -795,7 +870,12 @@ mod tests {
         let records = [record("slice::f::d", None, Status::Passed, "")];
         let twice = Scratch::new(
             "twice",
-            &json("b", &[records[0].clone(), records[0].clone()], &[]),
+            &json(
+                "b",
+                &Context::default(),
+                &[records[0].clone(), records[0].clone()],
+                &[],
+            ),
         );
         assert_eq!(
             read(&twice.0),

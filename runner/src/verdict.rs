@@ -124,6 +124,9 @@ pub struct Known {
     pub reason: String,
     /// The entry's line in the expectations file.
     pub line: usize,
+    /// The entry's condition on the run's facts, as written, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// What became of a trial: its status, and the report or reason a person reads (empty for a
@@ -362,6 +365,7 @@ pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> 
                     class: entry.class.name().to_owned(),
                     reason: entry.reason.clone(),
                     line: entry.line,
+                    condition: entry.condition.as_ref().map(|c| c.text.clone()),
                 }),
                 ..Verdict::new(
                     Status::KnownFailure,
@@ -934,6 +938,9 @@ cases:
             class: crate::expectations::Class::Semantics,
             reason: "why".into(),
             line: 7,
+            condition: None,
+            holds: true,
+            unknown_facts: Vec::new(),
         };
         let stale = decide(verdict, Some(&entry), Some("r"));
         assert_eq!(stale.status, Status::Failed);

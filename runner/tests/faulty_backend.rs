@@ -199,6 +199,66 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
     assert_eq!(json["failed"], 2, "{stdout}");
 }
 
+/// An entry whose condition does not hold on the run's facts covers no trial: its trial fails
+/// as without it, and over a passing trial it is not stale. The report lists every entry
+/// with its condition and whether it held.
+#[test]
+fn conditional_entries_hold_only_where_their_condition_does() {
+    let named = |prefix: &str| {
+        let case = spec_cases()
+            .into_iter()
+            .find(|c| c.trial_name().starts_with(prefix))
+            .unwrap();
+        (case.trial_name(), case.clauses[0].clone())
+    };
+    let (lie, lie_clause) = named("slice::seed");
+    let (passing, passing_clause) = named("shuffle::seed");
+    let os = std::env::consts::OS;
+    let run = |entries: String| {
+        let scratch = scratch("conditional");
+        let expectations = scratch.path().join("faulty.expect");
+        std::fs::write(&expectations, entries).unwrap();
+        let command = format!("{} --lie {lie}", faulty_backend());
+        run_with_report(
+            "conditional-run",
+            &command,
+            &["--expectations", expectations.to_str().unwrap()],
+        )
+    };
+    let status = |json: &serde_json::Value, name: &str| {
+        let trials = json["trials"].as_array().unwrap();
+        let trial = trials.iter().find(|t| t["name"] == name).unwrap();
+        trial["status"].as_str().unwrap().to_owned()
+    };
+    // Elsewhere only: the lie fails, and the entry over the passing trial is not stale.
+    let (success, stdout, json) = run(format!(
+        "{lie} | {lie_clause} | defect | flips a bit on plan9 | if os == plan9\n\
+         {passing} | {passing_clause} | defect | fails on plan9 | if os == plan9 or version < 0\n"
+    ));
+    assert!(!success, "{stdout}");
+    assert_eq!(status(&json, &lie), "failed");
+    assert_eq!(status(&json, &passing), "passed");
+    assert_eq!(json["failed"], 1, "{stdout}");
+    let entries = json["expectation_entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["condition"], "os == plan9");
+    assert_eq!(entries[0]["held"], false);
+    // The faulty backend's hello names no engine version: the test of it is false, and said.
+    assert_eq!(entries[1]["unknown_facts"], serde_json::json!(["version"]));
+    assert_eq!(json["facts"]["os"], os);
+    // Here too: the first entry that holds covers the lie.
+    let (success, stdout, json) = run(format!(
+        "{lie} | {lie_clause} | defect | flips a bit on plan9 | if os == plan9\n\
+         {lie} | {lie_clause} | defect | flips a bit here | if os == {os} and os != plan9\n"
+    ));
+    assert!(success, "{stdout}");
+    assert_eq!(status(&json, &lie), "known_failure");
+    let trials = json["trials"].as_array().unwrap();
+    let known = &trials.iter().find(|t| t["name"] == *lie).unwrap()["known"];
+    assert_eq!(known["line"], 2);
+    assert_eq!(known["condition"], format!("os == {os} and os != plan9"));
+}
+
 #[test]
 fn a_backend_that_supports_no_case_is_an_error() {
     // A hello that lists no op: every case would be "unsupported", which is no green run.

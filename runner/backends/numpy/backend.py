@@ -726,7 +726,7 @@ def handle(msg):
             raise OpError("internal", "request is not a JSON object")
         t = msg.get("type")
         if t == "hello":
-            return {"type": "hello", "protocol": PROTOCOL, "name": NAME, "ops": OPS}
+            return {"type": "hello", "protocol": PROTOCOL, "name": NAME, "engine": {"name": "numpy", "version": np.__version__}, "ops": OPS}
         if t != "run":
             raise OpError("internal", f"unknown message type {t!r}")
         op = msg.get("op")

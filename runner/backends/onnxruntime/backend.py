@@ -32,7 +32,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     sys.exit(0)
 
 from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, probe, prod, serve  # noqa: E402
-from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 OPSET = 21
@@ -385,7 +385,13 @@ def attempt(op, attrs, tensors):
 
 def hello():
     # The dtypes for which the installed ONNX Runtime has the kernels.
-    return {"name": f"onnxruntime-{ort.__version__}", "ops": OPS, "dtypes": probe(ONNX_TYPE, attempt)}
+    return {
+        "name": f"onnxruntime-{ort.__version__}",
+        "engine": {"name": "onnxruntime", "version": ort.__version__},
+        "composed": composed("ONNX Gather"),
+        "ops": OPS,
+        "dtypes": probe(ONNX_TYPE, attempt),
+    }
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     sys.exit(0)
 
 from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
-from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 OV_TYPE = {
@@ -284,7 +284,20 @@ def run(op, attrs, inputs):
 def hello():
     # Compiling a probe per op and dtype would take seconds: the hello lists every type OpenVINO
     # has, and a case whose type the CPU plugin has no kernel for is answered `unsupported`.
-    return {"name": f"openvino-{ov.get_version().split('-')[0]}", "ops": OPS, "dtypes": {op: list(ITEMSIZE) for op in OPS}}
+    # The CPU plugin's own view of the machine: its kernels are chosen by these capabilities.
+    core = ov.Core()
+    version = ov.get_version().split("-")[0]
+    return {
+        "name": f"openvino-{version}",
+        "engine": {"name": "openvino", "version": version},
+        "platform": {
+            "cpu_model": core.get_property("CPU", "FULL_DEVICE_NAME"),
+            "engine_flags": list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
+        },
+        "composed": composed("OpenVINO Gather"),
+        "ops": OPS,
+        "dtypes": {op: list(ITEMSIZE) for op in OPS},
+    }
 
 
 if __name__ == "__main__":

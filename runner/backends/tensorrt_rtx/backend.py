@@ -410,7 +410,13 @@ def hello():
     # The dtypes in which the installed builder builds the simplest case of each op (reformat's
     # dtypes depend on the format, and are the builder's to judge case by case).
     dtypes = probe(TRT_TYPE, attempt, ops=["shuffle", "slice", "scale"])
-    return {"name": f"tensorrt-rtx-{trt.__version__}", "ops": list(LAYERS), "build_only": True, "dtypes": dtypes}
+    return {
+        "name": f"tensorrt-rtx-{trt.__version__}",
+        "engine": {"name": "tensorrt-rtx", "version": trt.__version__},
+        "ops": list(LAYERS),
+        "build_only": True,
+        "dtypes": dtypes,
+    }
 
 
 if __name__ == "__main__":

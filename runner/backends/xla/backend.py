@@ -36,7 +36,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
     sys.exit(0)
 
 from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, list_from, pack_int4, probe, serve  # noqa: E402
-from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
+from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 # int64 stays int64 (JAX would otherwise run it as int32).
@@ -342,7 +342,15 @@ def run_tensors(op, attrs, tensors):
 
 def hello():
     # The dtypes XLA runs each op in.
-    return {"name": f"xla-jax-{jax.__version__}", "ops": OPS, "dtypes": probe(JNP_TYPE, run_tensors)}
+    import jaxlib
+
+    return {
+        "name": f"xla-jax-{jax.__version__}",
+        "engine": {"name": "xla-jax", "version": jaxlib.__version__},
+        "composed": composed("XLA gather"),
+        "ops": OPS,
+        "dtypes": probe(JNP_TYPE, run_tensors),
+    }
 
 
 if __name__ == "__main__":
