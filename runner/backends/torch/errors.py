@@ -18,6 +18,10 @@ PATTERNS = [
     ("shuffle", r"invalid shape dimension -\d+", "invalid_reshape"),
     ("shuffle", r"because the unspecified dimension size -1 can be any value and is ambiguous", "indeterminate_wildcard"),
     ("as_strided", r"setStorage: .* are out of bounds for storage of size \d+", "out_of_bounds"),
+    # narrow's checks of the span a slice reads (the adapter checks the axes before: the dim torch
+    # says is out of range is narrow's start).
+    ("slice", r"start \(-?\d+\) \+ length \(-?\d+\) exceeds dimension size \(\d+\)", "out_of_bounds"),
+    ("slice", r"IndexError: Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)", "out_of_bounds"),
     # The view's storage size overflows int64 (sizes of no negative entry: a negative one fails the
     # same computation, and is no reach).
     ("as_strided", r"Storage size calculation overflowed with sizes=\[[\d, ]*\]", "out_of_bounds"),

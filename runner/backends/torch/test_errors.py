@@ -33,6 +33,8 @@ CASES = [
     ("shuffle", message(lambda: x6.reshape([-1, -1])), "invalid_reshape"),
     ("shuffle", message(lambda: x6.reshape([-2, 3])), "invalid_reshape"),
     ("shuffle", message(lambda: torch.empty(0, 3).reshape([0, -1])), "indeterminate_wildcard"),
+    ("slice", message(lambda: x6.narrow(0, 5, 2)), "out_of_bounds"),
+    ("slice", message(lambda: x6.narrow(0, 7, 1)), "out_of_bounds"),
     ("as_strided", message(lambda: torch.as_strided(x6, [2], [1], 5)), "out_of_bounds"),
     ("as_strided", message(lambda: torch.as_strided(x6, [2, 2], [1 << 62, 1 << 62], 0)), "out_of_bounds"),
     ("as_strided", message(lambda: torch.as_strided(x6, [2], [-1], 1)), "invalid_stride"),
