@@ -133,11 +133,12 @@ def wrap_stages(before, after, d):
 
 
 def strided(x, axis, start, size, step):
-    """`size` elements from `start` every `step` on one axis: `narrow` to the span the slice
-    covers, then a Python slice of that step. A negative step flips the axis first (torch's
-    slicing takes no negative step), a zero step expands one element, and a size of 0 is the empty
-    span at 0, whatever the start (TensorRT reads nothing there). `narrow` checks the span against
-    the axis (and reads a negative start from the back): torch judges the bounds."""
+    """`size` elements from `start` every `step` on one axis: `narrow` to the span of input
+    coordinates the slice covers, then a Python slice of that step; a negative step reads the
+    span flipped (torch's slicing takes no negative step), a zero step expands one element, and a
+    size of 0 is the empty span at 0, whatever the start (TensorRT reads nothing there). `narrow`
+    checks the span against the axis (and reads a negative start from the back): torch judges
+    the bounds."""
     if size == 0:
         return x.narrow(axis, 0, 0)
     if step == 0:
@@ -145,11 +146,12 @@ def strided(x, axis, start, size, step):
         shape = list(one.shape)
         shape[axis] = size
         return one.expand(shape)
-    if step < 0:
-        x = torch.flip(x, [axis])
-        start, step = x.shape[axis] - 1 - start, -step
-    span = x.narrow(axis, start, (size - 1) * step + 1 if size > 0 else size)
-    return span[(slice(None),) * axis + (slice(None, None, step),)]
+    length = (size - 1) * abs(step) + 1 if size > 0 else size
+    if step > 0:
+        span = x.narrow(axis, start, length)
+    else:
+        span = torch.flip(x.narrow(axis, start + (size - 1) * step, length), [axis])
+    return span[(slice(None),) * axis + (slice(None, None, abs(step)),)]
 
 
 def run_slice(attrs, t):
@@ -321,7 +323,7 @@ def run_tensors(op, attrs, tensors):
 # listed is one torch call per stage of the op).
 COMPOSED = {
     "shuffle": "permute, reshape, permute; with zero_is_placeholder the adapter replaces each 0 of reshape_dims by the input's dim at its position (torch.reshape has no placeholder)",
-    "slice": "narrow to the span each axis reads (bounds the adapter computes), then a Python slice of the stride; a negative stride is torch.flip then a positive step, a stride of 0 is expand of one element; WRAP, CLAMP, REFLECT and FILL pad first with F.pad (circular, replicate, reflect, constant) by amounts the adapter computes, the non-constant modes one axis at a time (moved last, the others merged), REFLECT in stages of at most d-1 and WRAP in stages of at most the current extent",
+    "slice": "narrow to the span each axis reads (bounds the adapter computes), then a Python slice of the stride; a negative stride reads the span through torch.flip, a stride of 0 is expand of one element; WRAP, CLAMP, REFLECT and FILL pad first with F.pad (circular, replicate, reflect, constant) by amounts the adapter computes, the non-constant modes one axis at a time (moved last, the others merged), REFLECT in stages of at most d-1 and WRAP in stages of at most the current extent",
     "scale": "to(float32), * scale, + shift, torch.pow, then to(dtype), or torch.quantize_per_tensor(scale 1, zero point 0).int_repr() for int8; the adapter shapes the weights to broadcast from the channel axis",
     "reformat:HWC": "torch's channels_last layout (NHWC) at rank 4; at other ranks the adapter adds a leading axis (rank 3) or merges the leading axes into one (rank 5 and more) first",
     "reformat:DHWC": "torch's channels_last_3d layout (NDHWC) at rank 5; at other ranks the adapter adds a leading axis (rank 4) or merges the leading axes into one (rank 6 and more) first",

@@ -22,6 +22,14 @@ PATTERNS = [
     # says is out of range is narrow's start).
     ("slice", r"start \(-?\d+\) \+ length \(-?\d+\) exceeds dimension size \(\d+\)", "out_of_bounds"),
     ("slice", r"IndexError: Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)", "out_of_bounds"),
+    # The fill value: a Python number from a one-element tensor (Tensor.item), which F.pad converts
+    # to the input's type.
+    ("slice", r"only one element tensors can be converted to Python scalars", "invalid_fill"),
+    ("slice", r"value cannot be converted to type \S+ without overflow", "invalid_fill"),
+    # F.pad's replicate and reflect kernels refuse an axis of 0 (the adapter pads the axis as the
+    # last dim of an (N, C, W) tensor, so a 0 last dim is the padded axis).
+    ("slice", r"Expected 2D or 3D \(batch mode\) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: \[1, \d+, 0\]", "empty_dimension"),
+    ("slice", r"2D or 3D \(batch mode\) tensor expected for input, but got: \[ torch\.\w+\{1,\d+,0\} \]", "empty_dimension"),
     # The view's storage size overflows int64 (sizes of no negative entry: a negative one fails the
     # same computation, and is no reach).
     ("as_strided", r"Storage size calculation overflowed with sizes=\[[\d, ]*\]", "out_of_bounds"),
