@@ -4,7 +4,7 @@ bytes overflows int64, and the view reads memory outside the storage (here the s
 first elements, the byte offset having wrapped around to 0; other offsets read other memory or
 crash the process).
 
-Doc: torch.as_strided (1.13 docstring, "warning"): "The constructed view of the storage must only
+Spec: torch.as_strided (1.13 docstring, "warning"): "The constructed view of the storage must only
 refer to elements within the storage or a runtime error will be thrown."
 Engine: a float32 tensor of 6 elements, size [2], stride [1], storage offset 2**62: no error; the
 view holds [0.0, 1.0], elements 0 and 1 of the storage (2**62 · 4 bytes = 2**64 wraps to 0). A
