@@ -64,7 +64,9 @@ CLAIMS = [
     # slice
     ("slice.dtype.clamp-fill-reflect-exclude-int64-bf16", lambda: all(
         x5.to(d).narrow(0, 1, 3).dtype == d and F.pad(x5.to(d), (1, 1), value=0).dtype == d and torch.flip(x5.to(d), [0]).dtype == d
-        for d in (torch.bfloat16, torch.int64))),
+        for d in (torch.bfloat16, torch.int64))
+        and all(raises(lambda: F.pad(torch.zeros(1, 1, 3, dtype=d), (1, 1), mode=m), "not implemented for")
+                for m in ("replicate", "reflect") for d in (torch.bool, torch.int8, torch.int32, torch.int64, torch.float16, torch.bfloat16))),
     ("slice.fill.value: float16 NaN fill through F.pad", lambda: bits16(F.pad(torch.zeros(2, dtype=torch.float16), (1, 1), value=nan7d01.item()))[0] == 0x7E00),
     ("slice.lengths.match: leading axes", lambda: x23[0:1].shape == (1, 3)),
     ("slice.fill.not-scalar: item of [1, 1]", lambda: torch.zeros(1, 1).item() == 0.0),
