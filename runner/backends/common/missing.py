@@ -7,10 +7,14 @@ import json
 import sys
 
 
-def serve_missing(engine, error, requirements):
+def serve_missing(engine, error, requirements=None, command=None):
+    """`requirements`: the adapter's pip requirements file; `command`: the install command, for an
+    engine installed otherwise (a system package)."""
+    if command is None:
+        command = f"python3 -m pip install -r {requirements}"
     message = (
         f"the {engine} adapter's packages are not installed ({type(error).__name__}: {error}); "
-        f"install them with: python3 -m pip install -r {requirements}"
+        f"install them with: {command}"
     )
     print(message, file=sys.stderr)
     for line in sys.stdin:
