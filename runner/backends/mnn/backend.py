@@ -112,11 +112,15 @@ def read(y, dtype, whole=False):
     padding included: `read_as_tuple` returns it, `read` only the logical element count)."""
     try:
         shape = list(y.shape)
-        if whole:
+        if prod(shape) == 0:
+            # Nothing to read (MNN's read of an empty tensor fails): the empty output, whole
+            # buffers included (a packed buffer of a shape with a 0 dim has no element either).
+            values = np.zeros(0, dtype=READ_AS[dtype])
+            if whole:
+                shape = [0]
+        elif whole:
             values = np.array(y.read_as_tuple(), dtype=READ_AS[dtype])
             shape = [values.size]
-        elif prod(shape) == 0:
-            values = np.zeros(0, dtype=READ_AS[dtype])
         else:
             values = np.asarray(y.read()).astype(READ_AS[dtype], copy=False)
     except Exception as e:
@@ -239,15 +243,14 @@ def pad_fill(x, plan, fill, dtype):
     Select on a mask padded the same way."""
     if not plan.padded:
         return x
+    if fill is not None:
+        if prod(fill.shape) != 1:
+            raise Unsupported(f"a fill value of shape {fill.shape}: no one value for the Select")
+        supported(fill.dtype, "fill value")
     padded = build(F.pad, x, paddings(plan.before, plan.after), F.CONSTANT)
     if fill is None or not any(fill.data):
-        if fill is not None and fill.dtype != dtype:
-            pass  # a zero of any type converts to the zero of the input's
-        return padded
-    if len(fill.shape) > 1 or prod(fill.shape) != 1:
-        raise Unsupported(f"a fill value of shape {fill.shape}: MNN's Select broadcasts it, there is no scalar to check")
-    supported(fill.dtype, "fill value")
-    value = const(fill.dtype, fill.data, [])
+        return padded  # a zero of any type converts to the input type's 0
+    value = const(fill.dtype, fill.data, fill.shape)
     if fill.dtype != dtype:
         value = build(F.cast, value, MNN_TYPE[dtype])
     ones = F.const(np.ones(prod(plan.shape), dtype=np.int32), list(plan.shape), F.NCHW, F.int)
@@ -359,6 +362,10 @@ def run_reformat(attrs, t):
     if src_fmt == F.NHWC:
         dims = [shape[0], shape[2], shape[3], shape[1]]
     v = build(const, x.dtype, x.data, dims, src_fmt)
+    if src != "LINEAR" and dst != "LINEAR":
+        # X -> Y is unpack then pack (docs/protocol.md): MNN converts to NCHW, then to Y (its
+        # conversion of a tensor to its own format keeps the buffer, padding included).
+        v = build(F.convert, v, F.NCHW)
     y = build(F.convert, v, dst_fmt)
     return read(y, x.dtype, whole=dst != "LINEAR")
 
