@@ -216,7 +216,12 @@ def run_slice(attrs, t):
         for kind, before, after in plan.pad_stages({"reflect": "reflect", "edge": "edge"}):
             x = pad_reflect(x, kind, before, after)
     entries, gathers = plan.slice_and_gathers()
-    if entries:
+    short = attrs.get("axes") is None and t[5] is None and len(plan.starts) < rank
+    if short and not gathers and not plan.padded:
+        # Fewer entries than dims and no axes: the lists go to StridedSlice as they are (MNN
+        # slices the leading axes).
+        x = build(F.strided_slice, x, ints(plan.starts), ints(plan.ends), ints(plan.steps), 0, 0)
+    elif entries:
         x = strided_slice(x, entries, plan, rank)
     for axis, index in gathers:
         x = build(gather_axis, x, axis, index.tolist())
