@@ -44,6 +44,7 @@ except ImportError as missing:  # reported to the runner, never run as a pass
 
 from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, probe, prod, serve  # noqa: E402
 from convert import SlicePlan, as_strided_indices, scale_weights  # noqa: E402
+from errors import error_kind  # noqa: E402
 
 
 def engine_text():
@@ -101,10 +102,12 @@ def var_of(wire):
     return const(wire.dtype, wire.data, wire.shape)
 
 
-def engine_error(e, when):
+def engine_error(e, when, op=None):
+    """MNN rejecting the case, with the kind its message names (errors.py) or none."""
     text = engine_text()
     cause = e.__cause__ if e.__cause__ is not None else e
-    return OpError(None, f"MNN {when}: {text or cause}"[:600])
+    message = f"MNN {when}: {text or cause}"[:600]
+    return OpError(error_kind(message, op), message)
 
 
 def read(y, dtype, whole=False):
@@ -145,6 +148,20 @@ def build(fn, *args):
         raise engine_error(e, "building the graph") from None
 
 
+def stage(name, op, fn, *args):
+    """One MNN op of the graph, whose output shape MNN computes at once: an MNN op that cannot
+    compute it has rejected its arguments, and the error says which op it was."""
+    try:
+        y = fn(*args)
+        if y.shape is None:
+            raise ValueError("no shape")
+        return y
+    except (OpError, Unsupported):
+        raise
+    except Exception as e:
+        raise engine_error(e, name, op) from None
+
+
 # ----------------------------------------------------------------------------------------------
 # shuffle: Transpose -> Reshape -> Transpose
 
@@ -153,15 +170,15 @@ def run_shuffle(attrs, t):
     x = var_of(t[0])
     p1 = int_list(attrs, "first_transpose")
     if p1 is not None:
-        x = build(F.transpose, x, p1)
+        x = stage("Transpose", "shuffle", F.transpose, x, p1)
     dims = t[1].ints("reshape_dims") if t[1] is not None else int_list(attrs, "reshape_dims")
     if dims is not None:
         if not attrs.get("zero_is_placeholder", True) and 0 in dims:
             raise Unsupported("MNN's Reshape reads a 0 as 'copy the input dim': it has no zero-length dim")
-        x = build(F.reshape, x, dims)
+        x = stage("Reshape", "shuffle", F.reshape, x, dims)
     p2 = int_list(attrs, "second_transpose")
     if p2 is not None:
-        x = build(F.transpose, x, p2)
+        x = stage("Transpose", "shuffle", F.transpose, x, p2)
     return read(x, t[0].dtype)
 
 
@@ -366,7 +383,12 @@ def run_reformat(attrs, t):
     dims = list(shape)
     if src_fmt == F.NHWC:
         dims = [shape[0], shape[2], shape[3], shape[1]]
-    v = build(const, x.dtype, x.data, dims, src_fmt)
+    try:
+        v = const(x.dtype, x.data, dims, src_fmt)
+    except (OpError, Unsupported):
+        raise
+    except Exception as e:
+        raise engine_error(e, "building the buffer tensor", "reformat") from None
     if src != "LINEAR" and dst != "LINEAR":
         # X -> Y is unpack then pack (docs/protocol.md): MNN converts to NCHW, then to Y (its
         # conversion of a tensor to its own format keeps the buffer, padding included).
