@@ -70,6 +70,11 @@ def startup_text():
 
 startup_text()  # what MNN printed when imported is not a case's message
 
+# Threads: MNN's default unless OPSPEC_MNN_THREADS is set (a speed setting: README.md).
+if os.environ.get("OPSPEC_MNN_THREADS"):
+    F.set_thread_number(int(os.environ["OPSPEC_MNN_THREADS"]))
+    startup_text()
+
 # ----------------------------------------------------------------------------------------------
 # Tensors: wire <-> MNN Var. MNN's expression API has float32, int32, uint8 and int8 tensors
 # (int8 only as the result of an op: `expr.const` refuses it, so an int8 input is an int32
