@@ -192,10 +192,16 @@ def engine_error(e, when, op=None):
     return OpError(error_kind(text, op), f"onnxruntime {when}: {text[:600]}")
 
 
-# Defaults, as an engine is run: graph optimizations and threads as ONNX Runtime chooses (neither
-# changes a result of the suite: BENCHMARKS.md, "Engine adapters"); only the log is quiet.
+# Settings of two kinds (README.md, "Settings"). Graph optimizations stay as ONNX Runtime chooses:
+# they could change a result. The thread pools cannot (the kernels split work, not arithmetic:
+# runner/tests/engines.rs runs a sample both ways and compares every status), so one thread each,
+# for speed on a shared machine: the default pools, one thread per core per session, load a small
+# machine with every session the adapter keeps. The log is quiet.
 OPTIONS = ort.SessionOptions()
 OPTIONS.log_severity_level = 4
+THREADS = int(os.environ.get("OPSPEC_ORT_THREADS", "1"))  # 0: ONNX Runtime's default pools
+OPTIONS.intra_op_num_threads = THREADS
+OPTIONS.inter_op_num_threads = THREADS
 
 
 # ----------------------------------------------------------------------------------------------
