@@ -20,7 +20,9 @@
 //!
 //! - `semantics`: the engine's semantics differ from TensorRT's (a documented behaviour of its own);
 //! - `defect`: a defect of the engine (it breaks its own documented behaviour);
-//! - `adapter`: the adapter's own limit (what its mapping onto the engine does not cover).
+//! - `adapter`: the adapter's own limit (what its mapping onto the engine does not cover);
+//! - `untriaged`: a failure not yet looked at (`runner update-expectations` writes it); a run
+//!   in which one covers a trial is no pass.
 //!
 //! The engine adapters' files (`runner/backends/*/known-failures.txt`) are what
 //! `scripts/engines_md.py` turns into `docs/engines.md`.
@@ -54,16 +56,25 @@ pub enum Class {
     Defect,
     /// The adapter's own limit.
     Adapter,
+    /// Not yet triaged: written by `runner update-expectations` for a new failure. A run in
+    /// which such an entry covers a trial is no pass.
+    Untriaged,
 }
 
 impl Class {
-    pub const ALL: [Class; 3] = [Class::Semantics, Class::Defect, Class::Adapter];
+    pub const ALL: [Class; 4] = [
+        Class::Semantics,
+        Class::Defect,
+        Class::Adapter,
+        Class::Untriaged,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Class::Semantics => "semantics",
             Class::Defect => "defect",
             Class::Adapter => "adapter",
+            Class::Untriaged => "untriaged",
         }
     }
 
@@ -139,7 +150,7 @@ pub enum ExpectationsError {
     Fields { line: usize, text: String },
     #[error("line {line}: field `{field}` is empty")]
     Empty { line: usize, field: &'static str },
-    #[error("line {line}: unknown class `{class}` (one of semantics, defect, adapter)")]
+    #[error("line {line}: unknown class `{class}` (one of semantics, defect, adapter, untriaged)")]
     Class { line: usize, class: String },
     #[error("line {line}: unknown clause `{clause}` (not in the specs' *.clauses.yaml)")]
     UnknownClause { line: usize, clause: String },
@@ -575,7 +586,7 @@ mod tests {
         );
         assert_eq!(
             err("slice::a | slice.reflect.mirror | bug | why"),
-            "line 1: unknown class `bug` (one of semantics, defect, adapter)"
+            "line 1: unknown class `bug` (one of semantics, defect, adapter, untriaged)"
         );
     }
 

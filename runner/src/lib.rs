@@ -32,6 +32,7 @@ pub mod replay;
 pub mod replay_command;
 pub mod report;
 pub mod serve;
+pub mod update;
 pub mod verdict;
 
 pub use config::Config;

@@ -14,6 +14,8 @@
 //!                      the JSON reports of the parts of one run (--partition) as one
 //! runner diff OLD.json NEW.json
 //!                      the trials that newly fail, newly pass, appeared or disappeared
+//! runner update-expectations REPORT.json FILE [--out OUT]
+//!                      a known-failures file rewritten from a run's report
 //! ```
 //! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
 //! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
@@ -108,6 +110,19 @@ enum Command {
         /// The later report
         new: PathBuf,
     },
+    /// Rewrites a known-failures file from the JSON report of a run made with it: entries keep
+    /// their class, reason and condition; stale ones go; each new failure becomes an entry of
+    /// class `untriaged`, which fails later runs until a person triages it
+    #[command(name = "update-expectations")]
+    UpdateExpectations {
+        /// The run's report (`runner --expectations FILE --report-json REPORT`)
+        report: PathBuf,
+        /// The known-failures file the run used
+        file: PathBuf,
+        /// Write the new file here instead of replacing FILE
+        #[arg(long, value_name = "OUT")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The runner as it was started (its first argument), for replay lines.
@@ -150,6 +165,9 @@ fn main() -> ExitCode {
         ),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
         Some(Command::Merge { parts, out }) => opspec_runner::merge::main(&parts, &out),
+        Some(Command::UpdateExpectations { report, file, out }) => {
+            opspec_runner::update::main(&report, &file, out.as_deref())
+        }
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
             Ok(config) => main_with(

@@ -12,7 +12,7 @@
 //! The JSON report is read by later versions of the runner: fields are only ever added, and a
 //! field a report lacks (one written before the field existed) reads as empty.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
@@ -304,6 +304,21 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
             "nothing passed: {} of {} trials; {advice}",
             summary(records),
             records.len()
+        ));
+    }
+    let untriaged: BTreeSet<usize> = (records.iter())
+        .filter_map(|r| r.known.as_ref())
+        .filter(|k| k.class == "untriaged")
+        .map(|k| k.line)
+        .collect();
+    if !untriaged.is_empty() {
+        let lines: Vec<String> = untriaged.iter().map(|l| l.to_string()).collect();
+        problems.push(format!(
+            "{} known failures are of untriaged entries (lines {} of the expectations file): give each its class (semantics, defect, adapter) and reason",
+            (records.iter())
+                .filter(|r| r.known.as_ref().is_some_and(|k| k.class == "untriaged"))
+                .count(),
+            lines.join(", ")
         ));
     }
     let sent = records

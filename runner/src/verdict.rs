@@ -142,7 +142,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn new(status: Status, message: String) -> Verdict {
+    pub(crate) fn new(status: Status, message: String) -> Verdict {
         Verdict {
             status,
             message,
