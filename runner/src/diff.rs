@@ -295,6 +295,7 @@ mod tests {
             seconds: 0.0,
             clauses: Vec::new(),
             known: None,
+            composed: None,
             replay: Some(format!("runner replay {name}")),
         }
     }

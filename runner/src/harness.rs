@@ -9,6 +9,7 @@
 //! ([`crate::backend`]), its outcome to the verdict ([`crate::verdict`]), the verdict to a
 //! record ([`crate::report`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,6 +24,7 @@ use opspec_generate::GeneratedCase;
 use opspec_spec::clauses::Catalogue;
 use opspec_spec::{load_dirs, Case, Loaded};
 
+use crate::attributes::composed_key;
 use crate::backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
 use crate::config::{self, Config};
 use crate::dump::Dumping;
@@ -478,6 +480,9 @@ impl Harness {
             if let Some(line) = report::exclusion_line(&records) {
                 println!("{line}");
             }
+            if let Some(line) = report::composed_line(&records) {
+                println!("{line}");
+            }
             if let Some(line) = report::failures_by_clause(&records) {
                 println!("{line}");
             }
@@ -609,6 +614,8 @@ struct Trials {
     quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
+    /// What the backend composes rather than implements (the hello's `composed`).
+    composed: BTreeMap<String, String>,
 }
 
 impl Trials {
@@ -617,6 +624,7 @@ impl Trials {
         // The entries whose conditions do not hold on this engine and machine cover no trial.
         let mut expectations = harness.expectations.clone();
         expectations.resolve(&backend.facts());
+        let composed = backend.composed();
         Trials {
             backend,
             expectations,
@@ -629,6 +637,7 @@ impl Trials {
             reference: reference(config),
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
+            composed,
         }
     }
 
@@ -902,6 +911,7 @@ impl Trials {
             seconds: started.elapsed().as_secs_f64(),
             clauses: case.clauses.clone(),
             known: verdict.known,
+            composed: composed_key(case.op, &case.invocation.attrs, &self.composed),
         }
     }
 
@@ -942,6 +952,7 @@ fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
         seconds: 0.0,
         clauses: Vec::new(),
         known: verdict.known,
+        composed: None,
         replay: None,
     }
 }

@@ -604,6 +604,62 @@ fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
 }
 
 /// The page, with the default [`PageOptions`].
+/// Each report's engine and machine, and its trials of what the engine implements apart from
+/// those the adapter composes from other operations (the hello's `composed`): no line of the
+/// page says an engine passes what it never implemented.
+fn native_and_composed(html: &mut String, reports: &[Report], labels: &[String]) {
+    let known =
+        |r: &Report| r.context.facts != Default::default() || !r.context.composed.is_empty();
+    if !reports.iter().any(known) {
+        return;
+    }
+    html.push_str(
+        "<h2>Engines: native and composed</h2>\n<p class=\"lead\">What each engine was, on what \
+         machine, and its trials apart: <em>native</em>, the engine's own operation; \
+         <em>composed</em>, built by the adapter from other operations of the engine (a Gather of \
+         indices it computes, a pad-reshape-transpose chain), which judge the engine's other \
+         operations, not its own of this rule.</p>\n<table class=\"composed\" id=\"composed\"><thead>\
+         <tr><th>engine</th><th>engine and machine</th><th>native: passed / trials</th>\
+         <th>composed: passed / trials</th><th>composed by the adapter</th></tr></thead><tbody>\n",
+    );
+    for (report, label) in reports.iter().zip(labels) {
+        let counted: Vec<&Record> = (report.trials.iter())
+            .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"))
+            .collect();
+        let passed = |rs: &[&Record]| rs.iter().filter(|r| r.status == Status::Passed).count();
+        let (composed, native): (Vec<&Record>, Vec<&Record>) =
+            counted.iter().partition(|r| r.composed.is_some());
+        let keys = crate::report::composed_counts(&report.trials);
+        let list: Vec<String> = (keys.iter())
+            .map(|(key, (trials, passed))| {
+                let how = report.context.composed.get(*key).map_or("", String::as_str);
+                format!(
+                    "<span title=\"{}\"><code>{}</code> {passed}/{trials}</span>",
+                    escape(how),
+                    escape(key)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            html,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td class=\"n\">{} / {}</td>\
+             <td class=\"n\">{} / {}</td><td>{}</td></tr>",
+            escape(label),
+            escape(&report.context.facts.line()),
+            passed(&native),
+            native.len(),
+            passed(&composed),
+            composed.len(),
+            if list.is_empty() {
+                "none".to_owned()
+            } else {
+                list.join(", ")
+            }
+        );
+    }
+    html.push_str("</tbody></table>\n");
+}
+
 pub fn page(reports: &[Report]) -> String {
     page_with(reports, PageOptions::default())
 }
@@ -661,6 +717,7 @@ pub fn page_with(reports: &[Report], options: PageOptions) -> String {
             );
         }
     }
+    native_and_composed(&mut html, reports, &labels);
     let mut ids = BTreeSet::new();
     let (failures, failure_ids) = failures(reports, &labels, &mut ids);
     html.push_str(&failures);
@@ -809,6 +866,7 @@ mod tests {
                 line: 3,
                 condition: None,
             }),
+            composed: None,
             replay: Some(crate::replay_command::command(
                 crate::replay_command::CARGO_RUNNER,
                 name,
@@ -825,6 +883,44 @@ mod tests {
             context: Default::default(),
             trials,
         }
+    }
+
+    /// The engine's facts and its native trials apart from those the adapter composes.
+    #[test]
+    fn composed_trials_are_counted_apart_from_native_ones() {
+        let mut reports = sample();
+        // A page of reports with no facts and nothing composed has no such section.
+        assert!(!page(&reports).contains("id=\"composed\""));
+        let engine = &mut reports[1];
+        engine.context.facts.engine = Some("openvino".into());
+        engine.context.facts.version = Some("2026.4.1".into());
+        engine
+            .context
+            .composed
+            .insert("slice:WRAP".into(), "a Gather <of> indices".into());
+        engine.trials[0].composed = Some("slice:WRAP".into());
+        engine.trials[1].composed = Some("slice:WRAP".into());
+        let html = page(&reports);
+        let table = html
+            .split("<table class=\"composed\" id=\"composed\">")
+            .nth(1)
+            .unwrap();
+        let row = table
+            .lines()
+            .find(|l| l.contains("engine &lt;x&gt;"))
+            .unwrap();
+        assert!(row.contains("<td>openvino 2026.4.1</td>"), "{row}");
+        // Native: the unsupported trial, not passed; composed: a failure and a known failure.
+        assert!(
+            row.contains("<td class=\"n\">0 / 1</td><td class=\"n\">0 / 2</td>"),
+            "{row}"
+        );
+        assert!(
+            row.contains(
+                "<span title=\"a Gather &lt;of&gt; indices\"><code>slice:WRAP</code> 0/2</span>"
+            ),
+            "{row}"
+        );
     }
 
     fn sample() -> Vec<Report> {

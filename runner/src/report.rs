@@ -51,6 +51,10 @@ pub struct Record {
     /// The expectations entry that made the trial a known failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known: Option<Known>,
+    /// The key of the backend's `composed` the trial falls under: the adapter, not the engine,
+    /// implements what it tests ([`crate::attributes::composed_key`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composed: Option<String>,
     /// The command that replays the trial alone ([`crate::replay_command::command`]); none for a trial
     /// that is no case (a spec error, a stale expectation, an unused golden).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,7 +126,16 @@ struct JsonReport<'a> {
     problems: &'a [String],
     /// Each expectations entry that matched, with the trials it made known failures.
     known_failure_entries: Vec<EntryMatches<'a>>,
+    /// Per key of the hello's `composed`, the trials under it and how many passed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    composed_counts: BTreeMap<&'a str, ComposedCount>,
     trials: &'a [Record],
+}
+
+#[derive(Serialize)]
+struct ComposedCount {
+    trials: usize,
+    passed: usize,
 }
 
 /// An expectations entry and the trials it matched.
@@ -179,6 +192,9 @@ pub fn json(backend: &str, context: &Context, records: &[Record], problems: &[St
         rejected_unclassified: count(records, Status::RejectedUnclassified),
         problems,
         known_failure_entries: entry_matches(records),
+        composed_counts: (composed_counts(records).into_iter())
+            .map(|(key, (trials, passed))| (key, ComposedCount { trials, passed }))
+            .collect(),
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
@@ -227,6 +243,46 @@ pub fn summary(records: &[Record]) -> String {
         .map(|(status, label)| format!("{} {label}", count(records, status)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Trials per `composed` key of the backend's hello, and how many of them passed.
+pub fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.status != Status::Excluded) {
+        if let Some(key) = &record.composed {
+            let count = counts.entry(key).or_default();
+            count.0 += 1;
+            count.1 += usize::from(record.status == Status::Passed);
+        }
+    }
+    counts
+}
+
+/// `native: 4,120 trials (4,000 passed); composed by the adapter: 1,300 (1,290 passed):
+/// as_strided 130/130, reformat:CHW4 80/90`: the trials the engine implements apart from those
+/// the adapter composes from other operations, or nothing when the hello lists none.
+pub fn composed_line(records: &[Record]) -> Option<String> {
+    let counts = composed_counts(records);
+    if counts.is_empty() {
+        return None;
+    }
+    let sent: Vec<&Record> = (records.iter())
+        .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"))
+        .collect();
+    let native: Vec<&&Record> = sent.iter().filter(|r| r.composed.is_none()).collect();
+    let passed = |rs: &[&&Record]| rs.iter().filter(|r| r.status == Status::Passed).count();
+    let (composed, composed_passed) = counts
+        .values()
+        .fold((0, 0), |(t, p), (ct, cp)| (t + ct, p + cp));
+    let parts: Vec<String> = (counts.iter())
+        .map(|(key, (trials, passed))| format!("{key} {passed}/{trials}"))
+        .collect();
+    Some(format!(
+        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {composed} ({composed_passed} passed): {}",
+        native.len(),
+        passed(&native),
+        parts.join(", ")
+    ))
 }
 
 /// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
@@ -634,6 +690,7 @@ mod tests {
             seconds: 0.001,
             clauses: vec!["slice.mode.strict".into()],
             known: None,
+            composed: None,
             replay: Some(format!("runner replay {name}")),
         }
     }

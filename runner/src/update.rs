@@ -216,6 +216,7 @@ mod tests {
                 line,
                 condition: None,
             }),
+            composed: None,
             replay: None,
         }
     }
