@@ -14,11 +14,15 @@
 //! | scale | mode × input dtype (§3.5) |
 //! | reformat | format × dtype, as the format table lists them (§4) |
 //!
+//! Each op's line counts its cases and trials, and the next its recorded cases (`evidence:
+//! recorded`: values from a run of the vendor's implementation, not from the documents).
+//!
 //! It also lints the specs: spec and catalogue errors, cases without a source or without
 //! clauses, unknown clause ids (or another op's), cases whose `inferred` / `implementation_defined`
-//! marks differ from the statuses of the clauses they cite, duplicate cases (the same op, attributes,
-//! inputs and dtype under two names), and error cases whose error the reference raises under a
-//! clause the case does not name. An error clause counts as covered only when a case that names
+//! marks differ from the statuses of the clauses they cite, recorded cases whose source names no
+//! commit, duplicate cases (the same op, attributes, inputs and dtype under two names and of the
+//! same evidence: a recorded case may repeat a documented one), and error cases whose error the
+//! reference raises under a clause the case does not name. An error clause counts as covered only when a case that names
 //! it gets that error from the reference. The command fails (exit 1) on a clause without a case,
 //! a combination no case reaches, or any lint finding; `--clauses` also lists every clause with
 //! the number of cases that name it.
@@ -40,7 +44,7 @@ use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
 use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind};
 use opspec_spec::clauses::{Catalogue, Clause, Marks};
-use opspec_spec::{load_dirs, Case, Expectation};
+use opspec_spec::{load_dirs, Case, Evidence, Expectation};
 
 use crate::attributes::wire;
 use crate::config::Config;
@@ -141,6 +145,12 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
         let label = group.label();
         if case.source.trim().is_empty() {
             lint.push(format!("{label}: no source"));
+        }
+        if case.evidence == Evidence::Recorded && !names_commit(&case.source) {
+            lint.push(format!(
+                "{label}: a recorded case's source names the log and the commit it was read at \
+                 (40 hex digits)"
+            ));
         }
         if case.clauses.is_empty() {
             lint.push(format!(
@@ -252,6 +262,13 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
             let _ = write!(out, "; {cases} cases, {trials} trials");
         }
         out.push('\n');
+        if op.is_some() {
+            let recorded = groups
+                .values()
+                .filter(|g| Some(g.first().op) == op && g.first().evidence == Evidence::Recorded)
+                .count();
+            let _ = writeln!(out, "  recorded cases: {recorded}");
+        }
         if uncovered.is_empty() {
             out.push_str("  clauses with no case: none\n");
         } else {
@@ -328,6 +345,13 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
     );
     coverage.text = out;
     coverage
+}
+
+/// Whether `source` holds a full git commit id (40 hex digits), as a recorded case's must.
+fn names_commit(source: &str) -> bool {
+    source
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| word.len() == 40 && word.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// The sweeps' findings: load errors, marks that differ from their clauses' statuses, an
@@ -423,14 +447,16 @@ fn power_meets_negative_base(case: &Case) -> Option<String> {
 
 /// Cases with the same op, attributes and inputs (dtypes included) under different names.
 fn duplicates(groups: &BTreeMap<(Op, PathBuf, String), CaseGroup>) -> Vec<String> {
-    let mut by_invocation: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // Trials by invocation and evidence: a recorded case may repeat a documented one (the run
+    // corroborates the documents), but two cases of the same evidence may not.
+    let mut by_invocation: BTreeMap<(String, Evidence), BTreeSet<String>> = BTreeMap::new();
     for group in groups.values() {
         for trial in &group.trials {
             // A hash of the op, the attributes and the inputs with their dtypes, whether the
             // data was written inline or in an .npy file.
             let key = opspec_generate::case_hash(&trial.invocation);
             by_invocation
-                .entry(key)
+                .entry((key, trial.evidence))
                 .or_default()
                 .insert(trial.trial_name());
         }

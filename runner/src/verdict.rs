@@ -15,7 +15,7 @@
 
 use opspec::{DType, ErrorKind, Tensor};
 use opspec_spec::compare::{compare, comparison_for, Comparison, Mismatch};
-use opspec_spec::{Case, Expectation};
+use opspec_spec::{Case, Evidence, Expectation};
 
 use serde::{Deserialize, Serialize};
 
@@ -487,10 +487,15 @@ pub fn describe_case(case: &Case) -> String {
         })
         .collect();
     let mut text = format!(
-        "case:   {} ({})\nsource: {}{}{}\nclauses: {}\ninputs: {}\nattrs:  {}",
+        "case:   {} ({})\nsource: {}{}{}{}\nclauses: {}\ninputs: {}\nattrs:  {}",
         case.trial_name(),
         case.path.display(),
         case.source,
+        if case.evidence == Evidence::Recorded {
+            " [recorded]"
+        } else {
+            ""
+        },
         if case.inferred { " [inferred]" } else { "" },
         if case.implementation_defined {
             " [implementation-defined]"
@@ -751,6 +756,34 @@ cases:
         };
         assert!(report.contains("no tolerance passes"), "{report}");
         assert!(!report.contains("smallest tolerance"), "{report}");
+    }
+
+    #[test]
+    fn a_failing_recorded_case_says_its_values_come_from_a_run() {
+        let yaml = r#"
+cases:
+  - name: uniform_run
+    source: "example/repo@0123456789abcdef0123456789abcdef01234567 run.log (Vendor 1.0)"
+    evidence: recorded
+    attrs: {mode: uniform, shift: [1]}
+    inputs:
+      input: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[2]]]]}
+    expected:
+      output: {dtype: float32, shape: [1, 1, 1, 1], data: [[[[3]]]]}
+"#;
+        let cases = load_scale("recorded", yaml);
+        let case = &cases[0];
+        assert_eq!(case.evidence, Evidence::Recorded);
+        let wrong = Tensor::from_bits(DType::Float32, vec![1, 1, 1, 1], vec![0]);
+        let verdict = judge(case, Outcome::Outputs(vec![wrong]), false);
+        assert_eq!(verdict.status, Status::Failed, "{verdict:?}");
+        assert!(
+            verdict
+                .message
+                .contains("run.log (Vendor 1.0) [recorded]\n"),
+            "{}",
+            verdict.message
+        );
     }
 
     #[test]

@@ -415,3 +415,81 @@ fn the_duplicate_lint_compares_npy_data_with_inline_data() {
         "{text}"
     );
 }
+
+/// Recorded cases: the seed's offset-0 example again as if a run had printed it (a recorded
+/// case may repeat a documented one), twice more under other names (one of them without a
+/// commit in its source), and the offset-2 example without `evidence` (documented).
+const RECORDED_CASES: &str = r#"
+cases:
+  - name: run_offset_zero
+    source: "example/repo@0123456789abcdef0123456789abcdef01234567 logs/run.log (Vendor 1.0)"
+    evidence: recorded
+    clauses: [as_strided.view.formula, as_strided.view.flat-input]
+    dtypes: [float16]
+    attrs: {size: [2, 2], stride: [2, 3], offset: [0]}
+    inputs:
+      input: {shape: [3, 3], data: [[1, 2, 3], [4, 5, 6], [7, 8, 9]]}
+    expected:
+      output: {shape: [2, 2], data: [[1, 4], [3, 6]]}
+
+  - name: run_offset_zero_again
+    source: "logs/run.log, no commit"
+    evidence: recorded
+    clauses: [as_strided.view.formula, as_strided.view.flat-input]
+    dtypes: [float16]
+    attrs: {size: [2, 2], stride: [2, 3], offset: [0]}
+    inputs:
+      input: {shape: [3, 3], data: [[1, 2, 3], [4, 5, 6], [7, 8, 9]]}
+    expected:
+      output: {shape: [2, 2], data: [[1, 4], [3, 6]]}
+
+  - name: documented_offset_two
+    source: "test"
+    evidence: documented
+    clauses: [as_strided.view.formula, as_strided.view.flat-input]
+    dtypes: [int32]
+    attrs: {size: [2, 2], stride: [2, 3], offset: [2]}
+    inputs:
+      input: {shape: [3, 3], data: [[1, 2, 3], [4, 5, 6], [7, 8, 9]]}
+    expected:
+      output: {shape: [2, 2], data: [[3, 6], [5, 8]]}
+"#;
+
+#[test]
+fn recorded_cases_are_counted_per_op_and_linted() {
+    // The repository's own count: one line per op.
+    let (_, text) = coverage(None);
+    assert_eq!(text.matches("\n  recorded cases: ").count(), 5, "{text}");
+    assert!(text.contains("\nas_strided: ") && text.contains("recorded cases: 0"));
+
+    let scratch = scratch_specs("recorded");
+    let dir = scratch.path();
+    std::fs::write(dir.join("as_strided").join("recorded.yaml"), RECORDED_CASES).unwrap();
+    let (output, text) = coverage(Some(dir));
+    assert!(!output.status.success(), "{text}");
+    let section = text.split("\nas_strided: ").nth(1).unwrap();
+    assert!(
+        section.contains("\n  recorded cases: 2\n"),
+        "the two recorded cases count, the documented one does not:\n{text}"
+    );
+    // A recorded case's source names the commit its log was read at.
+    assert!(
+        text.contains("as_strided::recorded::run_offset_zero_again: a recorded case's source names the log and the commit"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("as_strided::recorded::run_offset_zero: a recorded"),
+        "{text}"
+    );
+    // Two recorded cases of one invocation are duplicates; a recorded case repeating a
+    // documented one is not.
+    assert!(
+        text.contains("duplicate cases (same attributes and inputs): as_strided::recorded::run_offset_zero::float16, as_strided::recorded::run_offset_zero_again::float16\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("as_strided::seed_examples::seed_offset_zero::float16,"),
+        "{text}"
+    );
+    assert!(!text.contains("documented_offset_two"), "{text}");
+}

@@ -80,6 +80,7 @@ pub fn new_case(op: Op, file: &str, path: &Path, name: &str, dtype: Option<DType
         tolerance: None,
         unsupported_on: BTreeMap::new(),
         implementation_defined: false,
+        evidence: Default::default(),
     }
 }
 

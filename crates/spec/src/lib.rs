@@ -76,6 +76,46 @@ pub struct Case {
     /// undocumented (e.g. a negative base with a non-integer power): another implementation may
     /// legitimately differ.
     pub implementation_defined: bool,
+    /// Where the expected values come from: the documents, or a recorded run of the vendor's
+    /// implementation (`evidence: recorded`).
+    pub evidence: Evidence,
+}
+
+/// The provenance of a case's expected values (the `evidence` field of a spec case).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Evidence {
+    /// Worked out from the documents the case cites (the default).
+    #[default]
+    Documented,
+    /// Printed by a run of the vendor's implementation whose log the case's `source` names.
+    Recorded,
+}
+
+impl Evidence {
+    pub const ALL: [Evidence; 2] = [Evidence::Documented, Evidence::Recorded];
+
+    /// The name a spec file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evidence::Documented => "documented",
+            Evidence::Recorded => "recorded",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Evidence> {
+        Self::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The known names, comma-separated, for messages.
+    pub fn names() -> String {
+        Self::ALL.map(Evidence::name).join(", ")
+    }
+}
+
+impl fmt::Display for Evidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Case {

@@ -10,7 +10,7 @@ use super::value::{self, TensorData};
 use super::yaml;
 use super::CaseProblemKind::{self, Attrs as BadAttrs, Conflict, Invalid, Missing, Unknown};
 use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
-use super::{Case, CaseProblem, Expectation, SpecError, TARGETS};
+use super::{Case, CaseProblem, Evidence, Expectation, SpecError, TARGETS};
 use crate::compare::Tolerance;
 use crate::npy;
 use opspec::dtype::DType;
@@ -78,6 +78,12 @@ pub(super) struct CaseDef<A = serde_yaml::Value> {
     /// outputs or another kind, is reported as an implementation-defined divergence).
     #[serde(default)]
     implementation_defined: bool,
+    /// Where the expected values come from: `documented` (the default: worked out from the
+    /// documents the case cites) or `recorded` (printed by a run of the vendor's implementation;
+    /// `source` names the log, the commit it was read at and the version that printed it).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::evidence_schema")]
+    evidence: Option<String>,
 }
 
 /// `{ulp: N}` or `{abs: N}`.
@@ -584,6 +590,19 @@ fn build_cases(
             "every case names its source",
         ));
     }
+    let evidence = match def.evidence.as_deref() {
+        None => Evidence::default(),
+        Some(name) => Evidence::from_name(name).ok_or_else(|| {
+            CaseProblem::new(
+                Unknown,
+                "evidence",
+                format!(
+                    "unknown evidence `{name}` (known: {}; leave it out for documented)",
+                    Evidence::names()
+                ),
+            )
+        })?,
+    };
     let attrs = parse_attrs(op, def.attrs)?;
     let expect_error = match (&def.expected, def.error) {
         (Some(_), Some(_)) => {
@@ -774,6 +793,7 @@ fn build_cases(
             tolerance,
             unsupported_on: def.unsupported_on.clone(),
             implementation_defined: def.implementation_defined,
+            evidence,
         });
     }
     Ok(cases)
@@ -1037,6 +1057,25 @@ cases:
 "#;
 
     #[test]
+    fn evidence_defaults_to_documented() {
+        let scratch = scratch("evidence");
+        let dir = scratch.path().to_path_buf();
+        let recorded = GOOD.replace("source: test", "source: test\n    evidence: recorded");
+        let documented = GOOD.replace("source: test", "source: test\n    evidence: documented");
+        for (file, text, evidence) in [
+            ("absent", GOOD.to_owned(), Evidence::Documented),
+            ("documented", documented, Evidence::Documented),
+            ("recorded", recorded, Evidence::Recorded),
+        ] {
+            let path = write_spec(&dir, "shuffle", file, &text);
+            let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(cases.len(), 2);
+            assert!(cases.iter().all(|c| c.evidence == evidence), "{file}");
+        }
+    }
+
+    #[test]
     fn a_case_expands_per_dtype() {
         let scratch = scratch("good");
         let dir = scratch.path().to_path_buf();
@@ -1097,6 +1136,16 @@ cases:
         assert_eq!(e.case.as_deref(), Some("transpose"));
         assert_eq!(e.kind, SpecErrorKind::Structure);
         assert!(e.message.contains("unknown field `colour`"), "{e}");
+
+        let e = single_error(&GOOD.replace("source: test", "source: test\n    evidence: measured"));
+        assert_eq!(e.kind, SpecErrorKind::Case);
+        assert_eq!(e.case.as_deref(), Some("transpose"));
+        assert_eq!(e.field.as_deref(), Some("evidence"));
+        assert!(
+            e.to_string()
+                .contains("bad.yaml: case `transpose`: field `evidence`: unknown evidence `measured` (known: documented, recorded"),
+            "{e}"
+        );
 
         let twice = GOOD.replace("cases:\n", "") + &GOOD.replace("cases:\n", "");
         let scratch = scratch("twice");

@@ -246,6 +246,14 @@ pub(crate) fn error_kind_schema(_: &mut SchemaGenerator) -> Schema {
     )
 }
 
+/// `evidence`: where a case's expected values come from.
+pub(crate) fn evidence_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(
+        "Where the expected values come from: `documented` (the default) or `recorded` (a run of the vendor's implementation, named in `source`).",
+        crate::Evidence::ALL.iter().map(|e| e.name()).collect(),
+    )
+}
+
 /// A tensor's `data`: the values (`Data`), or an `.npy` file's name.
 pub(crate) fn tensor_data_schema(generator: &mut SchemaGenerator) -> Schema {
     let values = generator.subschema_for::<super::value::DataNode>();
