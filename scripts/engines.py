@@ -15,7 +15,7 @@ then the RUNNER ARGs; with `--ci`, only the trials of its `ci` filter when that 
 It exits with the runner's exit code. Every command first reads every manifest, and stops (exit
 code 2) naming the file and the key of the first that is not valid.
 
-A manifest (CONTRIBUTING.md, "Adding a backend"), every key required but `build_only`:
+A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_only`:
 
     display = "OpenVINO"             # the name the pages show
     python = "python3"               # the interpreter of backend.py, repro/ and test_errors.py
