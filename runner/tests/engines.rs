@@ -3,7 +3,7 @@
 //! names the install command, never a pass; docs/engines.md is what scripts/engines_md.py writes
 //! from their known-failures files; each engine's reproducers and message patterns hold on it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace() -> PathBuf {
@@ -64,18 +64,7 @@ fn engine(name: &str) -> Engine {
 /// The manifests' reader and its checks (scripts/test_engines.py).
 #[test]
 fn the_manifests_reader_validates_them() {
-    let (mut python, _scratch) = python("python3");
-    let run = python
-        .arg("scripts/test_engines.py")
-        .current_dir(workspace())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "scripts/test_engines.py:\n{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_script_passes("python3", Path::new("scripts/test_engines.py"));
 }
 
 #[test]
@@ -134,6 +123,24 @@ fn python(python: &str) -> (Command, tempfile::TempDir) {
     (command, scratch)
 }
 
+/// Runs `script` (from the repository root) with the interpreter `interpreter`, in a temporary
+/// folder of its own, and asserts that it exits 0.
+fn assert_script_passes(interpreter: &str, script: &Path) {
+    let (mut command, _scratch) = python(interpreter);
+    let run = command
+        .arg(script)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}:\n{}{}",
+        script.display(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 /// Whether an engine's packages can be imported; without them the test is skipped with the
 /// install command, unless `CI` is set, where it is required.
 fn engine_installed(engine: &Engine) -> bool {
@@ -153,7 +160,7 @@ fn engine_installed(engine: &Engine) -> bool {
     false
 }
 
-fn python_scripts(dir: &std::path::Path) -> Vec<PathBuf> {
+fn python_scripts(dir: &Path) -> Vec<PathBuf> {
     let mut scripts: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .map(|e| e.unwrap().path())
@@ -260,15 +267,7 @@ fn error_kind_patterns_match_the_engines_messages() {
         if !test.exists() || !engine_installed(&engine) {
             continue;
         }
-        let (mut python, _scratch) = python(&engine.python);
-        let run = python.arg(&test).current_dir(workspace()).output().unwrap();
-        assert!(
-            run.status.success(),
-            "{}:\n{}{}",
-            test.display(),
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_script_passes(&engine.python, &test);
     }
 }
 
@@ -281,16 +280,8 @@ fn every_xla_claim_holds_on_xla() {
     if !engine_installed(&xla) {
         return;
     }
-    let (mut python, _scratch) = python(&xla.python);
-    let run = python
-        .arg("runner/backends/xla/check_claims.py")
-        .current_dir(workspace())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "runner/backends/xla/check_claims.py:\n{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
+    assert_script_passes(
+        &xla.python,
+        Path::new("runner/backends/xla/check_claims.py"),
     );
 }
