@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.dont_write_bytecode = True  # leave no __pycache__ beside the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -113,6 +114,23 @@ class Manifests(unittest.TestCase):
         self.assertEqual(engines.run_command(manifest, ci=True)[-1], "slice::")
         manifest["ci"] = "whole"
         self.assertEqual(engines.run_command(manifest, ci=True)[-1], "10")
+
+    def test_install_and_run_make_the_manifest_s_commands_from_the_repository_root(self):
+        backends = self.backends(engine=VALID.replace('"whole"', '"slice::"'))
+        with mock.patch.object(engines.subprocess, "run") as run:
+            run.return_value.returncode = 101
+            self.assertEqual(self.main(backends, "install", "engine")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--ci", "--runner", "target/release/runner", "--", "-q")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--runner", "runner", "--ci")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--runner")[0], 2)
+        (install, kw), (ci, _), (swapped, _) = [(c.args[0], c.kwargs) for c in run.call_args_list]
+        self.assertEqual(kw, {"cwd": engines.ROOT})
+        self.assertEqual(install, ["python3", "-m", "pip", "install", "-r", "runner/backends/engine/requirements.txt"])
+        # A path given is the caller's, made absolute for the run from the root; a name is a command.
+        self.assertEqual(ci[0], os.path.abspath("target/release/runner"))
+        self.assertEqual(ci[-2:], ["-q", "slice::"])
+        self.assertEqual(swapped[0], "runner")
+        self.assertEqual(swapped[-1], "slice::")
 
 
 if __name__ == "__main__":
