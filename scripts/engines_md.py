@@ -37,7 +37,10 @@ CLASSES = {
     "defect": "a defect of the engine",
     "adapter": "the adapter's own limit",
 }
-ENGINES = manifests.manifests()
+try:
+    ENGINES = manifests.manifests()
+except manifests.ManifestError as e:
+    sys.exit(str(e))
 ENGINE_NAMES = {name: manifests.label(manifest) for name, manifest in ENGINES.items()}
 
 
