@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes docs/engines.md from the engine adapters' known-failures files
-(runner/backends/*/known-failures.txt, format in runner/src/expectations.rs): where each engine
-differs from TensorRT, per clause, with the number of trials each entry matches. The page is never
-edited by hand; `--check` fails when it is not what this script writes (runner/tests/engines.rs).
+"""Writes docs/engines.md from the engine adapters' manifests and known-failures files
+(runner/backends/*/engine.toml, read by scripts/engines.py; the files' format is in
+runner/src/expectations.rs): where each engine differs from TensorRT, per clause, with the number
+of trials each entry matches; and the list of engines in README.md, between its `<!-- engines`
+markers. Neither is edited by hand; `--check` fails when either is not what this script writes
+(runner/tests/engines.rs).
 
     python3 scripts/engines_md.py [--check] [--runner PATH]
 
@@ -23,18 +25,27 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import engines as manifests
+
+ROOT = manifests.ROOT
 PAGE = os.path.join(ROOT, "docs", "engines.md")
+README = os.path.join(ROOT, "README.md")
+README_BEGIN = "<!-- engines: written by scripts/engines_md.py from runner/backends/*/engine.toml -->"
+README_END = "<!-- end of engines -->"
 CLASSES = {
     "semantics": "the engine's semantics differ from TensorRT's",
     "defect": "a defect of the engine",
     "adapter": "the adapter's own limit",
 }
-ENGINE_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "xla": "XLA (JAX)", "tensorrt_rtx": "TensorRT-RTX (build-only)"}
+try:
+    ENGINES = manifests.manifests()
+except manifests.ManifestError as e:
+    sys.exit(str(e))
+ENGINE_NAMES = {name: manifests.label(manifest) for name, manifest in ENGINES.items()}
 
 
 def runner_command(runner):
-    return [runner] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
+    return [runner] if runner else list(manifests.RUNNER)
 
 
 def matched_per_line(runner, path):
@@ -131,8 +142,8 @@ def reproducers():
 def page(runner):
     rule = rules()
     engines = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "runner", "backends", "*", "known-failures.txt"))):
-        engine = os.path.basename(os.path.dirname(path))
+    for engine, manifest in ENGINES.items():
+        path = os.path.join(ROOT, manifest["expectations"])
         counts = matched_per_line(runner, path)
         # (clause, class) -> [trial count, reasons in file order]
         rows = collections.OrderedDict()
@@ -155,22 +166,20 @@ def page(runner):
         "adapter's README and a reproducer below); each run before and after the adapters expressed",
         "TensorRT's rules with the engines' own ops is in BENCHMARKS.md, \"Engine adapters\".",
         "",
-        "Every engine runs in CI (`.ci/run`), green with its known failures: ONNX Runtime, OpenVINO,",
-        "TensorRT-RTX (build-only: its builder judges rejections and output dtypes and shapes, no values;",
-        "about 2 minutes of CPU) and XLA, which compiles one XLA program per case shape and so runs two",
-        "copies of its adapter (a whole run on an idle 2-core machine: 97 s with `--jobs 2`, 200 s with",
-        "`--jobs 1`; BENCHMARKS.md, \"Backend pool\"). XLA's command, from the repository root, after",
-        "`python3 -m pip install -r runner/backends/xla/requirements.txt`:",
+        "Every engine runs in CI (`.ci/run`), green with its known failures (README.md, \"Real engines\",",
+        "lists them with the runner flags of their runs; each adapter's README says why). A build-only",
+        "engine judges rejections and output dtypes and shapes, no values. One engine's run, from the",
+        "repository root: the runner with the adapter, its known failures and its flags (`--ci`: only",
+        "the trials its manifest names for CI, when not all):",
         "",
         "```sh",
-        "cargo run --release -p opspec-runner --bin runner -- --jobs 2 --timeout 60 \\",
-        "    --backend \"python3 runner/backends/xla/backend.py\" \\",
-        "    --expectations runner/backends/xla/known-failures.txt",
+        "python3 scripts/engines.py install xla",
+        "python3 scripts/engines.py run xla --runner target/release/runner",
         "```",
         "",
-        "The five runs side by side (reference, ONNX Runtime, OpenVINO, TensorRT-RTX, XLA), as `runner",
-        "report --html` draws them (TensorRT-RTX's trials are shape-checked, never passed);",
-        "`scripts/engines_report.sh` makes the runs, the page and this screenshot:",
+        "The runs side by side (the reference and every engine), as `runner report --html` draws them (a",
+        "build-only engine's trials are shape-checked, never passed); `scripts/engines_report.sh` makes",
+        "the runs, the page and this screenshot:",
         "",
         "![The cross-engine conformance page](images/engines-report.png)",
         "",
@@ -247,19 +256,38 @@ def page(runner):
     return "\n".join(out) + "\n"
 
 
+def readme():
+    """README.md with its list of engines (between the markers) as the manifests give it."""
+    text = open(README, encoding="utf-8").read()
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1:
+        sys.exit(f"README.md: expected one line `{README_BEGIN}` and one `{README_END}`")
+    head, rest = text.split(README_BEGIN)
+    _, tail = rest.split(README_END)
+    rows = [
+        "| engine | adapter | runner flags | CI runs |",
+        "|---|---|---|---|",
+    ]
+    for name, manifest in ENGINES.items():
+        flags = f"`{' '.join(manifest['options'])}`" if manifest["options"] else ""
+        ci = "every trial" if manifest["ci"] == "whole" else f"the trials `{manifest['ci']}`"
+        rows.append(f"| {ENGINE_NAMES[name]} | [`runner/backends/{name}/`](runner/backends/{name}/) | {flags} | {ci} |")
+    return head + README_BEGIN + "\n" + "\n".join(rows) + "\n" + README_END + tail
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if docs/engines.md is not up to date")
+    parser.add_argument("--check", action="store_true", help="fail if docs/engines.md or README.md is not up to date")
     parser.add_argument("--runner", help="the runner binary that matches the entries")
     args = parser.parse_args()
-    text = page(args.runner)
-    if args.check:
-        current = open(PAGE, encoding="utf-8").read() if os.path.exists(PAGE) else ""
-        if current != text:
-            sys.exit("docs/engines.md is not up to date: run python3 scripts/engines_md.py")
-        return
-    with open(PAGE, "w", encoding="utf-8") as f:
-        f.write(text)
+    for path, text in ((README, readme()), (PAGE, page(args.runner))):
+        name = os.path.relpath(path, ROOT)
+        if args.check:
+            current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            if current != text:
+                sys.exit(f"{name} is not up to date: run python3 scripts/engines_md.py")
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":

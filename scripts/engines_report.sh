@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The cross-engine conformance page and its screenshot (docs/engines.md links it): runs the suite
-# on the reference, ONNX Runtime, OpenVINO, TensorRT-RTX (build-only: its trials are
-# shape-checked, never passed) and XLA with their known-failures files, writes one `runner
-# report` page of the five JSON reports, and takes a screenshot of it in headless Chromium (the
-# Debian package).
+# on the reference and on every engine of runner/backends/*/engine.toml, as scripts/engines.py
+# runs it (its known failures and flags; a build-only engine's trials are shape-checked, never
+# passed), writes one `runner report` page of the JSON reports, and takes a screenshot of it in
+# headless Chromium (the Debian package).
 #
 #   scripts/engines_report.sh [--reuse]
 #
-# Writes target/engines-report/{reference,onnxruntime,openvino,tensorrt_rtx,xla}.json and
-# engines.html, and docs/images/engines-report.png. --reuse keeps the JSON reports already there
-# (the XLA run takes minutes: BENCHMARKS.md). The engines' packages must be installed (each adapter's README).
+# Writes target/engines-report/reference.json, <engine>.json for each engine, and engines.html,
+# and docs/images/engines-report.png. --reuse keeps the JSON reports already there (an engine's
+# run can take minutes: BENCHMARKS.md). The engines must be installed (`python3
+# scripts/engines.py install NAME`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,28 +30,29 @@ mkdir -p "$out" docs/images
 cargo build -q -p opspec-runner --bin runner
 runner=target/debug/runner
 
-# A run is kept even when it fails (exit code 1): the page shows its failures.
+# `run NAME COMMAND...`: COMMAND with the runner's flags of a quiet run and its JSON report. A run
+# is kept even when it fails (exit code 1): the page shows its failures.
 run() {
     local name=$1
     shift
+    reports+=("$out/$name.json")
     if $reuse && [ -s "$out/$name.json" ]; then
         return
     fi
     echo "running the suite on $name" >&2
-    "$runner" -q --report-json "$out/$name.json" "$@" >"$out/$name.log" 2>&1 || [ $? -eq 1 ] || {
+    "$@" -q --report-json "$out/$name.json" >"$out/$name.log" 2>&1 || [ $? -eq 1 ] || {
         echo "the $name run could not be made: see $out/$name.log" >&2
         exit 2
     }
 }
-run reference
-for engine in onnxruntime openvino xla; do
-    run "$engine" --timeout 60 --backend "python3 runner/backends/$engine/backend.py" \
-        --expectations "runner/backends/$engine/known-failures.txt"
+reports=()
+run reference "$runner"
+# An assignment, so that a manifest scripts/engines.py refuses stops the script.
+engines=$(python3 scripts/engines.py list)
+for engine in $engines; do
+    run "$engine" python3 scripts/engines.py run "$engine" --runner "$runner" --
 done
-# The builder's run as CI makes it (runner/backends/tensorrt_rtx/README.md).
-run tensorrt_rtx --timeout 30 --backend "python3 runner/backends/tensorrt_rtx/backend.py" \
-    --expectations runner/backends/tensorrt_rtx/known-failures.txt
-"$runner" report "$out"/{reference,onnxruntime,openvino,tensorrt_rtx,xla}.json --html "$out/engines.html"
+"$runner" report "${reports[@]}" --html "$out/engines.html"
 
 # Headless Chromium with a profile, home and XDG folders of its own (removed after), so that it
 # writes nothing elsewhere.

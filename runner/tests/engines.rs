@@ -1,23 +1,84 @@
-//! The engine adapters of `runner/backends/`: an adapter whose packages are missing makes the run
-//! an error that names the install command, never a pass; docs/engines.md is what
-//! scripts/engines_md.py writes from their known-failures files.
+//! The engine adapters of `runner/backends/`, each found by its manifest `engine.toml` (read
+//! through scripts/engines.py): an adapter whose packages are missing makes the run an error that
+//! names the install command, never a pass; docs/engines.md is what scripts/engines_md.py writes
+//! from their known-failures files; each engine's reproducers and message patterns hold on it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const ADAPTERS: [&str; 4] = ["onnxruntime", "openvino", "xla", "tensorrt_rtx"];
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// An engine adapter, `runner/backends/<name>/`, as its manifest says.
+struct Engine {
+    name: String,
+    /// The interpreter of backend.py, repro/ and test_errors.py.
+    python: String,
+    /// What `import` proves the engine installed.
+    modules: String,
+    install: String,
+    backend: String,
+    expectations: String,
+}
+
+/// Every engine, by name, from `python3 scripts/engines.py json` (which validates the manifests).
+fn engines() -> Vec<Engine> {
+    let read = Command::new("python3")
+        .current_dir(workspace())
+        .args(["scripts/engines.py", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "scripts/engines.py json: {}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let manifests: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&read.stdout).unwrap();
+    let engines: Vec<Engine> = manifests
+        .into_iter()
+        .map(|(name, manifest)| {
+            let field = |key: &str| manifest[key].as_str().unwrap().to_string();
+            Engine {
+                python: field("python"),
+                modules: field("modules"),
+                install: field("install"),
+                backend: field("backend"),
+                expectations: field("expectations"),
+                name,
+            }
+        })
+        .collect();
+    assert!(!engines.is_empty(), "no runner/backends/*/engine.toml");
+    engines
+}
+
+fn engine(name: &str) -> Engine {
+    engines()
+        .into_iter()
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("no runner/backends/{name}/engine.toml"))
+}
+
+/// The manifests' reader and its checks (scripts/test_engines.py).
+#[test]
+fn the_manifests_reader_validates_them() {
+    assert_script_passes("python3", Path::new("scripts/test_engines.py"));
 }
 
 #[test]
 fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
     let scratch = tempfile::tempdir().unwrap();
     let log = scratch.path().join("backend.log");
-    for adapter in ADAPTERS {
-        // `python3 -S` leaves site-packages out: neither numpy nor the engine can be imported.
-        let backend = format!("python3 -S runner/backends/{adapter}/backend.py");
+    for engine in engines() {
+        let name = &engine.name;
+        // `-S` leaves site-packages out: neither numpy nor the engine can be imported.
+        let script = engine
+            .backend
+            .strip_prefix(&format!("{} ", engine.python))
+            .unwrap_or_else(|| panic!("{name}: the backend does not start with {}", engine.python));
+        let backend = format!("{} -S {script}", engine.python);
         let run = Command::new(env!("CARGO_BIN_EXE_runner"))
             .current_dir(workspace())
             .args(["--backend", &backend, "--backend-log"])
@@ -25,14 +86,13 @@ fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{adapter}: {stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "packages are not installed (ModuleNotFoundError: No module named 'numpy'); \
-                 install them with: python3 -m pip install -r runner/backends/{adapter}/requirements.txt"
-            )),
-            "{adapter}: {stderr}"
-        );
+        assert_eq!(run.status.code(), Some(2), "{name}: {stderr}");
+        for expected in [
+            format!("the {name} adapter's packages are not installed (ModuleNotFoundError: No module named '"),
+            format!("'); install them with: {}", engine.install),
+        ] {
+            assert!(stderr.contains(&expected), "{name}: {stderr}");
+        }
         assert!(String::from_utf8_lossy(&run.stdout).trim().is_empty());
     }
 }
@@ -53,41 +113,54 @@ fn the_engines_page_is_generated_from_the_known_failures_files() {
     );
 }
 
-/// `python3` with a temporary folder of its own, removed with the returned guard: onnxruntime
-/// writes a `.ses` file into TMPDIR when it is imported, and a test leaves nothing behind.
-fn python() -> (Command, tempfile::TempDir) {
+/// The interpreter `python` with a temporary folder of its own, removed with the returned guard:
+/// onnxruntime writes a `.ses` file into TMPDIR when it is imported, and a test leaves nothing
+/// behind.
+fn python(python: &str) -> (Command, tempfile::TempDir) {
     let scratch = tempfile::tempdir().unwrap();
-    let mut command = Command::new("python3");
+    let mut command = Command::new(python);
     command.env("TMPDIR", scratch.path());
     (command, scratch)
 }
 
-/// The Python module each engine's reproducers and message tests import.
-const ENGINE_MODULES: [(&str, &str); 4] = [
-    ("onnxruntime", "onnxruntime, onnx"),
-    ("openvino", "openvino"),
-    ("tensorrt_rtx", "numpy, tensorrt_rtx"),
-    ("xla", "numpy, jax"),
-];
+/// Runs `script` (from the repository root) with the interpreter `interpreter`, in a temporary
+/// folder of its own, and asserts that it exits 0.
+fn assert_script_passes(interpreter: &str, script: &Path) {
+    let (mut command, _scratch) = python(interpreter);
+    let run = command
+        .arg(script)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}:\n{}{}",
+        script.display(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
 
 /// Whether an engine's packages can be imported; without them the test is skipped with the
 /// install command, unless `CI` is set, where it is required.
-fn engine_installed(engine: &str, modules: &str) -> bool {
-    let (mut python, _scratch) = python();
-    let probe = python.args(["-c", &format!("import {modules}")]).output();
+fn engine_installed(engine: &Engine) -> bool {
+    let (mut python, _scratch) = python(&engine.python);
+    let probe = python
+        .args(["-c", &format!("import {}", engine.modules)])
+        .output();
     if matches!(&probe, Ok(out) if out.status.success()) {
         return true;
     }
-    let install = format!("python3 -m pip install -r runner/backends/{engine}/requirements.txt");
+    let (name, install) = (&engine.name, &engine.install);
     assert!(
         std::env::var_os("CI").is_none(),
-        "CI is set but {engine} cannot be imported; install it with: {install}"
+        "CI is set but {name} cannot be imported; install it with: {install}"
     );
-    eprintln!("skipped: {engine} is not installed; install it with: {install}");
+    eprintln!("skipped: {name} is not installed; install it with: {install}");
     false
 }
 
-fn python_scripts(dir: &std::path::Path) -> Vec<PathBuf> {
+fn python_scripts(dir: &Path) -> Vec<PathBuf> {
     let mut scripts: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .map(|e| e.unwrap().path())
@@ -101,11 +174,8 @@ fn python_scripts(dir: &std::path::Path) -> Vec<PathBuf> {
 
 /// The reproducers the `defect` entries of an engine's known-failures file name
 /// (`repro/<name>.py` in the reason), as paths from the repository root.
-fn named_reproducers(engine: &str) -> Vec<String> {
-    let path = workspace()
-        .join("runner/backends")
-        .join(engine)
-        .join("known-failures.txt");
+fn named_reproducers(engine: &Engine) -> Vec<String> {
+    let path = workspace().join(&engine.expectations);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut named = Vec::new();
     for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
@@ -125,7 +195,7 @@ fn named_reproducers(engine: &str) -> Vec<String> {
         named.extend(
             scripts
                 .into_iter()
-                .map(|s| format!("runner/backends/{engine}/{s}")),
+                .map(|s| format!("runner/backends/{}/{s}", engine.name)),
         );
     }
     named
@@ -133,11 +203,12 @@ fn named_reproducers(engine: &str) -> Vec<String> {
 
 #[test]
 fn every_defect_entry_names_a_reproducer_that_exists() {
-    for (engine, _) in ENGINE_MODULES {
-        for script in named_reproducers(engine) {
+    for engine in engines() {
+        for script in named_reproducers(&engine) {
             assert!(
                 workspace().join(&script).is_file(),
-                "{engine}: a defect entry names {script}, which does not exist"
+                "{}: a defect entry names {script}, which does not exist",
+                engine.name
             );
         }
     }
@@ -149,18 +220,18 @@ fn every_defect_entry_names_a_reproducer_that_exists() {
 /// it (a note, not a failure). An engine with no defect found (XLA) has none.
 #[test]
 fn every_engine_reproducer_still_reproduces() {
-    for (engine, modules) in ENGINE_MODULES {
+    for engine in engines() {
         let scripts = python_scripts(
             &workspace()
                 .join("runner/backends")
-                .join(engine)
+                .join(&engine.name)
                 .join("repro"),
         );
-        if scripts.is_empty() || !engine_installed(engine, modules) {
+        if scripts.is_empty() || !engine_installed(&engine) {
             continue;
         }
         for script in scripts {
-            let (mut python, _scratch) = python();
+            let (mut python, _scratch) = python(&engine.python);
             let run = python
                 .arg(&script)
                 .current_dir(workspace())
@@ -188,23 +259,15 @@ fn every_engine_reproducer_still_reproduces() {
 /// engine's real message (`test_errors.py`).
 #[test]
 fn error_kind_patterns_match_the_engines_messages() {
-    for (engine, modules) in ENGINE_MODULES {
+    for engine in engines() {
         let test = workspace()
             .join("runner/backends")
-            .join(engine)
+            .join(&engine.name)
             .join("test_errors.py");
-        if !test.exists() || !engine_installed(engine, modules) {
+        if !test.exists() || !engine_installed(&engine) {
             continue;
         }
-        let (mut python, _scratch) = python();
-        let run = python.arg(&test).current_dir(workspace()).output().unwrap();
-        assert!(
-            run.status.success(),
-            "{}:\n{}{}",
-            test.display(),
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_script_passes(&engine.python, &test);
     }
 }
 
@@ -213,19 +276,12 @@ fn error_kind_patterns_match_the_engines_messages() {
 /// show is itself a failure).
 #[test]
 fn every_xla_claim_holds_on_xla() {
-    if !engine_installed("xla", "numpy, jax") {
+    let xla = engine("xla");
+    if !engine_installed(&xla) {
         return;
     }
-    let (mut python, _scratch) = python();
-    let run = python
-        .arg("runner/backends/xla/check_claims.py")
-        .current_dir(workspace())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "runner/backends/xla/check_claims.py:\n{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
+    assert_script_passes(
+        &xla.python,
+        Path::new("runner/backends/xla/check_claims.py"),
     );
 }

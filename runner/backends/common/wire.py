@@ -1,8 +1,8 @@
-"""Protocol plumbing shared by the engine adapters (onnxruntime, openvino, xla): tensors on the
-wire, the request loop, and the errors an adapter reports. The rules are docs/protocol.md's.
+"""Protocol plumbing shared by the engine adapters: tensors on the wire, the request loop, and the
+errors an adapter reports. The rules are docs/protocol.md's.
 
 An adapter supplies `hello()` (the capabilities it declares) and `run(op, attrs, inputs)`, which
-returns one output tensor object or raises `OpError` / `Unsupported`. Anything else it raises is
+returns one output tensor object or raises `OpError` / `Unsupported`, and hands them to `main`. Anything else it raises is
 a bug of the adapter and is answered as an error of kind `internal` (which fails the case), so
 adapter bugs stay visible.
 
@@ -270,3 +270,12 @@ def serve(hello, run, answer="ok"):
         out.write(dumps(reply))
         out.write("\n")
         out.flush()
+
+
+def main(hello, run, answer="ok"):
+    """An adapter's main loop: `serve` until standard input closes; an interrupt, or a runner that
+    closed the pipe, ends it quietly."""
+    try:
+        serve(hello, run, answer)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass

@@ -33,16 +33,14 @@ os.dup2(SCRATCH.fileno(), 1)
 sys.stdout = PROTOCOL_OUT
 LIBC = ctypes.CDLL(None)
 
-REQUIREMENTS = "runner/backends/mnn/requirements.txt"
 try:
     import numpy as np
     import MNN
     import MNN.expr as F
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("mnn", missing, REQUIREMENTS)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, probe, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, probe, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -455,7 +453,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run)
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run)

@@ -21,17 +21,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "common"))
 
 from missing import serve_missing  # noqa: E402
 
-REQUIREMENTS = "runner/backends/onnxruntime/requirements.txt"
 try:
     import numpy as np
     import onnxruntime as ort
     from onnx import TensorProto as TP
     from onnx import helper, numpy_helper
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("onnxruntime", missing, REQUIREMENTS)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, probe, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -401,7 +399,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run)
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run)

@@ -6,7 +6,7 @@ The patterns are read with the op the adapter wrote: a Reshape that cannot resha
 the shuffle's volume rule in a shuffle, and the buffer's length in a reformat (whose first Reshape
 turns the buffer into the format's memory image)."""
 
-import re
+from kinds import classifier
 
 # (op or None for any, pattern, kind)
 PATTERNS = [
@@ -31,9 +31,5 @@ PATTERNS = [
 ]
 
 
-def error_kind(text, op):
-    """The kind ONNX Runtime's message `text` names for a case of `op`, or None."""
-    for scope, pattern, kind in PATTERNS:
-        if (scope is None or scope == op) and re.search(pattern, text):
-            return kind
-    return None
+# The kind the engine's message `text` names for a case of `op`, or None.
+error_kind = classifier(PATTERNS)

@@ -19,16 +19,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from missing import serve_missing  # noqa: E402
 
-REQUIREMENTS = "runner/backends/openvino/requirements.txt"
 try:
     import numpy as np
     import openvino as ov
     import openvino.opset13 as ops
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("openvino", missing, REQUIREMENTS)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, nbytes, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -301,7 +299,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run)
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run)

@@ -2,7 +2,7 @@
 docs/protocol.md that rule is; anything else has no kind. Each pattern is checked against the
 engine's own message by test_errors.py."""
 
-import re
+from kinds import classifier
 
 # (op or None for any, pattern, kind)
 PATTERNS = [
@@ -19,9 +19,5 @@ PATTERNS = [
 ]
 
 
-def error_kind(text, op):
-    """The kind OpenVINO's message `text` names for a case of `op`, or None."""
-    for scope, pattern, kind in PATTERNS:
-        if (scope is None or scope == op) and re.search(pattern, text):
-            return kind
-    return None
+# The kind the engine's message `text` names for a case of `op`, or None.
+error_kind = classifier(PATTERNS)

@@ -10,8 +10,10 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from errors import PATTERNS, error_kind  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "common")]
+from errors import PATTERNS  # noqa: E402
+from kinds import check  # noqa: E402
 
 
 def message(build):
@@ -59,21 +61,5 @@ CASES = [
 ]
 
 
-def main():
-    failures = []
-    for op, text, kind in CASES:
-        got = error_kind(text, op)
-        print(f"{'ok  ' if got == kind else 'FAIL'} {op}: {kind} <- {text[:200]}")
-        if got != kind:
-            failures.append((op, kind, got, text))
-    matched = {p for _, text, _ in CASES for _, p, _ in PATTERNS if __import__("re").search(p, text)}
-    unused = [p for _, p, _ in PATTERNS if p not in matched]
-    if unused:
-        failures.append(("patterns no case matches", unused, None, ""))
-    for f in failures:
-        print("FAILED:", f, file=sys.stderr)
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check(PATTERNS, CASES))

@@ -26,15 +26,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from missing import serve_missing  # noqa: E402
 
-REQUIREMENTS = "runner/backends/tensorrt_rtx/requirements.txt"
 try:
     import numpy as np
     import tensorrt_rtx as trt
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("tensorrt_rtx", missing, REQUIREMENTS)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, probe, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, main, probe, prod  # noqa: E402
 from convert import FORMATS, Layout  # noqa: E402
 
 # Wire dtype <-> TensorRT DataType.
@@ -420,7 +418,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run, answer="built")
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run, answer="built")

@@ -21,16 +21,14 @@ sys.path.insert(0, os.path.join(HERE, "..", "common"))
 
 from missing import serve_missing  # noqa: E402
 
-INSTALL = "apt-get install -y python3-torch"
 try:
     import numpy  # noqa: F401 (wire.py needs it)
     import torch
     import torch.nn.functional as F
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("torch", missing, command=INSTALL)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, encode_bytes, inputs_of, int_list, list_from, probe, prod, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, encode_bytes, inputs_of, int_list, list_from, main, probe, prod  # noqa: E402
 from convert import SlicePlan, scale_weights  # noqa: E402
 from errors import error_kind, unsupported  # noqa: E402
 
@@ -344,7 +342,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run)
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run)

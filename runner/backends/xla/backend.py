@@ -19,7 +19,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from missing import serve_missing  # noqa: E402
 
-REQUIREMENTS = "runner/backends/xla/requirements.txt"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # Compiling dominates a run (the cases are tiny): LLVM's optimizations of the CPU code cost about
 # a quarter of each compilation and change no result (the HLO passes, fusion included, still run).
@@ -32,10 +31,9 @@ try:
     import jax.numpy as jnp
     from jax import lax
 except ImportError as missing:  # reported to the runner, never run as a pass
-    serve_missing("xla", missing, REQUIREMENTS)
-    sys.exit(0)
+    serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, list_from, pack_int4, probe, serve  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, list_from, main, pack_int4, probe  # noqa: E402
 from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -354,7 +352,4 @@ def hello():
 
 
 if __name__ == "__main__":
-    try:
-        serve(hello, run)
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
+    main(hello, run)

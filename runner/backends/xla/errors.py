@@ -9,7 +9,7 @@ reformat (whose only reshape of a case's data is the 1-D buffer into the format'
 a lax.slice index outside the input is a STRICT_BOUNDS coordinate outside it in a slice (the
 other modes pad first or gather)."""
 
-import re
+from kinds import classifier
 
 # A shape of non-negative dims, as the messages print it: (2, 3) or [2, 3].
 DIMS = r"[\[(][\d, ]*[\])]"
@@ -35,9 +35,5 @@ PATTERNS = [
 ]
 
 
-def error_kind(text, op):
-    """The kind XLA's message `text` names for a case of `op`, or None."""
-    for scope, pattern, kind in PATTERNS:
-        if (scope is None or scope == op) and re.search(pattern, text):
-            return kind
-    return None
+# The kind the engine's message `text` names for a case of `op`, or None.
+error_kind = classifier(PATTERNS)

@@ -5,7 +5,6 @@ message of another rule, or of another op, must not). Run by runner/tests/engine
 every pattern holds."""
 
 import os
-import re
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -15,8 +14,10 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from errors import PATTERNS, error_kind  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "common")]
+from errors import PATTERNS  # noqa: E402
+from kinds import check  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -60,21 +61,5 @@ CASES = [
 ]
 
 
-def main():
-    failures = []
-    for op, text, kind in CASES:
-        got = error_kind(text, op)
-        print(f"{'ok  ' if got == kind else 'FAIL'} {op}: {kind} <- {text[:200]}")
-        if got != kind:
-            failures.append((op, kind, got, text))
-    matched = {p for op, text, _ in CASES for scope, p, _ in PATTERNS if scope in (None, op) and re.search(p, text)}
-    unused = [p for _, p, _ in PATTERNS if p not in matched]
-    if unused:
-        failures.append(("patterns no case matches", unused, None, ""))
-    for f in failures:
-        print("FAILED:", f, file=sys.stderr)
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check(PATTERNS, CASES))

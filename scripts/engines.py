@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The engine adapters, read from their manifests `runner/backends/<name>/engine.toml`: the only
+list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh` and
+`runner/tests/engines.rs` read the manifests through this script.
+
+    python3 scripts/engines.py list                  the engines' names, one a line
+    python3 scripts/engines.py show NAME FIELD       one field (a list: one item a line)
+    python3 scripts/engines.py json                  every manifest, as one JSON object by name
+    python3 scripts/engines.py install NAME          runs the engine's install command
+    python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
+
+`run` runs the suite against the engine, from the repository root: the runner (PATH, or `cargo run
+-q -p opspec-runner --bin runner --`) with the engine's backend, its expectations, its options,
+then the RUNNER ARGs; with `--ci`, only the trials of its `ci` filter when that is not "whole".
+It exits with the runner's exit code. Every command first reads every manifest, and stops (exit
+code 2) naming the file and the key of the first that is not valid.
+
+A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_only`:
+
+    display = "OpenVINO"             # the name the pages show
+    python = "python3"               # the interpreter of backend.py, repro/ and test_errors.py
+    modules = "openvino"             # what `import` proves the engine installed ("numpy, jax")
+    install = "python3 -m pip install -r runner/backends/openvino/requirements.txt"
+    backend = "python3 runner/backends/openvino/backend.py"
+    expectations = "runner/backends/openvino/known-failures.txt"
+    options = ["--timeout", "10"]    # the runner's flags for its run
+    ci = "whole"                     # or a trial-name filter: the sample CI runs
+    build_only = true                # optional (default false): the adapter builds, never runs
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+BACKENDS = os.path.join(ROOT, "runner", "backends")
+# key -> (type, required)
+KEYS = {
+    "display": (str, True),
+    "python": (str, True),
+    "modules": (str, True),
+    "install": (str, True),
+    "backend": (str, True),
+    "expectations": (str, True),
+    "options": (list, True),
+    "ci": (str, True),
+    "build_only": (bool, False),
+}
+RUNNER = ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
+
+
+class ManifestError(Exception):
+    pass
+
+
+def load(path):
+    """The manifest at `path` as a dict (`build_only` filled in), or ManifestError naming the
+    file and the key."""
+    name = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+    try:
+        with open(path, "rb") as f:
+            manifest = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ManifestError(f"{name}: not TOML: {e}") from None
+    for key in manifest:
+        if key not in KEYS:
+            raise ManifestError(f"{name}: unknown key `{key}` (the keys: {', '.join(KEYS)})")
+    for key, (kind, required) in KEYS.items():
+        if key not in manifest:
+            if required:
+                raise ManifestError(f"{name}: missing key `{key}`")
+            continue
+        value = manifest[key]
+        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
+            wanted = {str: "a string", list: "a list of strings", bool: "true or false"}[kind]
+            raise ManifestError(f"{name}: key `{key}` must be {wanted}, not {value!r}")
+        if kind is str and not value.strip():
+            raise ManifestError(f"{name}: key `{key}` is empty")
+    manifest.setdefault("build_only", False)
+    return manifest
+
+
+def manifests(backends=BACKENDS):
+    """{name: manifest} of every `<backends>/<name>/engine.toml`, by name."""
+    found = {}
+    for name in sorted(os.listdir(backends)):
+        path = os.path.join(backends, name, "engine.toml")
+        if os.path.isfile(path):
+            found[name] = load(path)
+    return found
+
+
+def label(manifest):
+    """The display name, marked when the adapter is build-only."""
+    return manifest["display"] + (" (build-only)" if manifest["build_only"] else "")
+
+
+def run_command(manifest, runner=None, ci=False, extra=()):
+    """The runner's command line of a run against the engine."""
+    command = [runner] if runner else list(RUNNER)
+    command += ["--backend", manifest["backend"], "--expectations", manifest["expectations"]]
+    command += manifest["options"] + list(extra)
+    if ci and manifest["ci"] != "whole":
+        command.append(manifest["ci"])
+    return command
+
+
+USAGE = __doc__.split("\n\n")[1]
+
+
+def main(argv, backends=BACKENDS):
+    if not argv:
+        print("usage:\n" + USAGE, file=sys.stderr)
+        return 2
+    try:
+        engines = manifests(backends)
+    except ManifestError as e:
+        print(e, file=sys.stderr)
+        return 2
+    command, args = argv[0], argv[1:]
+
+    def engine(name):
+        if name not in engines:
+            print(f"no engine {name!r}: the engines are {', '.join(engines)}", file=sys.stderr)
+            sys.exit(2)
+        return engines[name]
+
+    if command == "list" and not args:
+        print("\n".join(engines))
+    elif command == "json" and not args:
+        print(json.dumps(engines, indent=1))
+    elif command == "show" and len(args) == 2:
+        manifest, field = engine(args[0]), args[1]
+        if field not in KEYS:
+            print(f"no field {field!r}: the fields are {', '.join(KEYS)}", file=sys.stderr)
+            return 2
+        value = manifest[field]
+        print("\n".join(value) if isinstance(value, list) else json.dumps(value) if isinstance(value, bool) else value)
+    elif command == "install" and len(args) == 1:
+        return subprocess.run(shlex.split(engine(args[0])["install"]), cwd=ROOT).returncode
+    elif command == "run" and args:
+        manifest, rest = engine(args[0]), args[1:]
+        runner, ci = None, False
+        while rest and rest[0] in ("--ci", "--runner", "--"):
+            flag, rest = rest[0], rest[1:]
+            if flag == "--":
+                break
+            if flag == "--ci":
+                ci = True
+            elif not rest:
+                print("run: --runner needs the runner's path", file=sys.stderr)
+                return 2
+            else:
+                # A path is the caller's; the run is made from the repository root.
+                runner, rest = os.path.abspath(rest[0]) if os.sep in rest[0] else rest[0], rest[1:]
+        return subprocess.run(run_command(manifest, runner, ci, rest), cwd=ROOT).returncode
+    else:
+        print("usage:\n" + USAGE, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Tests of scripts/engines.py, the reader of the engine manifests: the repository's manifests are
+valid and name files that exist, a manifest with an unknown, missing or mistyped key stops every
+command naming the file and the key, and a run's command line is the manifest's. Run by
+runner/tests/engines.rs; exit 0 when every test passes.
+
+    python3 scripts/test_engines.py
+"""
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.dont_write_bytecode = True  # leave no __pycache__ beside the sources
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import engines  # noqa: E402
+
+VALID = """display = "Engine"
+python = "python3"
+modules = "engine"
+install = "python3 -m pip install -r runner/backends/engine/requirements.txt"
+backend = "python3 runner/backends/engine/backend.py"
+expectations = "runner/backends/engine/known-failures.txt"
+options = ["--timeout", "10"]
+ci = "whole"
+"""
+
+
+class Manifests(unittest.TestCase):
+    def backends(self, **manifests):
+        """A folder of adapters, a `<name>/engine.toml` of each text given (None: none)."""
+        scratch = tempfile.TemporaryDirectory()
+        self.addCleanup(scratch.cleanup)
+        for name, text in manifests.items():
+            os.mkdir(os.path.join(scratch.name, name))
+            if text is None:
+                continue
+            with open(os.path.join(scratch.name, name, "engine.toml"), "w", encoding="utf-8") as f:
+                f.write(text)
+        return scratch.name
+
+    def main(self, backends, *argv):
+        """(exit code, stdout, stderr) of engines.py with `argv` on the adapters of `backends`."""
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = engines.main(list(argv), backends)
+        return code, out.getvalue(), err.getvalue()
+
+    def test_the_repository_manifests_are_valid_and_name_files_that_exist(self):
+        found = engines.manifests()
+        self.assertIn("onnxruntime", found)
+        for name, manifest in found.items():
+            with self.subTest(engine=name):
+                self.assertTrue(os.path.isfile(os.path.join(engines.ROOT, manifest["expectations"])))
+                script = manifest["backend"].split()[-1]
+                self.assertTrue(os.path.isfile(os.path.join(engines.ROOT, script)), script)
+                self.assertTrue(manifest["backend"].startswith(manifest["python"] + " "), manifest["backend"])
+
+    def test_an_unknown_key_is_named_with_its_file(self):
+        backends = self.backends(engine=VALID + 'timeout = "10"\n')
+        code, out, err = self.main(backends, "list")
+        self.assertEqual(code, 2)
+        self.assertEqual(out, "")
+        self.assertIn(os.path.join(backends, "engine", "engine.toml") + ": unknown key `timeout`", err)
+
+    def test_a_missing_key_is_named_with_its_file(self):
+        backends = self.backends(good=VALID, engine=VALID.replace('ci = "whole"\n', ""))
+        code, _, err = self.main(backends, "show", "good", "display")
+        self.assertEqual(code, 2)
+        self.assertIn(os.path.join(backends, "engine", "engine.toml") + ": missing key `ci`", err)
+
+    def test_a_mistyped_or_empty_key_is_named_with_its_file(self):
+        for text, message in [
+            (VALID.replace('["--timeout", "10"]', '"--timeout 10"'), "key `options` must be a list of strings"),
+            (VALID.replace('["--timeout", "10"]', '["--timeout", 10]'), "key `options` must be a list of strings"),
+            (VALID + "build_only = 1\n", "key `build_only` must be true or false"),
+            (VALID.replace('modules = "engine"', 'modules = " "'), "key `modules` is empty"),
+            ("display = \n", "not TOML"),
+        ]:
+            with self.subTest(message=message):
+                code, _, err = self.main(self.backends(engine=text), "list")
+                self.assertEqual(code, 2)
+                self.assertIn("engine.toml: " + message, err)
+
+    def test_the_fields_as_the_readers_see_them(self):
+        backends = self.backends(b=VALID.replace('"Engine"', '"B"') + "build_only = true\n", a=VALID, common=None)
+        self.assertEqual(self.main(backends, "list"), (0, "a\nb\n", ""))
+        self.assertEqual(self.main(backends, "show", "a", "options"), (0, "--timeout\n10\n", ""))
+        self.assertEqual(self.main(backends, "show", "a", "build_only"), (0, "false\n", ""))
+        self.assertEqual(self.main(backends, "show", "b", "build_only"), (0, "true\n", ""))
+        self.assertEqual([engines.label(m) for m in engines.manifests(backends).values()], ["Engine", "B (build-only)"])
+        code, _, err = self.main(backends, "show", "a", "timeout")
+        self.assertEqual(code, 2)
+        self.assertIn("no field 'timeout'", err)
+        with self.assertRaises(SystemExit) as stop, contextlib.redirect_stderr(io.StringIO()) as err:
+            engines.main(["show", "d", "display"], backends)
+        self.assertEqual(stop.exception.code, 2)
+        self.assertIn("no engine 'd': the engines are a, b", err.getvalue())
+
+    def test_a_run_is_the_manifest_s_backend_expectations_and_options(self):
+        manifest = engines.load(os.path.join(self.backends(engine=VALID.replace('"whole"', '"slice::"')), "engine", "engine.toml"))
+        self.assertEqual(
+            engines.run_command(manifest, "target/release/runner", extra=["-q"]),
+            ["target/release/runner", "--backend", "python3 runner/backends/engine/backend.py",
+             "--expectations", "runner/backends/engine/known-failures.txt", "--timeout", "10", "-q"],
+        )
+        # CI's run: the sample filter last; the cargo command without a runner.
+        self.assertEqual(engines.run_command(manifest, ci=True)[:-7], engines.RUNNER)
+        self.assertEqual(engines.run_command(manifest, ci=True)[-1], "slice::")
+        manifest["ci"] = "whole"
+        self.assertEqual(engines.run_command(manifest, ci=True)[-1], "10")
+
+    def test_install_and_run_make_the_manifest_s_commands_from_the_repository_root(self):
+        backends = self.backends(engine=VALID.replace('"whole"', '"slice::"'))
+        with mock.patch.object(engines.subprocess, "run") as run:
+            run.return_value.returncode = 101
+            self.assertEqual(self.main(backends, "install", "engine")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--ci", "--runner", "target/release/runner", "--", "-q")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--runner", "runner", "--ci")[0], 101)
+            self.assertEqual(self.main(backends, "run", "engine", "--runner")[0], 2)
+        (install, kw), (ci, _), (swapped, _) = [(c.args[0], c.kwargs) for c in run.call_args_list]
+        self.assertEqual(kw, {"cwd": engines.ROOT})
+        self.assertEqual(install, ["python3", "-m", "pip", "install", "-r", "runner/backends/engine/requirements.txt"])
+        # A path given is the caller's, made absolute for the run from the root; a name is a command.
+        self.assertEqual(ci[0], os.path.abspath("target/release/runner"))
+        self.assertEqual(ci[-2:], ["-q", "slice::"])
+        self.assertEqual(swapped[0], "runner")
+        self.assertEqual(swapped[-1], "slice::")
+
+
+if __name__ == "__main__":
+    unittest.main()
