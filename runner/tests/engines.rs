@@ -54,13 +54,6 @@ fn engines() -> Vec<Engine> {
     engines
 }
 
-fn engine(name: &str) -> Engine {
-    engines()
-        .into_iter()
-        .find(|e| e.name == name)
-        .unwrap_or_else(|| panic!("no runner/backends/{name}/engine.toml"))
-}
-
 /// The manifests' reader and its checks (scripts/test_engines.py).
 #[test]
 fn the_manifests_reader_validates_them() {
@@ -271,17 +264,34 @@ fn error_kind_patterns_match_the_engines_messages() {
     }
 }
 
-/// Every claim of XLA's known-failures file that is not the adapter's own limit, shown on XLA
-/// directly (`check_claims.py`: each claim's smallest program, and a claim the script does not
-/// show is itself a failure).
+/// Every claim of an engine's known-failures file that is not the adapter's own limit, shown on
+/// the engine directly, where the adapter has such scripts (`check_*.py`: XLA's, torch's and
+/// MNN's `check_claims.py`, torch's `check_as_strided.py`; each claim's smallest program, and a
+/// claim a script does not show is itself a failure).
 #[test]
-fn every_xla_claim_holds_on_xla() {
-    let xla = engine("xla");
-    if !engine_installed(&xla) {
-        return;
+fn every_claim_checked_on_its_engine_holds() {
+    let mut checked = Vec::new();
+    for engine in engines() {
+        let folder = workspace().join("runner/backends").join(&engine.name);
+        let mut scripts: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let file = p.file_name().unwrap().to_string_lossy().into_owned();
+                file.starts_with("check_") && file.ends_with(".py")
+            })
+            .collect();
+        scripts.sort();
+        if scripts.is_empty() || !engine_installed(&engine) {
+            continue;
+        }
+        for script in scripts {
+            let relative = script.strip_prefix(workspace()).unwrap().to_path_buf();
+            assert_script_passes(&engine.python, &relative);
+            checked.push(relative);
+        }
     }
-    assert_script_passes(
-        &xla.python,
-        Path::new("runner/backends/xla/check_claims.py"),
-    );
+    if std::env::var_os("CI").is_some() {
+        assert!(checked.len() >= 3, "{checked:?}");
+    }
 }
