@@ -8,6 +8,7 @@ list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh`
     python3 scripts/engines.py json                  every manifest, as one JSON object by name
     python3 scripts/engines.py install NAME          runs the engine's install command
     python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
+    python3 scripts/engines.py check-hello NAME      the hello leaves out what `not_declared` says
 
 `run` runs the suite against the engine, from the repository root: the runner (PATH, or `cargo run
 -q -p opspec-runner --bin runner --`) with the engine's backend, its expectations, its options,
@@ -26,6 +27,12 @@ A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_
     options = ["--timeout", "10"]    # the runner's flags for its run
     ci = "whole"                     # or a trial-name filter: the sample CI runs
     build_only = true                # optional (default false): the adapter builds, never runs
+
+    not_declared = ["as_strided"]    # optional: ops, `slice:MODE`s, `reformat:FORMAT`s its hello
+                                     # leaves out (`check-hello` checks it against the hello)
+    [composed]                       # optional: what the adapter builds from other engine ops
+    as_strided = "Gather of indices the adapter computes"
+    "reformat:CHW4" = "pad, reshape and transpose chosen by the adapter"
 """
 
 import json
@@ -48,6 +55,8 @@ KEYS = {
     "options": (list, True),
     "ci": (str, True),
     "build_only": (bool, False),
+    "composed": (dict, False),
+    "not_declared": (list, False),
 }
 RUNNER = ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
 
@@ -74,8 +83,9 @@ def load(path):
                 raise ManifestError(f"{name}: missing key `{key}`")
             continue
         value = manifest[key]
-        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
-            wanted = {str: "a string", list: "a list of strings", bool: "true or false"}[kind]
+        strings = value.values() if kind is dict and isinstance(value, dict) else value
+        if not isinstance(value, kind) or (kind in (list, dict) and not all(isinstance(v, str) for v in strings)):
+            wanted = {str: "a string", list: "a list of strings", bool: "true or false", dict: "a table of strings"}[kind]
             raise ManifestError(f"{name}: key `{key}` must be {wanted}, not {value!r}")
         if kind is str and not value.strip():
             raise ManifestError(f"{name}: key `{key}` is empty")
@@ -106,6 +116,30 @@ def run_command(manifest, runner=None, ci=False, extra=()):
     if ci and manifest["ci"] != "whole":
         command.append(manifest["ci"])
     return command
+
+
+SLICE_MODES = ["STRICT_BOUNDS", "WRAP", "CLAMP", "FILL", "REFLECT"]
+FORMATS = ["CHW2", "CHW4", "CHW16", "CHW32", "HWC8", "HWC16", "HWC", "DHWC8", "DHWC", "CDHW32", "DLA_LINEAR", "DLA_HWC4"]
+
+
+def undeclared(hello):
+    """The ops, Slice modes and packed formats a hello leaves out, as `not_declared` names them."""
+    ops = set(hello.get("ops", []))
+    found = {op for op in ["shuffle", "slice", "as_strided", "scale", "reformat"] if op not in ops}
+    attributes = hello.get("attributes", {})
+    modes = attributes.get("slice", {}).get("mode")
+    if "slice" in ops and modes is not None:
+        found |= {f"slice:{m}" for m in SLICE_MODES if m.lower() not in modes}
+    formats = attributes.get("reformat", {}).get("format")
+    if "reformat" in ops and formats is not None:
+        found |= {f"reformat:{f}" for f in FORMATS if f not in formats}
+    return found
+
+
+def hello_of(manifest):
+    """The adapter's hello, asked as the runner asks it."""
+    process = subprocess.run(shlex.split(manifest["backend"]), cwd=ROOT, input='{"type": "hello", "protocol": 1}\n', capture_output=True, text=True, timeout=300)
+    return json.loads(process.stdout.splitlines()[0])
 
 
 USAGE = __doc__.split("\n\n")[1]
@@ -141,6 +175,12 @@ def main(argv, backends=BACKENDS):
         print("\n".join(value) if isinstance(value, list) else json.dumps(value) if isinstance(value, bool) else value)
     elif command == "install" and len(args) == 1:
         return subprocess.run(shlex.split(engine(args[0])["install"]), cwd=ROOT).returncode
+    elif command == "check-hello" and len(args) == 1:
+        manifest = engine(args[0])
+        said, declared = undeclared(hello_of(manifest)), set(manifest.get("not_declared", []))
+        if said != declared:
+            print(f"{args[0]}: engine.toml's not_declared {sorted(declared)} but the hello leaves out {sorted(said)}", file=sys.stderr)
+            return 1
     elif command == "run" and args:
         manifest, rest = engine(args[0]), args[1:]
         runner, ci = None, False

@@ -139,6 +139,43 @@ def reproducers():
     return found
 
 
+
+
+def native_and_composed():
+    """Per op, mode and format, whether each engine implements it or its adapter composes it from
+    other operations (the manifests' `[composed]`, which the adapters' hellos declare)."""
+    rows = [("shuffle", ["shuffle"]), ("scale", ["scale"]), ("as_strided", ["as_strided"])]
+    rows += [(f"slice {m}", ["slice", f"slice:{m}"]) for m in manifests.SLICE_MODES]
+    rows += [(f"reformat {f}", ["reformat", f"reformat:{f}"]) for f in manifests.FORMATS]
+    out = [
+        "",
+        "## Native and composed",
+        "",
+        "Whether each engine's own operation is judged (native), or an operation the adapter builds from",
+        "other operations of the engine: a Gather of indices it computes, a pad-reshape-transpose",
+        "chain (composed, which judges those other operations, not the engine's own of this rule). From",
+        "the manifests' `[composed]` tables, which the adapters' hellos declare; a run's report counts",
+        "the trials of each apart (console, JSON, HTML). Not run: the adapter's hello leaves it out (its",
+        "manifest's `not_declared`, checked against the hello), so its trials are excluded, not judged.",
+        "",
+        "| op, mode or format | " + " | ".join(ENGINE_NAMES.get(e, e) for e in ENGINES) + " |",
+        "|---|" + "---|" * len(ENGINES),
+    ]
+    for label, keys in rows:
+        cells = []
+        for manifest in ENGINES.values():
+            composed = {k.lower(): v for k, v in manifest.get("composed", {}).items()}
+            undeclared = {k.lower() for k in manifest.get("not_declared", [])}
+            if any(k.lower() in undeclared for k in keys):
+                cells.append("not run")
+            elif any(k.lower() in composed for k in keys):
+                cells.append("composed")
+            else:
+                cells.append("native")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out
+
+
 def page(runner):
     rule = rules()
     engines = []
@@ -195,6 +232,7 @@ def page(runner):
             counts = [(cls, row[0]) for (c, cls), row in rows.items() if c == clause]
             cells.append(", ".join(f"{n} {cls}" for cls, n in counts) if counts else "")
         out.append(f"| `{clause}` | {rule.get(clause, '')} | " + " | ".join(cells) + " |")
+    out += native_and_composed()
     out += [
         "",
         "## Clauses the TensorRT-RTX builder settled",

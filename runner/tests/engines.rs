@@ -54,6 +54,28 @@ fn engines() -> Vec<Engine> {
     engines
 }
 
+/// What each manifest says its adapter's hello leaves out (`not_declared`, from which
+/// docs/engines.md marks ops, modes and formats "not run") is what the hello leaves out.
+#[test]
+fn every_manifest_says_what_its_hello_leaves_out() {
+    for engine in engines() {
+        if !engine_installed(&engine) {
+            continue;
+        }
+        let (mut python, _scratch) = python("python3");
+        let check = python
+            .current_dir(workspace())
+            .args(["scripts/engines.py", "check-hello", &engine.name])
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+}
+
 /// The manifests' reader and its checks (scripts/test_engines.py).
 #[test]
 fn the_manifests_reader_validates_them() {

@@ -276,12 +276,3 @@ def reformat_plan(attrs, x):
         check_budget(pack.padded, "buffer")
     return shape, unpack, pack
 
-
-def composed(gather):
-    """The hello's `composed` of an adapter built on this module: AsStrided as the engine's
-    `gather` of indices this module computes, every packed format as a pad, reshape and
-    transpose chain this module chooses. No engine's own AsStrided or packed layout is used."""
-    chain = "pad, reshape and transpose chain chosen by the adapter (common/convert.py reformat_plan)"
-    found = {"as_strided": f"{gather} of indices the adapter computes (common/convert.py as_strided_indices)"}
-    found.update((f"reformat:{fmt}", chain) for fmt in FORMATS if fmt != "LINEAR")
-    return found

@@ -272,6 +272,15 @@ def serve(hello, run, answer="ok"):
         out.flush()
 
 
+def composed_of(adapter):
+    """The hello's `composed`: the `[composed]` table of the manifest beside the adapter whose
+    script is `adapter` (its `__file__`), empty when it has none."""
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(adapter)), "engine.toml"), "rb") as f:
+        return tomllib.load(f).get("composed", {})
+
+
 def main(hello, run, answer="ok"):
     """An adapter's main loop: `serve` until standard input closes; an interrupt, or a runner that
     closed the pipe, ends it quietly."""

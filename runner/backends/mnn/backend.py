@@ -40,7 +40,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, probe, prod  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, composed_of, inputs_of, int_list, main, probe, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -415,15 +415,6 @@ RUN = {
     "reformat": run_reformat,
 }
 
-COMPOSED = {
-    "slice:WRAP": "one MNN Gather per sliced axis, of the coordinates y*stride+start mod d the adapter computes (MNN's Pad has no wrap mode)",
-    "slice:CLAMP": "one MNN Gather per sliced axis, of the coordinates the adapter clamps to [0, d-1] (MNN's Pad has no edge mode)",
-    "slice:REFLECT": "MNN Pad REFLECT repeated in stages of at most d-1 (MNN's result is undefined past that), a 1-element axis by Gather, then StridedSlice",
-    "slice:FILL": "MNN Pad CONSTANT pads zeros; a fill value other than all-zero bits is put in by a Select on a mask padded the same way",
-    "slice:stride-0": "an axis of stride 0 is an MNN Gather of size copies of its start (MNN's StridedSlice takes no step 0)",
-    "as_strided": "MNN Reshape to 1-D, then Gather of the flat indices offset + sum(i*stride) the adapter computes (MNN has no strided view op)",
-    "scale": "MNN Cast to float32, Mul, Add, Pow (broadcast weights), Cast to the output type: MNN's Scale op has no power and one channel axis",
-}
 
 
 def run(op, attrs, inputs):
@@ -448,7 +439,7 @@ def hello():
         "dtypes": probe(list(MNN_TYPE) + ["bool", "int4", "int64", "fp8", "float16", "bfloat16"], attempt),
         "attributes": {"reformat": {"format": ["LINEAR", *NATIVE]}},
         "engine": {"name": "mnn", "version": MNN.version()},
-        "composed": COMPOSED,
+        "composed": composed_of(__file__),
     }
 
 

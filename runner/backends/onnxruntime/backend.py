@@ -29,8 +29,8 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
-from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, composed_of, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
+from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 OPSET = 21
@@ -392,7 +392,7 @@ def hello():
     return {
         "name": f"onnxruntime-{ort.__version__}",
         "engine": {"name": "onnxruntime", "version": ort.__version__},
-        "composed": composed("ONNX Gather"),
+        "composed": composed_of(__file__),
         "ops": OPS,
         "dtypes": probe(ONNX_TYPE, attempt),
     }

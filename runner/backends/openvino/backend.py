@@ -26,8 +26,8 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
-from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
+from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, encode_bytes, composed_of, inputs_of, int_list, main, nbytes, prod  # noqa: E402
+from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 OV_TYPE = {
@@ -292,7 +292,7 @@ def hello():
             "cpu_model": core.get_property("CPU", "FULL_DEVICE_NAME"),
             "engine_flags": list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
         },
-        "composed": composed("OpenVINO Gather"),
+        "composed": composed_of(__file__),
         "ops": OPS,
         "dtypes": {op: list(ITEMSIZE) for op in OPS},
     }

@@ -28,7 +28,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, encode_bytes, inputs_of, int_list, list_from, main, probe, prod  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, encode_bytes, composed_of, inputs_of, int_list, list_from, main, probe, prod  # noqa: E402
 from convert import SlicePlan, scale_weights  # noqa: E402
 from errors import error_kind, unsupported  # noqa: E402
 
@@ -319,13 +319,6 @@ def run_tensors(op, attrs, tensors):
 
 # What the adapter composes from torch's ops rather than torch implementing it (anything not
 # listed is one torch call per stage of the op).
-COMPOSED = {
-    "shuffle": "permute, reshape, permute; with zero_is_placeholder the adapter replaces each 0 of reshape_dims by the input's dim at its position (torch.reshape has no placeholder)",
-    "slice": "narrow to the span each axis reads (bounds the adapter computes), then a Python slice of the stride; a negative stride reads the span through torch.flip, a stride of 0 is expand of one element; WRAP, CLAMP, REFLECT and FILL pad first with F.pad (circular, replicate, reflect, constant) by amounts the adapter computes, the non-constant modes one axis at a time (moved last, the others merged), REFLECT in stages of at most d-1 and WRAP in stages of at most the current extent",
-    "scale": "to(float32), * scale, + shift, torch.pow, then to(dtype), or torch.quantize_per_tensor(scale 1, zero point 0).int_repr() for int8; the adapter shapes the weights to broadcast from the channel axis",
-    "reformat:HWC": "torch's channels_last layout (NHWC) at rank 4; at other ranks the adapter adds a leading axis (rank 3) or merges the leading axes into one (rank 5 and more) first",
-    "reformat:DHWC": "torch's channels_last_3d layout (NDHWC) at rank 5; at other ranks the adapter adds a leading axis (rank 4) or merges the leading axes into one (rank 6 and more) first",
-}
 
 
 def hello():
@@ -337,7 +330,7 @@ def hello():
         "dtypes": probe(TORCH_TYPE, run_tensors),
         # torch lays out two of TensorRT's formats (its memory formats), no other.
         "attributes": {"reformat": {"format": ["LINEAR", *MEMORY_FORMAT]}},
-        "composed": COMPOSED,
+        "composed": composed_of(__file__),
     }
 
 

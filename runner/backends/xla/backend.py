@@ -33,8 +33,8 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, inputs_of, int_list, list_from, main, pack_int4, probe  # noqa: E402
-from convert import SlicePlan, as_strided_indices, composed, reformat_plan, scale_weights  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, composed_of, inputs_of, int_list, list_from, main, pack_int4, probe  # noqa: E402
+from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
 # int64 stays int64 (JAX would otherwise run it as int32).
@@ -345,7 +345,7 @@ def hello():
     return {
         "name": f"xla-jax-{jax.__version__}",
         "engine": {"name": "xla-jax", "version": jaxlib.__version__},
-        "composed": composed("XLA gather"),
+        "composed": composed_of(__file__),
         "ops": OPS,
         "dtypes": probe(JNP_TYPE, run_tensors),
     }
