@@ -295,21 +295,12 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
     ))
 }
 
-/// Writes `text` to `path` through a temporary file beside it, renamed over it in one step.
+/// Writes `text` to `path` whole ([`crate::output::write_replacing`]: a link written through, a
+/// device in place, a FIFO refused).
 fn write_whole(path: &Path, text: &str) -> Result<(), MergeError> {
-    let error = |e: std::io::Error| MergeError::Write {
+    crate::output::write_replacing(path, text).map_err(|e| MergeError::Write {
         path: path.to_owned(),
         message: e.to_string(),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.{}.merging", std::process::id()));
-    std::fs::write(&temporary, text).map_err(error)?;
-    std::fs::rename(&temporary, path).map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        error(e)
     })
 }
 

@@ -672,3 +672,111 @@ fn help_lists_report_and_diff() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output).contains("--html <FILE>"), "{}", text(&output));
 }
+
+/// A private character device 1,3 (what `/dev/null` is) at `path`: false where this process
+/// may not make devices (not root).
+fn null_device(path: &std::path::Path) -> bool {
+    Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Every report a run, `merge` and `report` write keeps what its path is: a device is written
+/// in place (`--junit /dev/null` as users mean it), a symbolic link is written through to its
+/// target and kept, a FIFO is refused before the run, naming it.
+#[test]
+fn reports_onto_a_device_a_link_or_a_fifo_keep_what_the_path_is() {
+    use std::os::unix::fs::FileTypeExt;
+    let scratch = Scratch::new("paths");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let kind = |name: &str| {
+        std::fs::symlink_metadata(scratch.path(name))
+            .unwrap()
+            .file_type()
+    };
+    let null = scratch.path("null");
+    if !null_device(&null) {
+        eprintln!("skipped: mknod is not allowed here (the test needs root)");
+        return;
+    }
+    std::fs::write(scratch.path("target.json"), "old").unwrap();
+    std::os::unix::fs::symlink("target.json", scratch.path("link.json")).unwrap();
+    let run = |extra: &[&str]| {
+        runner()
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(extra)
+            .current_dir(&scratch.0)
+            .output()
+            .unwrap()
+    };
+    let parts = ["1/2", "2/2"].map(|part| {
+        let name = format!("part-{}.json", &part[..1]);
+        let output = run(&["--partition", part, "--report-json", &name]);
+        assert!(output.status.code().is_some(), "{}", text(&output));
+        name
+    });
+    let output = run(&["--junit", "null", "--report-json", "link.json"]);
+    assert_eq!(output.status.code(), Some(101), "{}", text(&output));
+    assert!(kind("null").is_char_device(), "the device became a file");
+    assert!(kind("link.json").is_symlink(), "the link became a file");
+    let report = std::fs::read_to_string(scratch.path("target.json")).unwrap();
+    assert!(report.contains("\"trials\""), "{report}");
+
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .args(["--out", "null"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    assert!(kind("null").is_char_device(), "merge replaced the device");
+    let page = runner()
+        .args(["report", "link.json", "--html", "null"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert!(page.status.success(), "{}", text(&page));
+    assert!(kind("null").is_char_device(), "report replaced the device");
+
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for flag in ["--report-json", "--junit"] {
+        let output = run(&[flag, "fifo"]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert!(
+            text(&output).contains(&format!("{flag} ")),
+            "{}",
+            text(&output)
+        );
+        assert!(text(&output).contains("FIFO"), "{}", text(&output));
+        assert!(!text(&output).contains("test result"), "the run started");
+        assert!(kind("fifo").is_fifo());
+    }
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .args(["--out", "fifo"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(merge.status.code(), Some(2), "{}", text(&merge));
+    assert!(text(&merge).contains("FIFO"), "{}", text(&merge));
+    assert!(kind("fifo").is_fifo());
+    let mut left: Vec<String> = std::fs::read_dir(&scratch.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
