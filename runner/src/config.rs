@@ -29,6 +29,18 @@ pub fn repository_root() -> PathBuf {
 
 /// The default per-case timeout of a backend.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The shortest default deadline of a backend's hello: an engine may load for longer than it
+/// may take for one case.
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The deadline of a backend's hello when `--hello-timeout` is not given: twice the case
+/// timeout, and at least [`DEFAULT_HELLO_TIMEOUT`].
+pub fn default_hello_timeout(timeout: Duration) -> Duration {
+    DEFAULT_HELLO_TIMEOUT
+        .max(timeout.saturating_mul(2))
+        .min(Duration::from_secs_f64(MAX_TIMEOUT_SECONDS))
+}
+
 /// The shortest timeout accepted, in seconds: below it no backend could answer.
 pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
 /// The longest timeout accepted, in seconds (a day): beyond it a hung backend is never noticed.
@@ -201,6 +213,10 @@ pub struct Options {
     /// [env: OPSPEC_TIMEOUT]
     #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
+    /// Seconds a backend process may take to answer its hello, from 0.001 to 86400 (default:
+    /// twice --timeout, at least 60) [env: OPSPEC_HELLO_TIMEOUT]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
+    pub hello_timeout: Option<Duration>,
     /// Known-failures file of the backend [env: OPSPEC_EXPECTATIONS]
     #[arg(long, value_name = "FILE")]
     pub expectations: Option<PathBuf>,
@@ -274,6 +290,8 @@ pub struct Config {
     pub allow_skips: bool,
     pub backend: Option<String>,
     pub timeout: Duration,
+    /// The deadline of each backend process's hello.
+    pub hello_timeout: Duration,
     pub expectations: Option<PathBuf>,
     pub report_json: Option<PathBuf>,
     pub junit: Option<PathBuf>,
@@ -370,6 +388,12 @@ impl Config {
         if self.timeout != default.timeout {
             flags.push(("--timeout", self.timeout.as_secs_f64().to_string()));
         }
+        if self.hello_timeout != default_hello_timeout(self.timeout) {
+            flags.push((
+                "--hello-timeout",
+                self.hello_timeout.as_secs_f64().to_string(),
+            ));
+        }
         if self.max_elements != default.max_elements {
             flags.push(("--max-elements", self.max_elements.to_string()));
         }
@@ -463,6 +487,15 @@ impl Options {
                 None => DEFAULT_TIMEOUT,
             },
         };
+        let hello_timeout = match self.hello_timeout {
+            Some(timeout) => timeout,
+            None => match text("OPSPEC_HELLO_TIMEOUT")? {
+                Some(v) => {
+                    parse_timeout(&v).map_err(|e| parsed("OPSPEC_HELLO_TIMEOUT", Some(v), e))?
+                }
+                None => default_hello_timeout(timeout),
+            },
+        };
         let jobs = match self.jobs {
             Some(jobs) => jobs,
             None => match text("OPSPEC_JOBS")? {
@@ -521,6 +554,7 @@ impl Options {
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: backend.clone(),
             timeout,
+            hello_timeout,
             expectations: self
                 .expectations
                 .or_else(|| path("OPSPEC_EXPECTATIONS"))

@@ -29,7 +29,7 @@ use crate::dump::Dumping;
 use crate::expectations::{Expectations, TrialClauses};
 use crate::generated::{self, GeneratedTrial, GeneratedTrials};
 use crate::partition::Partition;
-use crate::process::ProcessBackend;
+use crate::process::{ProcessBackend, Timeouts};
 use crate::report::{self, count, Record};
 use crate::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
 use crate::{merge, output, replay_command};
@@ -128,9 +128,9 @@ pub fn reference(config: &Config) -> Reference {
 }
 
 /// Starts the backend `config` names (the reference when it names none): its processes
-/// (`--jobs`), its log, its timeout, the limits it is given, and the request dump
-/// (`--dump-requests`).
-pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
+/// (`--jobs`, at most one per case of the `cases` to send), its log, its timeouts, the limits
+/// it is given, and the request dump (`--dump-requests`).
+pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, RunError> {
     let backend: Arc<dyn Backend> = match &config.backend {
         None => Arc::new(reference(config)),
         Some(command) => {
@@ -140,9 +140,12 @@ pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
             Arc::new(
                 ProcessBackend::start_pool(
                     command,
-                    config.timeout,
+                    Timeouts {
+                        case: config.timeout,
+                        hello: config.hello_timeout,
+                    },
                     config.backend_log.clone(),
-                    config.jobs,
+                    config.jobs.min(cases.max(1)),
                     config.limits(),
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
@@ -337,6 +340,24 @@ impl Harness {
             .collect()
     }
 
+    /// How many cases the run may send to a backend at most: the spec and generated cases
+    /// whose trials `args` and the partition select.
+    fn cases_to_send(&self, args: &Arguments) -> usize {
+        let generated = (self.generated.as_ref())
+            .map(|g| g.trial_cases())
+            .unwrap_or_default();
+        (self.loaded.cases.iter().chain(generated))
+            .map(Case::trial_name)
+            .filter(|name| {
+                !self
+                    .config
+                    .partition
+                    .is_some_and(|part| !part.contains(name))
+            })
+            .filter(|name| !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))))
+            .count()
+    }
+
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
     /// names: libtest's report, the op × dtype table, the report files.
     pub fn run(
@@ -368,7 +389,7 @@ impl Harness {
         })?;
         let backend = match backend {
             Some(backend) => backend,
-            None => start_backend(config)?,
+            None => start_backend(config, self.cases_to_send(&args))?,
         };
         let supported = (self.loaded.cases.iter())
             .filter(|c| backend.supports(c).is_ok())
@@ -525,7 +546,7 @@ impl Harness {
                 folders: self.config.folders().replace('\n', "; "),
             });
         }
-        let backend = wrap(start_backend(&self.config)?);
+        let backend = wrap(start_backend(&self.config, 1)?);
         println!("backend: {}", backend.name());
         let trials = Trials::new(backend, &self);
         match (case, found) {

@@ -113,6 +113,7 @@ fn runner_help_shows_every_flag() {
         "--bless",
         "--allow-skips",
         "--timeout",
+        "--hello-timeout",
         "--expectations",
         "--report-json",
         "--junit",

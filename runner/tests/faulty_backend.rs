@@ -930,6 +930,8 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
         &[
             "--timeout",
             &HANG_TIMEOUT.to_string(),
+            "--hello-timeout",
+            &HANG_TIMEOUT.to_string(),
             "--test-threads",
             "1",
             "shuffle::seed_examples::",
