@@ -32,7 +32,7 @@ use crate::partition::Partition;
 use crate::process::{ProcessBackend, Timeouts};
 use crate::report::{self, count, Record};
 use crate::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
-use crate::{merge, output, replay_command};
+use crate::{interrupt, merge, output, replay_command};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -231,6 +231,9 @@ pub enum RunError {
     /// refused before anything runs.
     #[error("{0}")]
     Usage(String),
+    /// A signal (named) stopped the run before its backend was started.
+    #[error("the run was interrupted by {0} before it started")]
+    Interrupted(String),
 }
 
 /// A problem of a spec or sweep file, as the failing trial that reports it.
@@ -387,10 +390,19 @@ impl Harness {
                 .collect();
             RunError::Expectations(lines.join("\n"))
         })?;
+        if let Some(signal) = interrupt::signal() {
+            return Err(RunError::Interrupted(interrupt::name(signal).to_owned()));
+        }
         let backend = match backend {
             Some(backend) => backend,
             None => start_backend(config, self.cases_to_send(&args))?,
         };
+        let halted = Arc::downgrade(&backend);
+        interrupt::on_signal_call(move || {
+            if let Some(backend) = halted.upgrade() {
+                backend.halt();
+            }
+        });
         let supported = (self.loaded.cases.iter())
             .filter(|c| backend.supports(c).is_ok())
             .count();
@@ -505,6 +517,12 @@ impl Harness {
         if config.require_error_kinds {
             problems.extend(report::unclassified_problem(&records));
         }
+        if let Some(signal) = interrupt::signal() {
+            problems.push(format!(
+                "the run was interrupted by {}: the trials it had not finished are not run",
+                interrupt::name(signal)
+            ));
+        }
         let cannot_write = |path: &PathBuf, e: std::io::Error| {
             RunError::Report(format!("cannot write {}: {e}", path.display()))
         };
@@ -569,8 +587,21 @@ impl Harness {
 
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
 /// prints libtest's report and the op × dtype table, and writes the requested report files.
+///
+/// SIGINT, SIGTERM and SIGHUP stop the run ([`interrupt`]): the backends are stopped, the
+/// reports written with what the run has, and the exit code is 128 + the signal's number.
 pub fn main_with(args: Arguments, config: Config) -> ExitCode {
-    match run(args, config, None) {
+    if let Err(e) = interrupt::install() {
+        eprintln!("warning: {e}");
+    }
+    let result = run(args, config, None);
+    if let Some(signal) = interrupt::signal() {
+        if let Err(error) = result {
+            eprintln!("error: {error}");
+        }
+        return ExitCode::from(interrupt::exit_code(signal));
+    }
+    match result {
         Ok(summary) => summary.exit_code(),
         Err(error) => {
             eprintln!("error: {error}");
@@ -753,8 +784,14 @@ impl Trials {
     /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
     /// failure already fails the run).
     fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
-        let first = self.first_failure.get().filter(|_| self.fail_fast)?;
-        let verdict = decide(Verdict::stopped(first), None, None);
+        let verdict = match interrupt::signal() {
+            Some(signal) => Verdict::not_run(format!(
+                "the run was interrupted by {}",
+                interrupt::name(signal)
+            )),
+            None => Verdict::stopped(self.first_failure.get().filter(|_| self.fail_fast)?),
+        };
+        let verdict = decide(verdict, None, None);
         let message = verdict.message.clone();
         let name = case.trial_name();
         self.record(self.case_record(name, case, verdict, started));

@@ -364,9 +364,6 @@ impl Misreply {
     }
 }
 
-/// Never set: the hello is not cut short by a halt.
-static NEVER: AtomicBool = AtomicBool::new(false);
-
 impl ProcessBackend {
     /// Starts one process of the backend and reads its hello, both within `timeout`. The log
     /// file is emptied first: it holds this run's stderr only.
@@ -517,7 +514,13 @@ impl ProcessBackend {
         let mut session =
             Session::start(command, &dir, &environment, log, prefix).map_err(StartError::Spawn)?;
         let reply = session
-            .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT, &NEVER)
+            // Not cut short by a halt (`--fail-fast`), only by a signal that stops the runner.
+            .exchange(
+                &hello_request(),
+                timeout,
+                MIN_REPLY_LINE_LIMIT,
+                &crate::interrupt::REQUESTED,
+            )
             .map_err(|trouble| {
                 StartError::Handshake(format!(
                     "backend `{command}` failed the handshake: {}",
