@@ -444,6 +444,18 @@ impl Harness {
             judged,
         );
         run_info.require_error_kinds = config.require_error_kinds;
+        let folders: Vec<PathBuf> = (config.specs.iter())
+            .chain(&config.sweeps)
+            .chain(&config.golden)
+            .cloned()
+            .collect();
+        let run_info = run_info.given(merge::Given {
+            inputs: merge::content_fingerprint(&folders),
+            expectations: merge::file_fingerprint(config.expectations.as_deref()),
+            max_elements: config.max_elements,
+            engine: config.engine.to_string(),
+            backend_command: config.backend.clone().unwrap_or_default(),
+        });
         let built = match config.partition {
             Some(part) => built
                 .into_iter()

@@ -780,3 +780,120 @@ fn reports_onto_a_device_a_link_or_a_fifo_keep_what_the_path_is() {
     left.sort();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+/// `runner merge` joins only parts of one run: parts whose spec files differ in content (same
+/// trial names), whose known-failures files, element budgets, engines or backend commands
+/// differ are refused, naming the difference.
+#[test]
+fn merge_refuses_parts_of_different_runs() {
+    let scratch = Scratch::new("merge-runs");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    std::fs::write(scratch.path("known.txt"), KNOWN_FAILURES).unwrap();
+    std::fs::write(
+        scratch.path("other.txt"),
+        format!("# other\n{KNOWN_FAILURES}"),
+    )
+    .unwrap();
+    let part = |k: &str, name: &str, extra: &[&str]| {
+        let out = scratch.path(name);
+        let output = runner()
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(["--partition", &format!("{k}/2"), "--allow-skips"])
+            .args(extra)
+            .arg("--report-json")
+            .arg(&out)
+            .current_dir(&scratch.0)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.code().is_some_and(|c| c < 2),
+            "{}",
+            text(&output)
+        );
+        out
+    };
+    let merge = |a: &PathBuf, b: &PathBuf| {
+        runner()
+            .arg("merge")
+            .args([a, b])
+            .arg("--out")
+            .arg(scratch.path("merged.json"))
+            .output()
+            .unwrap()
+    };
+    let backend = fixtures::faulty_backend();
+    let slow = format!("{backend} --sleep-ms 0");
+    let log = scratch.path("backend.log");
+    let log = log.to_str().unwrap();
+    let base: [&str; 6] = [
+        "--expectations",
+        "known.txt",
+        "--backend",
+        &backend,
+        "--backend-log",
+        log,
+    ];
+    let first = part("1", "first.json", &base);
+    let same = part("2", "same.json", &base);
+    let output = merge(&first, &same);
+    assert!(output.status.success(), "{}", text(&output));
+    std::fs::remove_file(scratch.path("merged.json")).unwrap();
+    let mut refused = vec![
+        (
+            "known-failures",
+            part(
+                "2",
+                "k.json",
+                &[
+                    "--expectations",
+                    "other.txt",
+                    "--backend",
+                    &backend,
+                    "--backend-log",
+                    log,
+                ],
+            ),
+        ),
+        (
+            "element budget",
+            part(
+                "2",
+                "m.json",
+                &[&base[..], &["--max-elements", "1000"]].concat(),
+            ),
+        ),
+        (
+            "engine",
+            part("2", "e.json", &[&base[..], &["--engine", "plain"]].concat()),
+        ),
+        (
+            "backend command",
+            part(
+                "2",
+                "b.json",
+                &[
+                    "--expectations",
+                    "known.txt",
+                    "--backend",
+                    &slow,
+                    "--backend-log",
+                    log,
+                ],
+            ),
+        ),
+    ];
+    // The same trial names, another expected value.
+    let changed = CASES.replace("data: [[0, 1], [3, 5]]", "data: [[0, 1], [3, 6]]");
+    assert_ne!(changed, CASES);
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), changed).unwrap();
+    refused.push(("spec and sweep files", part("2", "s.json", &base)));
+    for (what, other) in refused {
+        let output = merge(&first, &other);
+        assert_eq!(output.status.code(), Some(2), "{what}: {}", text(&output));
+        assert!(text(&output).contains(what), "{what}: {}", text(&output));
+        assert!(text(&output).contains("compared"), "{}", text(&output));
+        assert!(!scratch.path("merged.json").exists(), "{what}");
+    }
+}
