@@ -29,6 +29,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The largest known-failures file read (64 MiB).
+pub const EXPECTATIONS_LIMIT: u64 = 64 << 20;
+
 use opspec::ErrorKind;
 use opspec_spec::clauses::{Catalogue, SCOPES};
 use opspec_spec::{Case, Expectation};
@@ -180,15 +183,24 @@ impl Expectations {
         Self::load_with(path, &catalogue)
     }
 
-    /// Reads a file and checks its clause ids against `catalogue`.
+    /// Reads a file (a regular file of at most [`EXPECTATIONS_LIMIT`] bytes) and checks its
+    /// clause ids against `catalogue`.
     pub fn load_with(
         path: &Path,
         catalogue: &Catalogue,
     ) -> Result<Expectations, ExpectationsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ExpectationsError::Read {
+        let read = |message: String| ExpectationsError::Read {
             path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // Only a regular file is read, and only so much of it: a FIFO would wait for a
+        // writer, `/dev/zero` would fill the memory.
+        let bytes =
+            opspec_spec::source::read_bounded(path, EXPECTATIONS_LIMIT).map_err(|message| {
+                read(message.replace(&format!("cannot read {}: ", path.display()), ""))
+            })?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| read(format!("it is not UTF-8 text ({e})")))?;
         Self::parse(&text, catalogue).map_err(|e| ExpectationsError::In {
             path: path.to_owned(),
             source: Box::new(e),

@@ -126,7 +126,8 @@ pub fn content_fingerprint(folders: &[PathBuf]) -> String {
 /// A fingerprint of one file's contents; empty without a file.
 pub fn file_fingerprint(path: Option<&Path>) -> String {
     path.map(|path| {
-        let contents = std::fs::read(path).unwrap_or_default();
+        let contents =
+            opspec_spec::source::read_bounded(path, report::REPORT_LIMIT).unwrap_or_default();
         format!("{:016x}", crate::partition::stable_hash(&contents))
     })
     .unwrap_or_default()
@@ -239,10 +240,7 @@ struct Header {
 
 fn read_part(path: &Path) -> Result<Part, MergeError> {
     let report = report::read(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| report::ReadError::Read {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
+    let text = report::read_text(path)?;
     let header: Header = serde_json::from_str(&text).map_err(|e| report::ReadError::Format {
         path: path.to_owned(),
         message: e.to_string(),

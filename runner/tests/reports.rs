@@ -897,3 +897,72 @@ fn merge_refuses_parts_of_different_runs() {
         assert!(!scratch.path("merged.json").exists(), "{what}");
     }
 }
+
+/// Runs `command` with at most 2 GiB of address space (a reader of `/dev/zero` fails instead
+/// of taking the machine's memory) and 60 s: its exit code and output.
+fn bounded(mut command: Command) -> (Option<i32>, String) {
+    // SAFETY: setrlimit with a plain struct between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after 60 s: {command:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), text(&output))
+}
+
+/// Every file the runner reads besides the specs (the reports `merge`, `diff` and `report`
+/// read, the known-failures file) passes the specs' checks: a device such as `/dev/zero` or
+/// a FIFO is refused at once, naming the path and what it is; nothing waits or fills memory.
+#[test]
+fn reports_and_known_failures_that_are_not_regular_files_are_refused() {
+    let scratch = Scratch::new("not-regular");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    let out = scratch.path("out");
+    let out = out.to_str().unwrap();
+    let specs = scratch.path("specs");
+    let specs = specs.to_str().unwrap();
+    for source in ["/dev/zero", fifo] {
+        let commands: [Vec<&str>; 4] = [
+            vec!["merge", source, "--out", out],
+            vec!["diff", source, source],
+            vec!["report", source, "--html", out],
+            vec!["--specs", specs, "--expectations", source],
+        ];
+        for args in commands {
+            let mut command = runner();
+            command.args(&args);
+            let (code, output) = bounded(command);
+            assert_eq!(code, Some(2), "{args:?}: {output}");
+            assert!(output.contains(source), "{args:?}: {output}");
+            assert!(output.contains("not a regular file"), "{args:?}: {output}");
+        }
+    }
+}
