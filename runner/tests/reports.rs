@@ -966,3 +966,26 @@ fn reports_and_known_failures_that_are_not_regular_files_are_refused() {
         }
     }
 }
+
+/// A log or request dump (`--backend-log`, `--dump-requests`, libtest's `--logfile`) that
+/// names a FIFO is refused before the run, naming the flag, instead of waiting for a reader.
+#[test]
+fn logs_and_dumps_onto_a_fifo_are_refused_before_the_run() {
+    let scratch = Scratch::new("fifo-logs");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let backend = fixtures::faulty_backend();
+    for flag in ["--backend-log", "--dump-requests", "--logfile"] {
+        let mut command = runner();
+        command
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(["--backend", &backend, flag])
+            .arg(&fifo);
+        let (code, output) = bounded(command);
+        assert_eq!(code, Some(2), "{flag}: {output}");
+        assert!(output.contains(flag) && output.contains("FIFO"), "{output}");
+    }
+}
