@@ -1569,6 +1569,32 @@ cases:
         );
     }
 
+    /// A large scalar aliased many times: the aliases are bounded by the bytes they replay,
+    /// not only by their events (2,000 aliases of 64 KiB are 125 MiB of text in a 140 KB file).
+    #[test]
+    fn aliases_are_bounded_by_the_bytes_they_replay() {
+        let scratch = scratch("large-anchor");
+        let dir = scratch.path().to_path_buf();
+        let big = "a".repeat(64 << 10);
+        let aliases = vec!["*big"; 2000].join(", ");
+        let text =
+            format!("cases:\n  - name: c\n    source: &big \"{big}\"\n    clauses: [{aliases}]\n");
+        let path = write_spec(&dir, "shuffle", "aliases", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert!(cases.is_empty(), "{cases:?}");
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("their aliases come to more than") && e.contains("bytes")),
+            "{:?}",
+            errors
+                .iter()
+                .map(|e| &e[..e.len().min(300)])
+                .collect::<Vec<_>>()
+        );
+    }
+
     #[test]
     fn a_folder_named_after_a_spec_file_holds_its_data() {
         let scratch = scratch("data-folder");
