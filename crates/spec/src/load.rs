@@ -478,6 +478,13 @@ fn read_file(op: Op, path: &Path, limits: Limits) -> (Vec<Case>, Vec<SpecError>)
     build_file(op, path, &file, def, limits, &error)
 }
 
+/// The longest case name: a trial's name holds it, and names must stay printable (libtest's
+/// printer fails on names of 65,520 characters or more) and readable.
+pub const MAX_CASE_NAME_CHARS: usize = 200;
+
+/// How much of a name past [`MAX_CASE_NAME_CHARS`] its error shows.
+const SHOWN_NAME_CHARS: usize = 40;
+
 /// The cases of a spec file read, and the problems of those that cannot run.
 fn build_file(
     op: Op,
@@ -491,6 +498,21 @@ fn build_file(
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
     for case in def.cases {
+        if case.name.chars().count() > MAX_CASE_NAME_CHARS {
+            // The error's trial is named by the name's start: the whole name would be one
+            // trial name too long to print.
+            let start: String = case.name.chars().take(SHOWN_NAME_CHARS).collect();
+            errors.push(error(
+                SpecErrorKind::Case,
+                Some(&format!("{start}_etc")),
+                Some("name".into()),
+                format!(
+                    "a case name is at most {MAX_CASE_NAME_CHARS} characters; this one has {} (it starts `{start}`)",
+                    case.name.chars().count()
+                ),
+            ));
+            continue;
+        }
         if !names.insert(case.name.clone()) {
             errors.push(error(
                 Duplicate,
@@ -553,7 +575,13 @@ fn file_error(
         );
     }
     let field = e.field();
-    let case = case_name_at(path, &field);
+    let case = case_name_at(path, &field).map(|name| match name.chars().count() {
+        n if n > MAX_CASE_NAME_CHARS => {
+            let start: String = name.chars().take(SHOWN_NAME_CHARS).collect();
+            format!("{start}_etc")
+        }
+        _ => name,
+    });
     let message = format!("{e}; {DROPPED}");
     error(Structure, case.as_deref(), Some(field), message)
 }
@@ -1567,6 +1595,30 @@ cases:
             opspec::ops::evaluate(&back.invocation, Limits::DEFAULT),
             Ok(vec![there.invocation.inputs[0].clone().unwrap()])
         );
+    }
+
+    /// A case name of 70,000 characters (libtest's printer fails on names past 65,519): the
+    /// case is refused at load with the file, a shortened name and the field, and no trial
+    /// gets the long name.
+    #[test]
+    fn a_case_name_past_the_limit_is_refused_with_its_file_and_field() {
+        let scratch = scratch("long-name");
+        let dir = scratch.path().to_path_buf();
+        let long = "a".repeat(70_000);
+        let text = ANCHORS.replacen("name: ", &format!("name: {long}\n    # "), 1);
+        assert!(text.contains(&long));
+        let path = write_spec(&dir, "shuffle", "long", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert!(cases.iter().all(|c| c.name.len() <= MAX_CASE_NAME_CHARS));
+        let error = errors
+            .iter()
+            .find(|e| e.field.as_deref() == Some("name"))
+            .unwrap_or_else(|| panic!("{errors:?}"));
+        assert_eq!(error.kind, SpecErrorKind::Case);
+        let message = error.to_string();
+        assert!(message.contains("long.yaml"), "{message}");
+        assert!(message.contains("70000"), "{message}");
+        assert!(error.trial_name().len() < 400, "{}", error.trial_name());
     }
 
     /// A large scalar aliased many times: the aliases are bounded by the bytes they replay,
