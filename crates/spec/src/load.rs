@@ -549,7 +549,16 @@ enum YamlFileError {
 /// never end).
 fn read_yaml_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, YamlFileError> {
     let file = crate::source::open_regular(path).map_err(YamlFileError::Unreadable)?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    // libyaml reads UTF-16 too, but a file saved so is a mistake here (and its errors then
+    // point past the file's end): spec files are UTF-8.
+    let start = std::io::BufRead::fill_buf(&mut reader)
+        .map_err(|e| YamlFileError::Unreadable(format!("cannot read {}: {e}", path.display())))?;
+    if start.starts_with(&[0xFF, 0xFE]) || start.starts_with(&[0xFE, 0xFF]) {
+        return Err(YamlFileError::Yaml(yaml::Error::encoding(
+            "spec files are UTF-8; this one is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8",
+        )));
+    }
     let mut deserializer = yaml::Deserializer::new(reader).map_err(YamlFileError::Yaml)?;
     // The reader keeps the path of the value it reads itself (no serde_path_to_error
     // wrapper around every value: a data list is read at the reader's own speed).
@@ -582,7 +591,8 @@ fn file_error(
         }
         _ => name,
     });
-    let message = format!("{e}; {DROPPED}");
+    // The field is named by the error's own field; the message says the problem alone.
+    let message = format!("{}; {DROPPED}", e.without_path());
     error(Structure, case.as_deref(), Some(field), message)
 }
 
@@ -1619,6 +1629,52 @@ cases:
         assert!(message.contains("long.yaml"), "{message}");
         assert!(message.contains("70000"), "{message}");
         assert!(error.trial_name().len() < 400, "{}", error.trial_name());
+    }
+
+    /// A spec saved as UTF-16 (with its byte-order mark) is refused as such, not as a syntax
+    /// error at a line past its end.
+    #[test]
+    fn a_utf16_spec_is_refused_as_utf16() {
+        let scratch = scratch("utf16");
+        let dir = scratch.path().to_path_buf();
+        let path = write_spec(&dir, "shuffle", "wide", "");
+        for bom in [[0xFF, 0xFE], [0xFE, 0xFF]] {
+            let mut bytes = bom.to_vec();
+            for unit in ANCHORS.encode_utf16() {
+                let pair = if bom[0] == 0xFF {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                };
+                bytes.extend_from_slice(&pair);
+            }
+            std::fs::write(&path, bytes).unwrap();
+            let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+            assert!(cases.is_empty());
+            let message = errors[0].to_string();
+            assert!(
+                message.contains("spec files are UTF-8; this one is UTF-16"),
+                "{message}"
+            );
+            assert!(!message.contains("line"), "{message}");
+        }
+    }
+
+    /// A structural error names its field once: the path is the error's field, not repeated
+    /// in its message.
+    #[test]
+    fn a_field_error_names_its_field_once() {
+        let scratch = scratch("field-once");
+        let dir = scratch.path().to_path_buf();
+        let text = ANCHORS.replacen("    source: test", "    source: test\n    bogus: 1", 1);
+        let path = write_spec(&dir, "shuffle", "bogus", &text);
+        let (_, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        let error = &errors[0];
+        assert_eq!(error.kind, SpecErrorKind::Structure);
+        let field = error.field.clone().unwrap();
+        let message = error.to_string();
+        assert_eq!(message.matches(field.as_str()).count(), 1, "{message}");
+        assert!(message.contains("unknown field `bogus`"), "{message}");
     }
 
     /// A large scalar aliased many times: the aliases are bounded by the bytes they replay,

@@ -86,6 +86,24 @@ impl Error {
         self.path.clone().unwrap_or_else(|| ".".to_owned())
     }
 
+    /// The problem without its field's path, for a message that names the field apart.
+    pub(crate) fn without_path(&self) -> String {
+        match self.at {
+            Some((line, column)) if !self.syntax => {
+                format!("{} at line {line} column {column}", self.message)
+            }
+            _ => self.message.clone(),
+        }
+    }
+
+    /// Text that is not UTF-8: the whole file is refused as a syntax error, with `message`.
+    pub(crate) fn encoding(message: impl Into<String>) -> Error {
+        Error {
+            syntax: true,
+            ..Error::new(message)
+        }
+    }
+
     /// The text is not YAML (as opposed to YAML that does not fit the spec's structure).
     pub(crate) fn is_syntax(&self) -> bool {
         self.syntax
