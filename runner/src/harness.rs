@@ -464,11 +464,25 @@ impl Harness {
             None => built,
         };
         if let Some(file) = &config.shard_status_file {
-            // Bazel's sign that the test shards.
-            let _ = std::fs::OpenOptions::new()
+            // Bazel's sign that the test shards; without it Bazel takes the run for one that
+            // ignores the sharding.
+            if let Err(e) = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(file);
+                .open(file)
+            {
+                eprintln!(
+                    "warning: cannot touch the shard status file {} (TEST_SHARD_STATUS_FILE): {e}",
+                    file.display()
+                );
+            }
+        }
+        let none_here = built.iter().all(|t| args.is_filtered_out(t));
+        if let (Some(part), true) = (config.partition, none_here) {
+            println!(
+                "part {part} holds none of the {} selected trials: nothing to run in this part",
+                run_info.selected
+            );
         }
         if config.jobs > 1 && args.test_threads.is_none() {
             // Every worker busy at once, and no fewer threads than libtest would take; twice as

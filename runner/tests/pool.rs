@@ -526,3 +526,29 @@ fn a_pool_starts_no_more_copies_than_cases() {
         starts_made(&starts)
     );
 }
+
+/// A part that holds none of the selected trials says so (and is no failure: a shard may be
+/// empty); a shard status file that cannot be touched is reported, naming the variable.
+#[test]
+fn an_empty_part_says_so_and_shard_status_problems_are_reported() {
+    let ran = runner()
+        .args(["--partition", "1/1000000", "slice::seed_examples::"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran));
+    assert!(text(&ran).contains("holds none of the"), "{}", text(&ran));
+    let scratch = scratch("shard-status");
+    let status = scratch.path().join("missing/folder/status");
+    let ran = runner()
+        .args(["-q", "slice::seed_examples::"])
+        .env("TEST_TOTAL_SHARDS", "3")
+        .env("TEST_SHARD_INDEX", "0")
+        .env("TEST_SHARD_STATUS_FILE", &status)
+        .output()
+        .unwrap();
+    assert!(
+        text(&ran).contains("TEST_SHARD_STATUS_FILE"),
+        "{}",
+        text(&ran)
+    );
+}

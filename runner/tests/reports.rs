@@ -975,7 +975,11 @@ fn logs_and_dumps_onto_a_fifo_are_refused_before_the_run() {
     std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
     std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
     let fifo = scratch.path("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let backend = fixtures::faulty_backend();
     for flag in ["--backend-log", "--dump-requests", "--logfile"] {
         let mut command = runner();
