@@ -568,10 +568,17 @@ impl Options {
                 .backend_log
                 .or_else(|| path("OPSPEC_BACKEND_LOG"))
                 .map(absolute)
-                .unwrap_or_else(|| match backend {
-                    // Only a run that starts a backend claims the shared log.
-                    Some(_) => default_backend_log(&root.join("target")),
-                    None => root.join("target").join("opspec-backend.log"),
+                .unwrap_or_else(|| {
+                    // Outside any checkout, nothing is written into the one read.
+                    let folder = match crate::checkout::found() {
+                        Some(_) => root.join("target"),
+                        None => crate::checkout::outside_log_folder(),
+                    };
+                    match backend {
+                        // Only a run that starts a backend claims the shared log.
+                        Some(_) => default_backend_log(&folder),
+                        None => folder.join("opspec-backend.log"),
+                    }
                 }),
             dump_requests: self
                 .dump_requests

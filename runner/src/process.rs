@@ -504,8 +504,8 @@ impl ProcessBackend {
         limits: Limits,
     ) -> Result<(Session, Capabilities), StartError> {
         // Relative paths in the command are relative to the checkout the run reads, wherever
-        // cargo runs the test binary from.
-        let dir = crate::checkout::suite_root();
+        // cargo runs the test binary from; outside any checkout, to the current folder.
+        let dir = crate::checkout::backend_dir();
         // The budget a backend process checks tensors against, when it is not the default.
         let environment: Vec<(&str, String)> = (limits != Limits::DEFAULT)
             .then(|| ("OPSPEC_MAX_ELEMENTS", limits.max_elements.to_string()))
