@@ -155,6 +155,18 @@ pub fn parse_partition(text: &str) -> Result<Partition, ValueError> {
     Partition::parse(text).map_err(|_| ValueError::NotAPartition)
 }
 
+/// A backend's command line: not blank (`--backend ''` would start a shell that exits at
+/// once).
+pub fn parse_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "names no command: give the backend's command line, or leave --backend out for the built-in reference"
+                .into(),
+        );
+    }
+    Ok(text.to_owned())
+}
+
 /// `plain` or `fast` ([`Engine`]).
 pub fn parse_engine(text: &str) -> Result<Engine, ValueError> {
     text.parse().map_err(|_| ValueError::NotAnEngine)
@@ -185,7 +197,7 @@ pub struct PathList(pub Vec<PathBuf>);
 pub struct Options {
     /// Command line of a backend process, run by `sh -c` from the repository root (default: the
     /// built-in reference) [env: OPSPEC_BACKEND]
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
     pub backend: Option<String>,
     /// Spec folders, `:`-separated, laid out as `<op>/<file>.yaml` (default: the repository's
     /// specs/). Giving them leaves out the repository's sweeps unless --sweeps is given

@@ -208,6 +208,9 @@ impl RunSummary {
     }
 }
 
+/// The runner's subcommands: given after an option, each is read as a name filter.
+const SUBCOMMANDS: [&str; 5] = ["coverage", "replay", "report", "merge", "diff"];
+
 /// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -421,6 +424,9 @@ impl Harness {
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
         if selected == 0 {
             return Err(RunError::NothingToRun(match &args.filter {
+                Some(filter) if SUBCOMMANDS.contains(&filter.as_str()) => format!(
+                    "the filter {filter:?} selects no case: `{filter}` is a subcommand, read as a name filter because an option came before it; give it first (`runner {filter} --specs DIRS`, for instance)"
+                ),
                 Some(filter) => format!("the filter {filter:?} selects no case"),
                 None if !args.skip.is_empty() => {
                     format!("the --skip filters {:?} leave no trial to run", args.skip)

@@ -708,3 +708,32 @@ fn a_runner_started_outside_a_checkout_starts_its_backend_here_and_logs_elsewher
         log.display()
     );
 }
+
+/// A subcommand given after an option is read as a name filter: the error says so and how to
+/// write it; `--backend ''` names no command and is refused as such.
+#[test]
+fn a_misplaced_subcommand_and_an_empty_backend_are_explained() {
+    let output = runner()
+        .args([
+            "--specs",
+            repository().join("specs").to_str().unwrap(),
+            "coverage",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "`coverage` is a subcommand");
+    assert!(
+        text(&output).contains("runner coverage --specs"),
+        "{}",
+        text(&output)
+    );
+    for empty in ["", "  "] {
+        let output = runner().args(["--backend", empty]).output().unwrap();
+        assert_usage_error(&output, "--backend");
+        assert!(
+            text(&output).contains("names no command"),
+            "{}",
+            text(&output)
+        );
+    }
+}
