@@ -4,7 +4,9 @@
 //! (their own, with private changes): the suite is the one of the checkout the runner is
 //! started in, the nearest folder at or above the current one that holds it
 //! ([`holds_suite`]). Started outside any checkout, it reads the one it was built from and
-//! says so on stderr, naming it.
+//! says so on stderr, naming it; but its backend starts in the current folder (the command's
+//! relative paths are the user's, [`backend_dir`]) and its backend log goes to the temporary
+//! folder ([`outside_log_folder`]): nothing is written into the checkout it was built from.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -28,23 +30,41 @@ pub fn find_from(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The checkout the current folder is in, if any.
+pub fn found() -> Option<PathBuf> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| std::env::current_dir().ok().as_deref().and_then(find_from))
+        .clone()
+}
+
+/// The folder of the backend log by default when the runner is started outside any checkout.
+pub fn outside_log_folder() -> PathBuf {
+    std::env::temp_dir().join("opspec")
+}
+
+/// The folder a backend is started in: the checkout's root, or the current folder outside any
+/// checkout.
+pub fn backend_dir() -> PathBuf {
+    found().unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| built_from()))
+}
+
 /// The checkout a run reads: found from the current folder, else the one the runner was built
 /// from (with a warning naming it, once per process).
 pub fn suite_root() -> PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let here = std::env::current_dir().ok();
-        match here.as_deref().and_then(find_from) {
-            Some(root) => root,
-            None => {
-                let built = built_from();
-                eprintln!(
-                    "warning: {} is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}",
-                    here.map_or_else(|| "the current folder".into(), |h| h.display().to_string()),
-                    built.display()
-                );
-                built
-            }
+    ROOT.get_or_init(|| match found() {
+        Some(root) => root,
+        None => {
+            let built = built_from();
+            let here = std::env::current_dir().ok();
+            eprintln!(
+                "warning: {} is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}; a backend starts in the current folder and logs under {} (--backend-log to choose)",
+                here.map_or_else(|| "the current folder".into(), |h| h.display().to_string()),
+                built.display(),
+                outside_log_folder().display()
+            );
+            built
         }
     })
     .clone()

@@ -14,6 +14,12 @@
 //! request is written, the reply read and stderr copied without blocking, so the timeout covers
 //! writing as well as reading, and the shell's exit is noticed while waiting even when a child
 //! of the backend still holds its stdout.
+//!
+//! The started process gets a parent-death signal (`PR_SET_PDEATHSIG`, KILL): a runner that
+//! is killed outright leaves no backend behind. The kernel sends it when the *thread* that
+//! started the process ends, so every start is made by one thread that lasts as long as the
+//! runner. The starts not yet stopped are listed, so that a runner stopped by a signal can
+//! stop them all ([`kill_every_start`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
@@ -23,7 +29,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{mpsc, Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The smallest reply line limit of a case, in bytes (64 MiB): a case's own limit
@@ -253,6 +259,61 @@ fn reap(pids: &BTreeSet<i32>) {
     }
 }
 
+/// The starts not yet stopped: the process group of each, with its [`SESSION_VARIABLE`]
+/// value.
+static LIVE: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeMap<i32, String>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills (KILL) every process of every start not yet stopped: its process group and the
+/// processes carrying its [`SESSION_VARIABLE`], without waiting; for a runner about to exit.
+pub fn kill_every_start() {
+    let live = live();
+    let table = process_table();
+    for (&pgid, token) in live.iter() {
+        // SAFETY: kill(2) of a process group this runner started and has not reaped.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let entry = format!("{SESSION_VARIABLE}={token}").into_bytes();
+        for &pid in table.keys() {
+            if has_environment(pid, &entry) {
+                // SAFETY: kill(2) of one process of that start.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// Spawns `command` on a thread that lasts as long as the process: the parent-death signal set
+/// in the child follows the thread that forked it, not the process.
+fn spawn_lasting(command: Command) -> std::io::Result<Child> {
+    type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
+    let gone = || std::io::Error::other("the thread that starts backends is gone");
+    let spawner = SPAWNER.get_or_init(|| {
+        let (requests, received) = mpsc::channel::<Request>();
+        let started = std::thread::Builder::new()
+            .name("backend-starts".into())
+            .spawn(move || {
+                for (mut command, reply) in received {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        if let Err(e) = started {
+            eprintln!("warning: cannot start a thread for backend starts: {e}");
+        }
+        Mutex::new(requests)
+    });
+    let (reply, answer) = mpsc::channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send((command, reply))
+        .map_err(|_| gone())?;
+    answer.recv().map_err(|_| gone())?
+}
+
 /// A running backend: the shell started for the command, leader of its own process group.
 pub(crate) struct Session {
     child: Child,
@@ -294,7 +355,8 @@ impl Session {
             std::process::id(),
             STARTS.fetch_add(1, Ordering::Relaxed)
         );
-        let mut child = Command::new("sh")
+        let mut shell = Command::new("sh");
+        shell
             .arg("-c")
             .arg(shell_line(command))
             .current_dir(dir)
@@ -303,13 +365,29 @@ impl Session {
             .envs(environment.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start backend `{command}`: {e}"))?;
+            .stderr(Stdio::piped());
+        let runner = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid, and
+        // an error built from a number.
+        unsafe {
+            shell.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The runner ended before the signal was set: nobody is there to stop it.
+                if libc::getppid() != runner {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+        let mut child =
+            spawn_lasting(shell).map_err(|e| format!("cannot start backend `{command}`: {e}"))?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let pid = child.id() as i32;
+        live().insert(pid, token.clone());
         let mut session = Session {
             child,
             pid,
@@ -716,6 +794,7 @@ impl Session {
         self.flush_partial();
         let status = self.child.wait().ok();
         reap(&members);
+        live().remove(&self.pid);
         if exited {
             status
         } else {

@@ -29,6 +29,18 @@ pub fn repository_root() -> PathBuf {
 
 /// The default per-case timeout of a backend.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The shortest default deadline of a backend's hello: an engine may load for longer than it
+/// may take for one case.
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The deadline of a backend's hello when `--hello-timeout` is not given: twice the case
+/// timeout, and at least [`DEFAULT_HELLO_TIMEOUT`].
+pub fn default_hello_timeout(timeout: Duration) -> Duration {
+    DEFAULT_HELLO_TIMEOUT
+        .max(timeout.saturating_mul(2))
+        .min(Duration::from_secs_f64(MAX_TIMEOUT_SECONDS))
+}
+
 /// The shortest timeout accepted, in seconds: below it no backend could answer.
 pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
 /// The longest timeout accepted, in seconds (a day): beyond it a hung backend is never noticed.
@@ -143,6 +155,18 @@ pub fn parse_partition(text: &str) -> Result<Partition, ValueError> {
     Partition::parse(text).map_err(|_| ValueError::NotAPartition)
 }
 
+/// A backend's command line: not blank (`--backend ''` would start a shell that exits at
+/// once).
+pub fn parse_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "names no command: give the backend's command line, or leave --backend out for the built-in reference"
+                .into(),
+        );
+    }
+    Ok(text.to_owned())
+}
+
 /// `plain` or `fast` ([`Engine`]).
 pub fn parse_engine(text: &str) -> Result<Engine, ValueError> {
     text.parse().map_err(|_| ValueError::NotAnEngine)
@@ -173,7 +197,7 @@ pub struct PathList(pub Vec<PathBuf>);
 pub struct Options {
     /// Command line of a backend process, run by `sh -c` from the repository root (default: the
     /// built-in reference) [env: OPSPEC_BACKEND]
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
     pub backend: Option<String>,
     /// Spec folders, `:`-separated, laid out as `<op>/<file>.yaml` (default: the repository's
     /// specs/). Giving them leaves out the repository's sweeps unless --sweeps is given
@@ -201,6 +225,10 @@ pub struct Options {
     /// [env: OPSPEC_TIMEOUT]
     #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
+    /// Seconds a backend process may take to answer its hello, from 0.001 to 86400 (default:
+    /// twice --timeout, at least 60) [env: OPSPEC_HELLO_TIMEOUT]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, allow_hyphen_values = true)]
+    pub hello_timeout: Option<Duration>,
     /// Known-failures file of the backend [env: OPSPEC_EXPECTATIONS]
     #[arg(long, value_name = "FILE")]
     pub expectations: Option<PathBuf>,
@@ -274,6 +302,8 @@ pub struct Config {
     pub allow_skips: bool,
     pub backend: Option<String>,
     pub timeout: Duration,
+    /// The deadline of each backend process's hello.
+    pub hello_timeout: Duration,
     pub expectations: Option<PathBuf>,
     pub report_json: Option<PathBuf>,
     pub junit: Option<PathBuf>,
@@ -370,6 +400,12 @@ impl Config {
         if self.timeout != default.timeout {
             flags.push(("--timeout", self.timeout.as_secs_f64().to_string()));
         }
+        if self.hello_timeout != default_hello_timeout(self.timeout) {
+            flags.push((
+                "--hello-timeout",
+                self.hello_timeout.as_secs_f64().to_string(),
+            ));
+        }
         if self.max_elements != default.max_elements {
             flags.push(("--max-elements", self.max_elements.to_string()));
         }
@@ -463,6 +499,15 @@ impl Options {
                 None => DEFAULT_TIMEOUT,
             },
         };
+        let hello_timeout = match self.hello_timeout {
+            Some(timeout) => timeout,
+            None => match text("OPSPEC_HELLO_TIMEOUT")? {
+                Some(v) => {
+                    parse_timeout(&v).map_err(|e| parsed("OPSPEC_HELLO_TIMEOUT", Some(v), e))?
+                }
+                None => default_hello_timeout(timeout),
+            },
+        };
         let jobs = match self.jobs {
             Some(jobs) => jobs,
             None => match text("OPSPEC_JOBS")? {
@@ -521,6 +566,7 @@ impl Options {
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: backend.clone(),
             timeout,
+            hello_timeout,
             expectations: self
                 .expectations
                 .or_else(|| path("OPSPEC_EXPECTATIONS"))
@@ -534,10 +580,17 @@ impl Options {
                 .backend_log
                 .or_else(|| path("OPSPEC_BACKEND_LOG"))
                 .map(absolute)
-                .unwrap_or_else(|| match backend {
-                    // Only a run that starts a backend claims the shared log.
-                    Some(_) => default_backend_log(&root.join("target")),
-                    None => root.join("target").join("opspec-backend.log"),
+                .unwrap_or_else(|| {
+                    // Outside any checkout, nothing is written into the one read.
+                    let folder = match crate::checkout::found() {
+                        Some(_) => root.join("target"),
+                        None => crate::checkout::outside_log_folder(),
+                    };
+                    match backend {
+                        // Only a run that starts a backend claims the shared log.
+                        Some(_) => default_backend_log(&folder),
+                        None => folder.join("opspec-backend.log"),
+                    }
                 }),
             dump_requests: self
                 .dump_requests

@@ -41,6 +41,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The largest known-failures file read (64 MiB).
+pub const EXPECTATIONS_LIMIT: u64 = 64 << 20;
+
 use opspec::ErrorKind;
 
 use crate::facts::{Condition, ConditionError, Facts};
@@ -213,15 +216,24 @@ impl Expectations {
         Self::load_with(path, &catalogue)
     }
 
-    /// Reads a file and checks its clause ids against `catalogue`.
+    /// Reads a file (a regular file of at most [`EXPECTATIONS_LIMIT`] bytes) and checks its
+    /// clause ids against `catalogue`.
     pub fn load_with(
         path: &Path,
         catalogue: &Catalogue,
     ) -> Result<Expectations, ExpectationsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ExpectationsError::Read {
+        let read = |message: String| ExpectationsError::Read {
             path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // Only a regular file is read, and only so much of it: a FIFO would wait for a
+        // writer, `/dev/zero` would fill the memory.
+        let bytes =
+            opspec_spec::source::read_bounded(path, EXPECTATIONS_LIMIT).map_err(|message| {
+                read(message.replace(&format!("cannot read {}: ", path.display()), ""))
+            })?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| read(format!("it is not UTF-8 text ({e})")))?;
         Self::parse(&text, catalogue).map_err(|e| ExpectationsError::In {
             path: path.to_owned(),
             source: Box::new(e),
@@ -229,6 +241,8 @@ impl Expectations {
     }
 
     pub fn parse(text: &str, catalogue: &Catalogue) -> Result<Expectations, ExpectationsError> {
+        // A byte-order mark (an editor's UTF-8 signature) is not part of the first selector.
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         let mut entries = Vec::new();
         for (index, raw) in text.lines().enumerate() {
             let line = index + 1;
@@ -378,7 +392,13 @@ impl Expectations {
                     pattern: pattern.clone(),
                     clause: entry.clause.clone(),
                     trial: trial.name.clone(),
-                    cites: trial.clauses.clone(),
+                    // Each clause once: a case may cite one itself and through its error kind.
+                    cites: trial.clauses.iter().fold(Vec::new(), |mut once, clause| {
+                        if !once.contains(clause) {
+                            once.push(clause.clone());
+                        }
+                        once
+                    }),
                 });
             }
         }
@@ -431,6 +451,41 @@ mod tests {
             clauses: cites("slice.reflect.mirror"),
         }];
         assert_eq!(e.unmatched(&trials)[0].selector(), "shuffle::dtypes::*");
+    }
+
+    /// A file saved with a byte-order mark: the mark is not part of the first selector.
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_selector() {
+        let e = Expectations::parse(
+            "\u{FEFF}slice::a::b::float16 | slice.reflect.mirror | semantics | off by one\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].selector(), "slice::a::b::float16");
+        let cites = ["slice.reflect.mirror".to_owned()];
+        assert!(e.lookup("slice::a::b::float16", &cites).is_some());
+    }
+
+    /// A trial citing a clause twice (in its case and through its error kind) lists it once
+    /// in an error.
+    #[test]
+    fn an_expectations_error_lists_each_clause_once() {
+        let e = Expectations::parse(
+            "slice::a::* | slice.reflect.mirror | semantics | x\n",
+            &catalogue(),
+        )
+        .unwrap();
+        let twice = trial(
+            "slice::a::b::int8",
+            &["slice.clamp.bounds", "slice.clamp.bounds"],
+        );
+        let errors = e.check(&[twice]).unwrap_err();
+        let message = errors[0].to_string();
+        assert_eq!(
+            message.matches("slice.clamp.bounds").count(),
+            1,
+            "{message}"
+        );
     }
 
     fn trial(name: &str, clauses: &[&str]) -> TrialClauses {

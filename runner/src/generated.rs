@@ -180,6 +180,10 @@ impl GeneratedTrials {
     /// Writes what blessing changed, and says so.
     pub fn finish(&self) -> Result<(), GoldenError> {
         if !self.store.is_blessing() {
+            // What a stopped bless left is named; the next bless removes it.
+            for line in self.store.leftovers() {
+                eprintln!("warning: {line}");
+            }
             return Ok(());
         }
         let summary = self.store.finish()?;

@@ -31,10 +31,10 @@ use crate::dump::Dumping;
 use crate::expectations::{Expectations, TrialClauses};
 use crate::generated::{self, GeneratedTrial, GeneratedTrials};
 use crate::partition::Partition;
-use crate::process::ProcessBackend;
+use crate::process::{ProcessBackend, Timeouts};
 use crate::report::{self, count, Record};
 use crate::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
-use crate::{merge, output, replay_command};
+use crate::{interrupt, merge, output, replay_command};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,9 +130,9 @@ pub fn reference(config: &Config) -> Reference {
 }
 
 /// Starts the backend `config` names (the reference when it names none): its processes
-/// (`--jobs`), its log, its timeout, the limits it is given, and the request dump
-/// (`--dump-requests`).
-pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
+/// (`--jobs`, at most one per case of the `cases` to send), its log, its timeouts, the limits
+/// it is given, and the request dump (`--dump-requests`).
+pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, RunError> {
     let backend: Arc<dyn Backend> = match &config.backend {
         None => Arc::new(reference(config)),
         Some(command) => {
@@ -142,9 +142,12 @@ pub fn start_backend(config: &Config) -> Result<Arc<dyn Backend>, RunError> {
             Arc::new(
                 ProcessBackend::start_pool(
                     command,
-                    config.timeout,
+                    Timeouts {
+                        case: config.timeout,
+                        hello: config.hello_timeout,
+                    },
                     config.backend_log.clone(),
-                    config.jobs,
+                    config.jobs.min(cases.max(1)),
                     config.limits(),
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
@@ -207,6 +210,9 @@ impl RunSummary {
     }
 }
 
+/// The runner's subcommands: given after an option, each is read as a name filter.
+const SUBCOMMANDS: [&str; 5] = ["coverage", "replay", "report", "merge", "diff"];
+
 /// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -230,6 +236,9 @@ pub enum RunError {
     /// refused before anything runs.
     #[error("{0}")]
     Usage(String),
+    /// A signal (named) stopped the run before its backend was started.
+    #[error("the run was interrupted by {0} before it started")]
+    Interrupted(String),
 }
 
 /// A problem of a spec or sweep file, as the failing trial that reports it.
@@ -339,6 +348,24 @@ impl Harness {
             .collect()
     }
 
+    /// How many cases the run may send to a backend at most: the spec and generated cases
+    /// whose trials `args` and the partition select.
+    fn cases_to_send(&self, args: &Arguments) -> usize {
+        let generated = (self.generated.as_ref())
+            .map(|g| g.trial_cases())
+            .unwrap_or_default();
+        (self.loaded.cases.iter().chain(generated))
+            .map(Case::trial_name)
+            .filter(|name| {
+                !self
+                    .config
+                    .partition
+                    .is_some_and(|part| !part.contains(name))
+            })
+            .filter(|name| !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))))
+            .count()
+    }
+
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
     /// names: libtest's report, the op × dtype table, the report files.
     pub fn run(
@@ -368,10 +395,19 @@ impl Harness {
                 .collect();
             RunError::Expectations(lines.join("\n"))
         })?;
+        if let Some(signal) = interrupt::signal() {
+            return Err(RunError::Interrupted(interrupt::name(signal).to_owned()));
+        }
         let backend = match backend {
             Some(backend) => backend,
-            None => start_backend(config)?,
+            None => start_backend(config, self.cases_to_send(&args))?,
         };
+        let halted = Arc::downgrade(&backend);
+        interrupt::on_signal_call(move || {
+            if let Some(backend) = halted.upgrade() {
+                backend.halt();
+            }
+        });
         let supported = (self.loaded.cases.iter())
             .filter(|c| backend.supports(c).is_ok())
             .count();
@@ -390,6 +426,9 @@ impl Harness {
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
         if selected == 0 {
             return Err(RunError::NothingToRun(match &args.filter {
+                Some(filter) if SUBCOMMANDS.contains(&filter.as_str()) => format!(
+                    "the filter {filter:?} selects no case: `{filter}` is a subcommand, read as a name filter because an option came before it; give it first (`runner {filter} --specs DIRS`, for instance)"
+                ),
                 Some(filter) => format!("the filter {filter:?} selects no case"),
                 None if !args.skip.is_empty() => {
                     format!("the --skip filters {:?} leave no trial to run", args.skip)
@@ -413,6 +452,18 @@ impl Harness {
             judged,
         );
         run_info.require_error_kinds = config.require_error_kinds;
+        let folders: Vec<PathBuf> = (config.specs.iter())
+            .chain(&config.sweeps)
+            .chain(&config.golden)
+            .cloned()
+            .collect();
+        let run_info = run_info.given(merge::Given {
+            inputs: merge::content_fingerprint(&folders),
+            expectations: merge::file_fingerprint(config.expectations.as_deref()),
+            max_elements: config.max_elements,
+            engine: config.engine.to_string(),
+            backend_command: config.backend.clone().unwrap_or_default(),
+        });
         let built = match config.partition {
             Some(part) => built
                 .into_iter()
@@ -421,11 +472,25 @@ impl Harness {
             None => built,
         };
         if let Some(file) = &config.shard_status_file {
-            // Bazel's sign that the test shards.
-            let _ = std::fs::OpenOptions::new()
+            // Bazel's sign that the test shards; without it Bazel takes the run for one that
+            // ignores the sharding.
+            if let Err(e) = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(file);
+                .open(file)
+            {
+                eprintln!(
+                    "warning: cannot touch the shard status file {} (TEST_SHARD_STATUS_FILE): {e}",
+                    file.display()
+                );
+            }
+        }
+        let none_here = built.iter().all(|t| args.is_filtered_out(t));
+        if let (Some(part), true) = (config.partition, none_here) {
+            println!(
+                "part {part} holds none of the {} selected trials: nothing to run in this part",
+                run_info.selected
+            );
         }
         if config.jobs > 1 && args.test_threads.is_none() {
             // Every worker busy at once, and no fewer threads than libtest would take; twice as
@@ -497,6 +562,12 @@ impl Harness {
         if config.require_error_kinds {
             problems.extend(report::unclassified_problem(&records));
         }
+        if let Some(signal) = interrupt::signal() {
+            problems.push(format!(
+                "the run was interrupted by {}: the trials it had not finished are not run",
+                interrupt::name(signal)
+            ));
+        }
         let cannot_write = |path: &PathBuf, e: std::io::Error| {
             RunError::Report(format!("cannot write {}: {e}", path.display()))
         };
@@ -541,7 +612,7 @@ impl Harness {
                 folders: self.config.folders().replace('\n', "; "),
             });
         }
-        let backend = wrap(start_backend(&self.config)?);
+        let backend = wrap(start_backend(&self.config, 1)?);
         println!("backend: {}", backend.name());
         let trials = Trials::new(backend, &self);
         match (case, found) {
@@ -564,8 +635,21 @@ impl Harness {
 
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
 /// prints libtest's report and the op × dtype table, and writes the requested report files.
+///
+/// SIGINT, SIGTERM and SIGHUP stop the run ([`interrupt`]): the backends are stopped, the
+/// reports written with what the run has, and the exit code is 128 + the signal's number.
 pub fn main_with(args: Arguments, config: Config) -> ExitCode {
-    match run(args, config, None) {
+    if let Err(e) = interrupt::install() {
+        eprintln!("warning: {e}");
+    }
+    let result = run(args, config, None);
+    if let Some(signal) = interrupt::signal() {
+        if let Err(error) = result {
+            eprintln!("error: {error}");
+        }
+        return ExitCode::from(interrupt::exit_code(signal));
+    }
+    match result {
         Ok(summary) => summary.exit_code(),
         Err(error) => {
             eprintln!("error: {error}");
@@ -755,8 +839,14 @@ impl Trials {
     /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
     /// failure already fails the run).
     fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
-        let first = self.first_failure.get().filter(|_| self.fail_fast)?;
-        let verdict = decide(Verdict::stopped(first), None, None);
+        let verdict = match interrupt::signal() {
+            Some(signal) => Verdict::not_run(format!(
+                "the run was interrupted by {}",
+                interrupt::name(signal)
+            )),
+            None => Verdict::stopped(self.first_failure.get().filter(|_| self.fail_fast)?),
+        };
+        let verdict = decide(verdict, None, None);
         let message = verdict.message.clone();
         let name = case.trial_name();
         self.record(self.case_record(name, case, verdict, started));

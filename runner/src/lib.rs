@@ -23,6 +23,7 @@ pub mod generated;
 pub mod harness;
 pub mod html;
 pub mod in_process;
+pub mod interrupt;
 pub mod merge;
 pub mod output;
 pub mod partition;

@@ -34,6 +34,103 @@ pub struct RunInfo {
     /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
     #[serde(default)]
     pub require_error_kinds: bool,
+    /// A fingerprint of the contents of the spec and sweep files read (and their goldens):
+    /// parts of one run read the same files ([`content_fingerprint`]).
+    #[serde(default)]
+    pub inputs: String,
+    /// A fingerprint of the known-failures file's contents (`--expectations`); empty without.
+    #[serde(default)]
+    pub expectations: String,
+    /// The element budget (`--max-elements`).
+    #[serde(default)]
+    pub max_elements: u64,
+    /// The reference's engine (`--engine`).
+    #[serde(default)]
+    pub engine: String,
+    /// The backend's command (`--backend`); empty for the built-in reference.
+    #[serde(default)]
+    pub backend_command: String,
+}
+
+/// What a run is given besides its selection of trials, for [`RunInfo::given`]: parts of one
+/// run are given the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    pub inputs: String,
+    pub expectations: String,
+    pub max_elements: u64,
+    pub engine: String,
+    pub backend_command: String,
+}
+
+impl RunInfo {
+    /// `self` with what the run was given.
+    pub fn given(self, given: Given) -> RunInfo {
+        RunInfo {
+            inputs: given.inputs,
+            expectations: given.expectations,
+            max_elements: given.max_elements,
+            engine: given.engine,
+            backend_command: given.backend_command,
+            ..self
+        }
+    }
+}
+
+/// The extensions of the data files a run reads from its spec, sweep and golden folders.
+const DATA_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
+
+/// A fingerprint of the contents of the data files (`.yaml`, `.yml`, `.npy`, `.json`) in
+/// `folders`, their paths below each folder included: two runs that read the same files get
+/// the same fingerprint, a changed byte gives another. Files that cannot be read count by
+/// their path alone (the run reports them).
+pub fn content_fingerprint(folders: &[PathBuf]) -> String {
+    use crate::partition::stable_hash;
+    fn walk(folder: &Path, below: &Path, files: &mut Vec<(PathBuf, PathBuf)>, depth: usize) {
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = below.join(entry.file_name());
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() && depth < 16 => walk(&path, &name, files, depth + 1),
+                Ok(m) if m.is_file() => {
+                    let data = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                        DATA_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str())
+                    });
+                    if data {
+                        files.push((name, path));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut hashes = Vec::new();
+    for folder in folders {
+        let mut files = Vec::new();
+        walk(folder, Path::new(""), &mut files, 0);
+        files.sort();
+        for (name, path) in files {
+            hashes.extend_from_slice(name.to_string_lossy().as_bytes());
+            hashes.push(0);
+            let contents = std::fs::read(&path).unwrap_or_default();
+            hashes.extend_from_slice(&stable_hash(&contents).to_le_bytes());
+        }
+        hashes.push(b'\n');
+    }
+    format!("{:016x}", stable_hash(&hashes))
+}
+
+/// A fingerprint of one file's contents; empty without a file.
+pub fn file_fingerprint(path: Option<&Path>) -> String {
+    path.map(|path| {
+        let contents =
+            opspec_spec::source::read_bounded(path, report::REPORT_LIMIT).unwrap_or_default();
+        format!("{:016x}", crate::partition::stable_hash(&contents))
+    })
+    .unwrap_or_default()
 }
 
 impl RunInfo {
@@ -51,6 +148,11 @@ impl RunInfo {
             partition: partition.map(|p| p.to_string()),
             judged,
             require_error_kinds: false,
+            inputs: String::new(),
+            expectations: String::new(),
+            max_elements: 0,
+            engine: String::new(),
+            backend_command: String::new(),
         }
     }
 }
@@ -86,7 +188,7 @@ pub enum MergeError {
         theirs: String,
         ours: String,
     },
-    #[error("{} is from another run than {}: {what} differs ({theirs} against {ours}); parts of one run have the same runner version, spec files and selection", path.display(), first.display())]
+    #[error("{} is from another run than {}: {what} differs ({theirs} against {ours}); parts of one run have the same runner version, contents of the spec and sweep files, known-failures file, element budget, engine, backend command and selection of trials (all compared)", path.display(), first.display())]
     Run {
         path: PathBuf,
         first: PathBuf,
@@ -138,10 +240,7 @@ struct Header {
 
 fn read_part(path: &Path) -> Result<Part, MergeError> {
     let report = report::read(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| report::ReadError::Read {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
+    let text = report::read_text(path)?;
     let header: Header = serde_json::from_str(&text).map_err(|e| report::ReadError::Format {
         path: path.to_owned(),
         message: e.to_string(),
@@ -209,6 +308,39 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
                 format!("{} trials, fingerprint {}", a.selected, a.fingerprint),
                 format!("{} trials, fingerprint {}", b.selected, b.fingerprint),
             ));
+        }
+        let given: [(&'static str, String, String); 5] = [
+            (
+                "the contents of the spec and sweep files",
+                a.inputs.clone(),
+                b.inputs.clone(),
+            ),
+            (
+                "the known-failures file (--expectations)",
+                a.expectations.clone(),
+                b.expectations.clone(),
+            ),
+            (
+                "the element budget (--max-elements)",
+                a.max_elements.to_string(),
+                b.max_elements.to_string(),
+            ),
+            (
+                "the reference's engine (--engine)",
+                a.engine.clone(),
+                b.engine.clone(),
+            ),
+            (
+                "the backend command (--backend)",
+                a.backend_command.clone(),
+                b.backend_command.clone(),
+            ),
+        ];
+        for (what, theirs, ours) in given {
+            if theirs != ours {
+                let shown = |v: String| if v.is_empty() { "none".to_owned() } else { v };
+                return Err(differs(what, shown(theirs), shown(ours)));
+            }
         }
         if a.judged != b.judged {
             return Err(differs(
@@ -300,21 +432,12 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
     ))
 }
 
-/// Writes `text` to `path` through a temporary file beside it, renamed over it in one step.
+/// Writes `text` to `path` whole ([`crate::output::write_replacing`]: a link written through, a
+/// device in place, a FIFO refused).
 fn write_whole(path: &Path, text: &str) -> Result<(), MergeError> {
-    let error = |e: std::io::Error| MergeError::Write {
+    crate::output::write_replacing(path, text).map_err(|e| MergeError::Write {
         path: path.to_owned(),
         message: e.to_string(),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.{}.merging", std::process::id()));
-    std::fs::write(&temporary, text).map_err(error)?;
-    std::fs::rename(&temporary, path).map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        error(e)
     })
 }
 

@@ -2,8 +2,11 @@
 //! protocol (docs/protocol.md) through [`crate::child`]: this module is the protocol's side,
 //! the hello and the capabilities it declares, the replies and what they mean, and the pool.
 //!
-//! `--jobs N` starts N copies of the command; each answers its own hello (every copy must
-//! declare the same capabilities) and gets one case at a time, handed out as copies free up.
+//! `--jobs N` starts N copies of the command (no more than there are cases to send); each
+//! answers its own hello, within the hello's own deadline (`--hello-timeout`; every copy must
+//! declare the same capabilities) and gets one case at a time, handed out as copies free up. A
+//! copy that fails its first hello (exits, or answers too late) is stopped and started again
+//! when a case needs it, as a copy that crashes; the run stops only when no copy starts.
 //! One copy is a worker: a worker that exits, closes its output, stops reading its input, does
 //! not answer within the timeout, answers with a line longer than the case's limit
 //! ([`reply_line_limit`]) or answers out of step (bad JSON, another case's id) fails that case;
@@ -242,10 +245,21 @@ impl Capabilities {
     }
 }
 
+/// The deadlines of a backend process: of its hello, and of each case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Writing a case's request and reading its reply.
+    pub case: Duration,
+    /// Starting the process and reading its hello: an engine may load for longer than a
+    /// case takes (`--hello-timeout`).
+    pub hello: Duration,
+}
+
 /// A backend run as a pool of processes (one by default).
 pub struct ProcessBackend {
     command: String,
     timeout: Duration,
+    hello_timeout: Duration,
     /// The run's bounds of every tensor: the outputs read stay within them, and the backend
     /// gets them in its environment (`OPSPEC_MAX_ELEMENTS`).
     limits: Limits,
@@ -359,37 +373,44 @@ impl Misreply {
     }
 }
 
-/// Never set: the hello is not cut short by a halt.
-static NEVER: AtomicBool = AtomicBool::new(false);
-
 impl ProcessBackend {
-    /// Starts one process of the backend and reads its hello. The log file is emptied first:
-    /// it holds this run's stderr only.
+    /// Starts one process of the backend and reads its hello, both within `timeout`. The log
+    /// file is emptied first: it holds this run's stderr only.
     pub fn start(
         command: &str,
         timeout: Duration,
         log: PathBuf,
     ) -> Result<ProcessBackend, StartError> {
-        Self::start_pool(command, timeout, log, 1, Limits::DEFAULT)
+        let timeouts = Timeouts {
+            case: timeout,
+            hello: timeout,
+        };
+        Self::start_pool(command, timeouts, log, 1, Limits::DEFAULT)
     }
 
     /// Starts `jobs` processes of the backend at once (at least one),
-    /// each answering its own hello; they must all declare the same capabilities. `limits`
-    /// bound the tensors of the run (the backend's environment says them).
+    /// each answering its own hello; they must all declare the same capabilities. A copy that
+    /// fails its hello is started again when a case needs it; `Err` when none answers, or a
+    /// hello is wrong in what it says. `limits` bound the tensors of the run (the backend's
+    /// environment says them).
     pub fn start_pool(
         command: &str,
-        timeout: Duration,
+        timeouts: Timeouts,
         log: PathBuf,
         jobs: usize,
         limits: Limits,
     ) -> Result<ProcessBackend, StartError> {
+        let Timeouts {
+            case: timeout,
+            hello: hello_timeout,
+        } = timeouts;
         let jobs = jobs.max(1);
         let log = Arc::new(Mutex::new(Log::create(&log).map_err(StartError::Log)?));
         let prefixes: Vec<Option<String>> = (1..=jobs)
             .map(|k| (jobs > 1).then(|| format!("[worker {k}] ")))
             .collect();
         let started: Vec<Result<(Session, Capabilities), StartError>> = if jobs == 1 {
-            vec![Self::handshake(command, timeout, &log, None, limits)]
+            vec![Self::handshake(command, hello_timeout, &log, None, limits)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = prefixes
@@ -397,7 +418,7 @@ impl ProcessBackend {
                     .map(|prefix| {
                         let log = &log;
                         scope.spawn(move || {
-                            Self::handshake(command, timeout, log, prefix.clone(), limits)
+                            Self::handshake(command, hello_timeout, log, prefix.clone(), limits)
                         })
                     })
                     .collect();
@@ -409,9 +430,24 @@ impl ProcessBackend {
         };
         let mut sessions = Vec::with_capacity(jobs);
         let mut capabilities: Option<Capabilities> = None;
+        let mut first_failure = None;
         for (k, result) in started.into_iter().enumerate() {
             // On an error the sessions started so far are dropped, which stops them.
-            let (session, declared) = result?;
+            let (session, declared) = match result {
+                Ok(started) => started,
+                // A copy that did not answer (its session is stopped) is started again when
+                // a case needs it. A hello that says something wrong is wrong for every copy.
+                Err(e @ (StartError::Spawn(_) | StartError::Handshake(_))) if jobs > 1 => {
+                    eprintln!(
+                        "warning: copy {} of {jobs} failed its hello; it is started again when a case needs it: {e}",
+                        k + 1
+                    );
+                    first_failure.get_or_insert(e);
+                    sessions.push(None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             match &capabilities {
                 None => capabilities = Some(declared),
                 Some(first) if *first != declared => {
@@ -422,16 +458,19 @@ impl ProcessBackend {
                 }
                 Some(_) => {}
             }
-            sessions.push(session);
+            sessions.push(Some(session));
         }
+        let Some(capabilities) = capabilities else {
+            return Err(first_failure.expect("a copy failed when none answered"));
+        };
         let workers = sessions
             .into_iter()
             .zip(prefixes)
             .map(|(session, prefix)| {
                 Mutex::new(Worker {
                     prefix,
-                    session: Some(session),
-                    failed_starts: 0,
+                    failed_starts: u32::from(session.is_none()),
+                    session,
                     answered: None,
                 })
             })
@@ -439,9 +478,10 @@ impl ProcessBackend {
         Ok(ProcessBackend {
             command: command.to_owned(),
             timeout,
+            hello_timeout,
             limits,
             log,
-            capabilities: capabilities.expect("at least one worker"),
+            capabilities,
             workers,
             pool: Mutex::new(Pool {
                 idle: (0..jobs).rev().collect(),
@@ -473,8 +513,8 @@ impl ProcessBackend {
         limits: Limits,
     ) -> Result<(Session, Capabilities), StartError> {
         // Relative paths in the command are relative to the checkout the run reads, wherever
-        // cargo runs the test binary from.
-        let dir = crate::checkout::suite_root();
+        // cargo runs the test binary from; outside any checkout, to the current folder.
+        let dir = crate::checkout::backend_dir();
         // The budget a backend process checks tensors against, when it is not the default.
         let environment: Vec<(&str, String)> = (limits != Limits::DEFAULT)
             .then(|| ("OPSPEC_MAX_ELEMENTS", limits.max_elements.to_string()))
@@ -483,7 +523,13 @@ impl ProcessBackend {
         let mut session =
             Session::start(command, &dir, &environment, log, prefix).map_err(StartError::Spawn)?;
         let reply = session
-            .exchange(&hello_request(), timeout, MIN_REPLY_LINE_LIMIT, &NEVER)
+            // Not cut short by a halt (`--fail-fast`), only by a signal that stops the runner.
+            .exchange(
+                &hello_request(),
+                timeout,
+                MIN_REPLY_LINE_LIMIT,
+                &crate::interrupt::REQUESTED,
+            )
             .map_err(|trouble| {
                 StartError::Handshake(format!(
                     "backend `{command}` failed the handshake: {}",
@@ -701,7 +747,7 @@ impl ProcessBackend {
         }
         match Self::handshake(
             &self.command,
-            self.timeout,
+            self.hello_timeout,
             &self.log,
             worker.prefix.clone(),
             self.limits,

@@ -648,12 +648,26 @@ pub enum ReadError {
     Duplicate { path: PathBuf, trial: String },
 }
 
+/// The largest JSON report read (1 GiB): a report of the whole suite is a few MiB.
+pub const REPORT_LIMIT: u64 = 1 << 30;
+
+/// The text of a report file: only a regular file, of at most [`REPORT_LIMIT`] bytes, is read
+/// (a FIFO or a device such as `/dev/zero` is refused before it is read).
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    let read = |message: String| ReadError::Read {
+        path: path.to_owned(),
+        message,
+    };
+    let bytes = opspec_spec::source::read_bounded(path, REPORT_LIMIT).map_err(|message| {
+        let shown = format!("cannot read {}: ", path.display());
+        read(message.strip_prefix(&shown).unwrap_or(&message).to_owned())
+    })?;
+    String::from_utf8(bytes).map_err(|e| read(format!("it is not UTF-8 text ({e})")))
+}
+
 /// Reads a report written by `--report-json`, of this version or an earlier one.
 pub fn read(path: &Path) -> Result<Report, ReadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ReadError::Read {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
+    let text = read_text(path)?;
     let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
         path: path.to_owned(),
         message: e.to_string(),

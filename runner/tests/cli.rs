@@ -113,6 +113,7 @@ fn runner_help_shows_every_flag() {
         "--bless",
         "--allow-skips",
         "--timeout",
+        "--hello-timeout",
         "--expectations",
         "--report-json",
         "--junit",
@@ -668,4 +669,71 @@ fn replay_lines_name_the_runner_as_it_was_started() {
         )),
         "{all}"
     );
+}
+
+/// Started outside any checkout, the runner reads the one it was built from, but starts its
+/// backend in the current folder (relative paths in the command are the user's) and writes
+/// the backend log under the temporary folder, never into that checkout; the warning says so.
+#[test]
+fn a_runner_started_outside_a_checkout_starts_its_backend_here_and_logs_elsewhere() {
+    let scratch = tempfile::tempdir().unwrap();
+    let outside = scratch.path().join("elsewhere");
+    let temporary = scratch.path().join("tmp");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&temporary).unwrap();
+    let script = outside.join("backend.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho started-here >&2\nexec {}\n",
+            served_reference()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = runner()
+        .current_dir(&outside)
+        .env("TMPDIR", &temporary)
+        .args(["--backend", "./backend.sh", "-q", "slice::seed_examples::"])
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(all.contains("a backend starts in"), "{all}");
+    let log = temporary.join("opspec").join("opspec-backend.log");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains("started-here"),
+        "{}: {logged}",
+        log.display()
+    );
+}
+
+/// A subcommand given after an option is read as a name filter: the error says so and how to
+/// write it; `--backend ''` names no command and is refused as such.
+#[test]
+fn a_misplaced_subcommand_and_an_empty_backend_are_explained() {
+    let output = runner()
+        .args([
+            "--specs",
+            repository().join("specs").to_str().unwrap(),
+            "coverage",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "`coverage` is a subcommand");
+    assert!(
+        text(&output).contains("runner coverage --specs"),
+        "{}",
+        text(&output)
+    );
+    for empty in ["", "  "] {
+        let output = runner().args(["--backend", empty]).output().unwrap();
+        assert_usage_error(&output, "--backend");
+        assert!(
+            text(&output).contains("names no command"),
+            "{}",
+            text(&output)
+        );
+    }
 }

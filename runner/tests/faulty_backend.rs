@@ -990,6 +990,8 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
         &[
             "--timeout",
             &HANG_TIMEOUT.to_string(),
+            "--hello-timeout",
+            &HANG_TIMEOUT.to_string(),
             "--test-threads",
             "1",
             "shuffle::seed_examples::",
@@ -1181,4 +1183,133 @@ fn a_late_second_reply_fails_its_own_case_not_the_next() {
 fn a_second_reply_to_the_last_case_fails_it_at_the_end() {
     let stderr = doubled_reply_blames("--twice-late", -1);
     assert!(stderr.contains("failed after its verdict"), "{stderr}");
+}
+
+/// Kills, when dropped, every process whose command line holds its marker: a test that fails
+/// leaves none behind either.
+struct KillOnDrop(String);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for line in processes_with(&self.0) {
+            if let Some(Ok(pid)) = line.split(':').next().map(str::parse::<i32>) {
+                // SAFETY: kill(2) of one process found by its command line.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// SIGINT or SIGTERM to the runner while every backend process (each with a child) works on a
+/// case, with one process and with four: the runner stops every backend process as at the end
+/// of a run, writes the report of what it has, marked interrupted, and exits 130 or 143.
+#[test]
+fn a_signal_mid_run_stops_every_backend_and_writes_an_interrupted_report() {
+    for (signal, name, code) in [
+        (libc::SIGINT, "SIGINT", 130),
+        (libc::SIGTERM, "SIGTERM", 143),
+    ] {
+        for jobs in [1usize, 4] {
+            let scratch = scratch("signal");
+            let dir = scratch.path();
+            let marker = marker(&format!("signal-{jobs}"));
+            let _cleanup = KillOnDrop(marker.clone());
+            let backend = format!(
+                "{} --child --marker {marker} --sleep-ms 3600000",
+                faulty_backend()
+            );
+            let (report, dump) = (dir.join("report.json"), dir.join("requests.jsonl"));
+            let mut runner = runner()
+                .args(["--backend", &backend, "--jobs", &jobs.to_string()])
+                .args(["--timeout", "3600", "shuffle::seed_examples::"])
+                .arg("--report-json")
+                .arg(&report)
+                .arg("--dump-requests")
+                .arg(&dump)
+                .arg("--backend-log")
+                .arg(dir.join("backend.log"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            // Mid-run: each copy has a request it works on for an hour.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            let sent = || std::fs::read_to_string(&dump).map_or(0, |t| t.lines().count());
+            while sent() < jobs {
+                assert!(
+                    Instant::now() < deadline,
+                    "{name}, --jobs {jobs}: {} requests sent",
+                    sent()
+                );
+                assert!(runner.try_wait().unwrap().is_none(), "the run ended early");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: kill(2) of the runner this test started.
+            unsafe { libc::kill(runner.id() as i32, signal) };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let status = loop {
+                if let Some(status) = runner.try_wait().unwrap() {
+                    break status;
+                }
+                if Instant::now() >= deadline {
+                    let _ = runner.kill();
+                    let _ = runner.wait();
+                    panic!("{name}, --jobs {jobs}: the runner did not end");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            assert_eq!(
+                status.code(),
+                Some(code),
+                "{name}, --jobs {jobs}: {status:?}"
+            );
+            assert_no_process_with(&marker);
+            let json: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+            let problems = json["problems"].to_string();
+            assert!(
+                problems.contains(&format!("interrupted by {name}")),
+                "{name}, --jobs {jobs}: {problems}"
+            );
+            assert!(json["not_run"].as_u64().unwrap() > 0, "{json}");
+        }
+    }
+}
+
+/// SIGKILL, which nothing catches, to the runner mid-run: its backend processes get their
+/// parent-death signal and end too.
+#[test]
+fn a_runner_killed_outright_leaves_no_backend_process() {
+    let scratch = scratch("sigkill");
+    let dir = scratch.path();
+    let marker = marker("sigkill");
+    let _cleanup = KillOnDrop(marker.clone());
+    let backend = format!("{} --marker {marker} --sleep-ms 3600000", faulty_backend());
+    let dump = dir.join("requests.jsonl");
+    let mut runner = runner()
+        .args(["--backend", &backend, "--jobs", "2"])
+        .args(["--timeout", "3600", "shuffle::seed_examples::"])
+        .arg("--dump-requests")
+        .arg(&dump)
+        .arg("--backend-log")
+        .arg(dir.join("backend.log"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&dump).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no request sent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let runner_line = format!("{}: ", runner.id());
+    let backends = || {
+        let mut found = processes_with(&marker);
+        found.retain(|line| !line.starts_with(&runner_line));
+        found
+    };
+    assert_eq!(backends().len(), 2, "{:?}", backends());
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    assert_no_process_with(&marker);
 }

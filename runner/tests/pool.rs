@@ -393,3 +393,162 @@ fn bazel_sharding_selects_the_part() {
     assert!(ran.status.success(), "{}", text(&ran));
     assert!(status.exists());
 }
+
+/// The lines of a `--starts` file: how many copies the backend started.
+fn starts_made(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+}
+
+/// A copy after the first that exits before its hello, or answers it after the hello's
+/// deadline, is stopped and started again when a case needs it, as a copy that crashes: the
+/// run goes on with the others and reports what one process reports. Only when no copy
+/// starts does the run stop.
+#[test]
+fn a_copy_that_fails_its_hello_is_restarted_and_the_run_goes_on() {
+    let scratch = scratch("pool-hello");
+    let filter = "shuffle::seed_examples::";
+    let one = scratch.path().join("one.json");
+    let ran = run(&["--backend", &faulty_backend(), filter], &one);
+    assert!(ran.status.success(), "{}", text(&ran));
+    let one = read_json(&one);
+    for (name, flags) in [
+        ("exit", "--exit-before-hello 2"),
+        ("slow", "--slow-hello 3 --slow-hello-ms 3600000"),
+    ] {
+        let starts = scratch.path().join(format!("{name}.starts"));
+        let command = format!("{} --starts {} {flags}", faulty_backend(), starts.display());
+        let report = scratch.path().join(format!("{name}.json"));
+        let ran = run(
+            &[
+                "--backend",
+                &command,
+                "--jobs",
+                "4",
+                "--hello-timeout",
+                "2",
+                filter,
+            ],
+            &report,
+        );
+        assert!(ran.status.success(), "{name}: {}", text(&ran));
+        assert!(
+            text(&ran).contains("is started again when a case needs it"),
+            "{name}: {}",
+            text(&ran)
+        );
+        let without_replay = |report: &Value| -> Vec<Value> {
+            let mut trials = trials(report);
+            for trial in &mut trials {
+                trial.as_object_mut().unwrap().remove("replay");
+            }
+            trials
+        };
+        assert_eq!(
+            without_replay(&read_json(&report)),
+            without_replay(&one),
+            "{name}"
+        );
+    }
+    let starts = scratch.path().join("none.starts");
+    let command = format!(
+        "{} --starts {} --exit-before-hello 1,2,3,4",
+        faulty_backend(),
+        starts.display()
+    );
+    let report = scratch.path().join("none.json");
+    let ran = run(&["--backend", &command, "--jobs", "4", filter], &report);
+    assert_eq!(ran.status.code(), Some(2), "{}", text(&ran));
+    assert!(
+        text(&ran).contains("failed the handshake"),
+        "{}",
+        text(&ran)
+    );
+    assert!(!report.exists());
+}
+
+/// The hello has a deadline of its own (`--hello-timeout`, by default longer than a case's):
+/// an engine that loads for longer than one case may take is waited for.
+#[test]
+fn the_hello_has_its_own_deadline() {
+    let scratch = scratch("hello-deadline");
+    let command = |starts: &str| {
+        format!(
+            "{} --starts {} --slow-hello 1 --slow-hello-ms 2000",
+            faulty_backend(),
+            scratch.path().join(starts).display()
+        )
+    };
+    let report = scratch.path().join("report.json");
+    let filter = "shuffle::seed_examples::";
+    let ran = run(
+        &["--backend", &command("a"), "--timeout", "1", filter],
+        &report,
+    );
+    assert!(ran.status.success(), "{}", text(&ran));
+    assert_eq!(starts_made(&scratch.path().join("a")), 1);
+    // Given shorter, it is kept to.
+    let command = command("b");
+    let ran = run(
+        &[
+            "--backend",
+            &command,
+            "--timeout",
+            "1",
+            "--hello-timeout",
+            "0.5",
+            filter,
+        ],
+        &report,
+    );
+    assert_eq!(ran.status.code(), Some(2), "{}", text(&ran));
+    assert!(
+        text(&ran).contains("failed the handshake"),
+        "{}",
+        text(&ran)
+    );
+}
+
+/// `--jobs 256` on a few cases starts no more copies than there are cases to send.
+#[test]
+fn a_pool_starts_no_more_copies_than_cases() {
+    let scratch = scratch("pool-cap");
+    let starts = scratch.path().join("starts");
+    let command = format!("{} --starts {}", faulty_backend(), starts.display());
+    let report = scratch.path().join("report.json");
+    let filter = "shuffle::seed_examples::";
+    let ran = run(&["--backend", &command, "--jobs", "256", filter], &report);
+    assert!(ran.status.success(), "{}", text(&ran));
+    let cases = names(&read_json(&report)).len();
+    assert!(cases > 1 && cases < 64, "{cases}");
+    assert!(
+        starts_made(&starts) <= cases,
+        "{} copies for {cases} cases",
+        starts_made(&starts)
+    );
+}
+
+/// A part that holds none of the selected trials says so (and is no failure: a shard may be
+/// empty); a shard status file that cannot be touched is reported, naming the variable.
+#[test]
+fn an_empty_part_says_so_and_shard_status_problems_are_reported() {
+    let ran = runner()
+        .args(["--partition", "1/1000000", "slice::seed_examples::"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran));
+    assert!(text(&ran).contains("holds none of the"), "{}", text(&ran));
+    let scratch = scratch("shard-status");
+    let status = scratch.path().join("missing/folder/status");
+    let ran = runner()
+        .args(["-q", "slice::seed_examples::"])
+        .env("TEST_TOTAL_SHARDS", "3")
+        .env("TEST_SHARD_INDEX", "0")
+        .env("TEST_SHARD_STATUS_FILE", &status)
+        .output()
+        .unwrap();
+    assert!(
+        text(&ran).contains("TEST_SHARD_STATUS_FILE"),
+        "{}",
+        text(&ran)
+    );
+}

@@ -672,3 +672,324 @@ fn help_lists_report_and_diff() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output).contains("--html <FILE>"), "{}", text(&output));
 }
+
+/// A private character device 1,3 (what `/dev/null` is) at `path`: false where this process
+/// may not make devices (not root).
+fn null_device(path: &std::path::Path) -> bool {
+    Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Every report a run, `merge` and `report` write keeps what its path is: a device is written
+/// in place (`--junit /dev/null` as users mean it), a symbolic link is written through to its
+/// target and kept, a FIFO is refused before the run, naming it.
+#[test]
+fn reports_onto_a_device_a_link_or_a_fifo_keep_what_the_path_is() {
+    use std::os::unix::fs::FileTypeExt;
+    let scratch = Scratch::new("paths");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let kind = |name: &str| {
+        std::fs::symlink_metadata(scratch.path(name))
+            .unwrap()
+            .file_type()
+    };
+    let null = scratch.path("null");
+    if !null_device(&null) {
+        eprintln!("skipped: mknod is not allowed here (the test needs root)");
+        return;
+    }
+    std::fs::write(scratch.path("target.json"), "old").unwrap();
+    std::os::unix::fs::symlink("target.json", scratch.path("link.json")).unwrap();
+    let run = |extra: &[&str]| {
+        runner()
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(extra)
+            .current_dir(&scratch.0)
+            .output()
+            .unwrap()
+    };
+    let parts = ["1/2", "2/2"].map(|part| {
+        let name = format!("part-{}.json", &part[..1]);
+        let output = run(&["--partition", part, "--report-json", &name]);
+        assert!(output.status.code().is_some(), "{}", text(&output));
+        name
+    });
+    let output = run(&["--junit", "null", "--report-json", "link.json"]);
+    assert_eq!(output.status.code(), Some(101), "{}", text(&output));
+    assert!(kind("null").is_char_device(), "the device became a file");
+    assert!(kind("link.json").is_symlink(), "the link became a file");
+    let report = std::fs::read_to_string(scratch.path("target.json")).unwrap();
+    assert!(report.contains("\"trials\""), "{report}");
+
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .args(["--out", "null"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    assert!(kind("null").is_char_device(), "merge replaced the device");
+    let page = runner()
+        .args(["report", "link.json", "--html", "null"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert!(page.status.success(), "{}", text(&page));
+    assert!(kind("null").is_char_device(), "report replaced the device");
+
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for flag in ["--report-json", "--junit"] {
+        let output = run(&[flag, "fifo"]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert!(
+            text(&output).contains(&format!("{flag} ")),
+            "{}",
+            text(&output)
+        );
+        assert!(text(&output).contains("FIFO"), "{}", text(&output));
+        assert!(!text(&output).contains("test result"), "the run started");
+        assert!(kind("fifo").is_fifo());
+    }
+    let merge = runner()
+        .arg("merge")
+        .args(&parts)
+        .args(["--out", "fifo"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(merge.status.code(), Some(2), "{}", text(&merge));
+    assert!(text(&merge).contains("FIFO"), "{}", text(&merge));
+    assert!(kind("fifo").is_fifo());
+    let mut left: Vec<String> = std::fs::read_dir(&scratch.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// `runner merge` joins only parts of one run: parts whose spec files differ in content (same
+/// trial names), whose known-failures files, element budgets, engines or backend commands
+/// differ are refused, naming the difference.
+#[test]
+fn merge_refuses_parts_of_different_runs() {
+    let scratch = Scratch::new("merge-runs");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    std::fs::write(scratch.path("known.txt"), KNOWN_FAILURES).unwrap();
+    std::fs::write(
+        scratch.path("other.txt"),
+        format!("# other\n{KNOWN_FAILURES}"),
+    )
+    .unwrap();
+    let part = |k: &str, name: &str, extra: &[&str]| {
+        let out = scratch.path(name);
+        let output = runner()
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(["--partition", &format!("{k}/2"), "--allow-skips"])
+            .args(extra)
+            .arg("--report-json")
+            .arg(&out)
+            .current_dir(&scratch.0)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.code().is_some_and(|c| c < 2),
+            "{}",
+            text(&output)
+        );
+        out
+    };
+    let merge = |a: &PathBuf, b: &PathBuf| {
+        runner()
+            .arg("merge")
+            .args([a, b])
+            .arg("--out")
+            .arg(scratch.path("merged.json"))
+            .output()
+            .unwrap()
+    };
+    let backend = fixtures::faulty_backend();
+    let slow = format!("{backend} --sleep-ms 0");
+    let log = scratch.path("backend.log");
+    let log = log.to_str().unwrap();
+    let base: [&str; 6] = [
+        "--expectations",
+        "known.txt",
+        "--backend",
+        &backend,
+        "--backend-log",
+        log,
+    ];
+    let first = part("1", "first.json", &base);
+    let same = part("2", "same.json", &base);
+    let output = merge(&first, &same);
+    assert!(output.status.success(), "{}", text(&output));
+    std::fs::remove_file(scratch.path("merged.json")).unwrap();
+    let mut refused = vec![
+        (
+            "known-failures",
+            part(
+                "2",
+                "k.json",
+                &[
+                    "--expectations",
+                    "other.txt",
+                    "--backend",
+                    &backend,
+                    "--backend-log",
+                    log,
+                ],
+            ),
+        ),
+        (
+            "element budget",
+            part(
+                "2",
+                "m.json",
+                &[&base[..], &["--max-elements", "1000"]].concat(),
+            ),
+        ),
+        (
+            "engine",
+            part("2", "e.json", &[&base[..], &["--engine", "plain"]].concat()),
+        ),
+        (
+            "backend command",
+            part(
+                "2",
+                "b.json",
+                &[
+                    "--expectations",
+                    "known.txt",
+                    "--backend",
+                    &slow,
+                    "--backend-log",
+                    log,
+                ],
+            ),
+        ),
+    ];
+    // The same trial names, another expected value.
+    let changed = CASES.replace("data: [[0, 1], [3, 5]]", "data: [[0, 1], [3, 6]]");
+    assert_ne!(changed, CASES);
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), changed).unwrap();
+    refused.push(("spec and sweep files", part("2", "s.json", &base)));
+    for (what, other) in refused {
+        let output = merge(&first, &other);
+        assert_eq!(output.status.code(), Some(2), "{what}: {}", text(&output));
+        assert!(text(&output).contains(what), "{what}: {}", text(&output));
+        assert!(text(&output).contains("compared"), "{}", text(&output));
+        assert!(!scratch.path("merged.json").exists(), "{what}");
+    }
+}
+
+/// Runs `command` with at most 2 GiB of address space (a reader of `/dev/zero` fails instead
+/// of taking the machine's memory) and 60 s: its exit code and output.
+fn bounded(mut command: Command) -> (Option<i32>, String) {
+    // SAFETY: setrlimit with a plain struct between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after 60 s: {command:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), text(&output))
+}
+
+/// Every file the runner reads besides the specs (the reports `merge`, `diff` and `report`
+/// read, the known-failures file) passes the specs' checks: a device such as `/dev/zero` or
+/// a FIFO is refused at once, naming the path and what it is; nothing waits or fills memory.
+#[test]
+fn reports_and_known_failures_that_are_not_regular_files_are_refused() {
+    let scratch = Scratch::new("not-regular");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    let out = scratch.path("out");
+    let out = out.to_str().unwrap();
+    let specs = scratch.path("specs");
+    let specs = specs.to_str().unwrap();
+    for source in ["/dev/zero", fifo] {
+        let commands: [Vec<&str>; 4] = [
+            vec!["merge", source, "--out", out],
+            vec!["diff", source, source],
+            vec!["report", source, "--html", out],
+            vec!["--specs", specs, "--expectations", source],
+        ];
+        for args in commands {
+            let mut command = runner();
+            command.args(&args);
+            let (code, output) = bounded(command);
+            assert_eq!(code, Some(2), "{args:?}: {output}");
+            assert!(output.contains(source), "{args:?}: {output}");
+            assert!(output.contains("not a regular file"), "{args:?}: {output}");
+        }
+    }
+}
+
+/// A log or request dump (`--backend-log`, `--dump-requests`, libtest's `--logfile`) that
+/// names a FIFO is refused before the run, naming the flag, instead of waiting for a reader.
+#[test]
+fn logs_and_dumps_onto_a_fifo_are_refused_before_the_run() {
+    let scratch = Scratch::new("fifo-logs");
+    std::fs::create_dir_all(scratch.path("specs/slice")).unwrap();
+    std::fs::write(scratch.path("specs/slice/mine.yaml"), CASES).unwrap();
+    let fifo = scratch.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let backend = fixtures::faulty_backend();
+    for flag in ["--backend-log", "--dump-requests", "--logfile"] {
+        let mut command = runner();
+        command
+            .arg("--specs")
+            .arg(scratch.path("specs"))
+            .args(["--backend", &backend, flag])
+            .arg(&fifo);
+        let (code, output) = bounded(command);
+        assert_eq!(code, Some(2), "{flag}: {output}");
+        assert!(output.contains(flag) && output.contains("FIFO"), "{output}");
+    }
+}

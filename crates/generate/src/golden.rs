@@ -1032,31 +1032,65 @@ impl GoldenStore {
         Ok(manifest)
     }
 
-    /// Removes the files an interrupted or failed bless left (hidden staged files of a process
-    /// that is gone, not named by their manifest) and lists each.
-    fn clear_leftovers(&self, ours: &BTreeSet<PathBuf>) -> Vec<String> {
-        let mut lines = Vec::new();
+    /// The files an interrupted or failed bless left (see [`GoldenStore::finish`]), each as
+    /// a line naming it, for a run that does not bless: the next bless removes them.
+    pub fn leftovers(&self) -> Vec<String> {
+        (self.leftover_files(&BTreeSet::new()).iter())
+            .map(|path| {
+                let relative = path.strip_prefix(&self.root).unwrap_or(path);
+                format!(
+                    "{} was left by a bless that was stopped or failed; the next bless removes it",
+                    self.shown(&relative.to_string_lossy())
+                )
+            })
+            .collect()
+    }
+
+    /// The hidden staged files of a bless that is gone, not named by their manifest: those
+    /// of a process no longer alive, of this process but not staged by it (an earlier process
+    /// had its pid, as happens in a fresh container), or older than the live process that now
+    /// has the pid.
+    fn leftover_files(&self, ours: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        let mut found = Vec::new();
         for op_dir in sorted_dirs(&self.root) {
             let mut folders = vec![op_dir.clone()];
             folders.extend(sorted_dirs(&op_dir));
             for dir in folders {
-                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                    let path = entry.path();
-                    let name = name_of(&path);
-                    let Some(pid) = staged_owner(&name) else {
+                let mut entries: Vec<PathBuf> = (std::fs::read_dir(&dir).into_iter())
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect();
+                entries.sort();
+                for path in entries {
+                    let Some(pid) = staged_owner(&name_of(&path)) else {
                         continue;
                     };
-                    if ours.contains(&path) || process_alive(pid) || self.named(&path) {
+                    if ours.contains(&path) || self.named(&path) {
                         continue;
                     }
-                    if std::fs::remove_file(&path).is_ok() {
-                        let relative = path.strip_prefix(&self.root).unwrap_or(&path);
-                        lines.push(format!(
-                            "removed: {} (left by a bless that was stopped or failed)",
-                            self.shown(&relative.to_string_lossy())
-                        ));
+                    let mine = pid == std::process::id();
+                    if !mine && process_alive(pid) && !started_after(pid, &path) {
+                        continue;
                     }
+                    found.push(path);
                 }
+            }
+        }
+        found
+    }
+
+    /// Removes the files an interrupted or failed bless left ([`Self::leftover_files`]) and
+    /// lists each.
+    fn clear_leftovers(&self, ours: &BTreeSet<PathBuf>) -> Vec<String> {
+        let mut lines = Vec::new();
+        for path in self.leftover_files(ours) {
+            if std::fs::remove_file(&path).is_ok() {
+                let relative = path.strip_prefix(&self.root).unwrap_or(&path);
+                lines.push(format!(
+                    "removed: {} (left by a bless that was stopped or failed)",
+                    self.shown(&relative.to_string_lossy())
+                ));
             }
         }
         lines
@@ -1165,6 +1199,15 @@ fn staged_owner(name: &str) -> Option<u32> {
     parts.next()?.parse().ok()
 }
 
+/// Whether the live process `pid` started after `path` was last written: then the file is
+/// not its own (the pid was reused).
+fn started_after(pid: u32, path: &Path) -> bool {
+    // A process's folder in /proc carries its start time.
+    let started = std::fs::metadata(format!("/proc/{pid}")).and_then(|m| m.modified());
+    let written = std::fs::metadata(path).and_then(|m| m.modified());
+    matches!((started, written), (Ok(started), Ok(written)) if started > written)
+}
+
 fn process_alive(pid: u32) -> bool {
     pid != 0 && (pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
 }
@@ -1234,6 +1277,18 @@ fn injected_fault(text: &str) -> Option<(Step, FaultAction)> {
 /// switching its sweeps. A lock whose process is gone (killed) is taken over.
 struct BlessLock(PathBuf);
 
+/// How long a lock may be without its pid: longer, its bless was stopped before writing it.
+const LOCK_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long ago `path` was last written (zero when that cannot be told).
+fn lock_age(path: &Path) -> std::time::Duration {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|written| written.elapsed().ok())
+        .unwrap_or_default()
+}
+
 /// How long a bless waits for another to finish switching.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
@@ -1255,7 +1310,16 @@ impl BlessLock {
             {
                 Ok(mut file) => {
                     use std::io::Write as _;
-                    let _ = write!(file, "{}", std::process::id());
+                    // A lock without its pid could not be told from a stale one.
+                    if let Err(e) =
+                        write!(file, "{}", std::process::id()).and_then(|()| file.sync_all())
+                    {
+                        let _ = std::fs::remove_file(&path);
+                        return Some(Err(format!(
+                            "cannot write the bless lock {}: {e}",
+                            path.display()
+                        )));
+                    }
                     return Some(Ok((BlessLock(path), taken_over)));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -1263,6 +1327,16 @@ impl BlessLock {
                         .ok()
                         .and_then(|t| t.trim().parse::<u32>().ok());
                     match owner {
+                        // Empty or unreadable for longer than a bless takes to write its pid:
+                        // that bless was stopped in between.
+                        None if lock_age(&path) > LOCK_WRITE_WAIT => {
+                            let _ = std::fs::remove_file(&path);
+                            taken_over = Some(format!(
+                                "removed: {} (the lock of a bless that was stopped before it wrote its pid)",
+                                path.display()
+                            ));
+                            continue;
+                        }
                         // Being written this instant: look again.
                         None => {}
                         Some(pid) if !process_alive(pid) => {
@@ -1539,5 +1613,79 @@ mod tests {
             assert!(!u.message.contains(".json.json"), "{}", u.message);
             assert!(!u.removable());
         }
+    }
+
+    /// A bless killed between creating its lock and writing its pid leaves an empty lock: once
+    /// it is older than a moment it is stale, taken over and reported, not waited on.
+    #[test]
+    fn an_empty_bless_lock_is_taken_over() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let lock = root.join(".bless.lock");
+        let file = std::fs::File::create(&lock).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        file.set_modified(old).unwrap();
+        drop(file);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        let started = std::time::Instant::now();
+        let summary = blessing.finish().unwrap();
+        assert!(started.elapsed() < LOCK_WAIT / 2, "{:?}", started.elapsed());
+        assert!(
+            summary.removals.iter().any(|l| l.contains(".bless.lock")),
+            "{:?}",
+            summary.removals
+        );
+        assert!(!lock.exists());
+    }
+
+    /// Staged files of a bless that was killed are removed and reported by the next bless,
+    /// also when that bless has the killed one's pid (as in a fresh container) or the pid now
+    /// belongs to another process; a plain run names them.
+    #[test]
+    fn staged_leftovers_of_a_killed_bless_are_named_and_removed() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path().to_path_buf();
+        let id = GoldenId::new(Op::Slice, "modes", "copy", Some(DType::Int8));
+        let reference = Ok(vec![Tensor::from_bits(DType::Int8, vec![2], vec![1, 2])]);
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        blessing.finish().unwrap();
+        let dir = root.join("slice/modes");
+        // One with this process's pid; one with pid 1's, written before pid 1 started (a
+        // year ago): the pid was reused since.
+        let leftovers = [
+            dir.join(format!(
+                ".{}.{}.0.staged",
+                id.file_name(),
+                std::process::id()
+            )),
+            dir.join(format!(".{}.1.0.staged", id.file_name())),
+        ];
+        for path in &leftovers {
+            std::fs::write(path, b"half").unwrap();
+        }
+        let year_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(365 * 86400);
+        (std::fs::File::options().write(true).open(&leftovers[1]))
+            .and_then(|f| f.set_modified(year_ago))
+            .unwrap();
+        let plain = GoldenStore::new(root.clone(), "golden", false);
+        let named = plain.leftovers();
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert!(named[0].contains("staged"), "{named:?}");
+        let blessing = GoldenStore::new(root.clone(), "golden", true);
+        blessing.check(&id, 7, "abcd", &reference).unwrap();
+        let summary = blessing.finish().unwrap();
+        for path in &leftovers {
+            assert!(!path.exists(), "{} kept", path.display());
+        }
+        let reported = summary
+            .removals
+            .iter()
+            .filter(|l| l.contains(".staged"))
+            .count();
+        assert_eq!(reported, 2, "{:?}", summary.removals);
     }
 }

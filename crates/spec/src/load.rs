@@ -484,6 +484,13 @@ fn read_file(op: Op, path: &Path, limits: Limits) -> (Vec<Case>, Vec<SpecError>)
     build_file(op, path, &file, def, limits, &error)
 }
 
+/// The longest case name: a trial's name holds it, and names must stay printable (libtest's
+/// printer fails on names of 65,520 characters or more) and readable.
+pub const MAX_CASE_NAME_CHARS: usize = 200;
+
+/// How much of a name past [`MAX_CASE_NAME_CHARS`] its error shows.
+const SHOWN_NAME_CHARS: usize = 40;
+
 /// The cases of a spec file read, and the problems of those that cannot run.
 fn build_file(
     op: Op,
@@ -497,6 +504,21 @@ fn build_file(
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
     for case in def.cases {
+        if case.name.chars().count() > MAX_CASE_NAME_CHARS {
+            // The error's trial is named by the name's start: the whole name would be one
+            // trial name too long to print.
+            let start: String = case.name.chars().take(SHOWN_NAME_CHARS).collect();
+            errors.push(error(
+                SpecErrorKind::Case,
+                Some(&format!("{start}_etc")),
+                Some("name".into()),
+                format!(
+                    "a case name is at most {MAX_CASE_NAME_CHARS} characters; this one has {} (it starts `{start}`)",
+                    case.name.chars().count()
+                ),
+            ));
+            continue;
+        }
         if !names.insert(case.name.clone()) {
             errors.push(error(
                 Duplicate,
@@ -533,7 +555,16 @@ enum YamlFileError {
 /// never end).
 fn read_yaml_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, YamlFileError> {
     let file = crate::source::open_regular(path).map_err(YamlFileError::Unreadable)?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    // libyaml reads UTF-16 too, but a file saved so is a mistake here (and its errors then
+    // point past the file's end): spec files are UTF-8.
+    let start = std::io::BufRead::fill_buf(&mut reader)
+        .map_err(|e| YamlFileError::Unreadable(format!("cannot read {}: {e}", path.display())))?;
+    if start.starts_with(&[0xFF, 0xFE]) || start.starts_with(&[0xFE, 0xFF]) {
+        return Err(YamlFileError::Yaml(yaml::Error::encoding(
+            "spec files are UTF-8; this one is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8",
+        )));
+    }
     let mut deserializer = yaml::Deserializer::new(reader).map_err(YamlFileError::Yaml)?;
     // The reader keeps the path of the value it reads itself (no serde_path_to_error
     // wrapper around every value: a data list is read at the reader's own speed).
@@ -559,8 +590,15 @@ fn file_error(
         );
     }
     let field = e.field();
-    let case = case_name_at(path, &field);
-    let message = format!("{e}; {DROPPED}");
+    let case = case_name_at(path, &field).map(|name| match name.chars().count() {
+        n if n > MAX_CASE_NAME_CHARS => {
+            let start: String = name.chars().take(SHOWN_NAME_CHARS).collect();
+            format!("{start}_etc")
+        }
+        _ => name,
+    });
+    // The field is named by the error's own field; the message says the problem alone.
+    let message = format!("{}; {DROPPED}", e.without_path());
     error(Structure, case.as_deref(), Some(field), message)
 }
 
@@ -1615,6 +1653,102 @@ cases:
         assert_eq!(
             opspec::ops::evaluate(&back.invocation, Limits::DEFAULT),
             Ok(vec![there.invocation.inputs[0].clone().unwrap()])
+        );
+    }
+
+    /// A case name of 70,000 characters (libtest's printer fails on names past 65,519): the
+    /// case is refused at load with the file, a shortened name and the field, and no trial
+    /// gets the long name.
+    #[test]
+    fn a_case_name_past_the_limit_is_refused_with_its_file_and_field() {
+        let scratch = scratch("long-name");
+        let dir = scratch.path().to_path_buf();
+        let long = "a".repeat(70_000);
+        let text = ANCHORS.replacen("name: ", &format!("name: {long}\n    # "), 1);
+        assert!(text.contains(&long));
+        let path = write_spec(&dir, "shuffle", "long", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert!(cases.iter().all(|c| c.name.len() <= MAX_CASE_NAME_CHARS));
+        let error = errors
+            .iter()
+            .find(|e| e.field.as_deref() == Some("name"))
+            .unwrap_or_else(|| panic!("{errors:?}"));
+        assert_eq!(error.kind, SpecErrorKind::Case);
+        let message = error.to_string();
+        assert!(message.contains("long.yaml"), "{message}");
+        assert!(message.contains("70000"), "{message}");
+        assert!(error.trial_name().len() < 400, "{}", error.trial_name());
+    }
+
+    /// A spec saved as UTF-16 (with its byte-order mark) is refused as such, not as a syntax
+    /// error at a line past its end.
+    #[test]
+    fn a_utf16_spec_is_refused_as_utf16() {
+        let scratch = scratch("utf16");
+        let dir = scratch.path().to_path_buf();
+        let path = write_spec(&dir, "shuffle", "wide", "");
+        for bom in [[0xFF, 0xFE], [0xFE, 0xFF]] {
+            let mut bytes = bom.to_vec();
+            for unit in ANCHORS.encode_utf16() {
+                let pair = if bom[0] == 0xFF {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                };
+                bytes.extend_from_slice(&pair);
+            }
+            std::fs::write(&path, bytes).unwrap();
+            let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+            assert!(cases.is_empty());
+            let message = errors[0].to_string();
+            assert!(
+                message.contains("spec files are UTF-8; this one is UTF-16"),
+                "{message}"
+            );
+            assert!(!message.contains("line"), "{message}");
+        }
+    }
+
+    /// A structural error names its field once: the path is the error's field, not repeated
+    /// in its message.
+    #[test]
+    fn a_field_error_names_its_field_once() {
+        let scratch = scratch("field-once");
+        let dir = scratch.path().to_path_buf();
+        let text = ANCHORS.replacen("    source: test", "    source: test\n    bogus: 1", 1);
+        let path = write_spec(&dir, "shuffle", "bogus", &text);
+        let (_, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        let error = &errors[0];
+        assert_eq!(error.kind, SpecErrorKind::Structure);
+        let field = error.field.clone().unwrap();
+        let message = error.to_string();
+        assert_eq!(message.matches(field.as_str()).count(), 1, "{message}");
+        assert!(message.contains("unknown field `bogus`"), "{message}");
+    }
+
+    /// A large scalar aliased many times: the aliases are bounded by the bytes they replay,
+    /// not only by their events (2,000 aliases of 64 KiB are 125 MiB of text in a 140 KB file).
+    #[test]
+    fn aliases_are_bounded_by_the_bytes_they_replay() {
+        let scratch = scratch("large-anchor");
+        let dir = scratch.path().to_path_buf();
+        let big = "a".repeat(64 << 10);
+        let aliases = vec!["*big"; 2000].join(", ");
+        let text =
+            format!("cases:\n  - name: c\n    source: &big \"{big}\"\n    clauses: [{aliases}]\n");
+        let path = write_spec(&dir, "shuffle", "aliases", &text);
+        let (cases, errors) = load_file(Op::Shuffle, &path, Limits::DEFAULT);
+        assert!(cases.is_empty(), "{cases:?}");
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("their aliases come to more than") && e.contains("bytes")),
+            "{:?}",
+            errors
+                .iter()
+                .map(|e| &e[..e.len().min(300)])
+                .collect::<Vec<_>>()
         );
     }
 

@@ -9,8 +9,9 @@
 //! reads the same whichever of the two reads it; `load.rs`'s differential test holds the two
 //! to that over mutated copies of every spec. Where the two differ it is on purpose, for bounds:
 //! local tags (`!x`) are refused with their line; anchored values are kept (as events) for
-//! their aliases, and anchors and aliases together are bounded by [`MAX_ALIASED`] events (the
-//! YAML bomb's tool); nesting stops at [`MAX_DEPTH`] levels, data lists at their own lower
+//! their aliases, and anchors and aliases together are bounded by [`MAX_ALIASED`] events and
+//! [`MAX_ALIASED_BYTES`] bytes of scalars (the YAML bomb's tool: many aliases of one small
+//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at their own lower
 //! bound, before the rest of the file is read.
 
 use std::fmt;
@@ -85,6 +86,24 @@ impl Error {
         self.path.clone().unwrap_or_else(|| ".".to_owned())
     }
 
+    /// The problem without its field's path, for a message that names the field apart.
+    pub(crate) fn without_path(&self) -> String {
+        match self.at {
+            Some((line, column)) if !self.syntax => {
+                format!("{} at line {line} column {column}", self.message)
+            }
+            _ => self.message.clone(),
+        }
+    }
+
+    /// Text that is not UTF-8: the whole file is refused as a syntax error, with `message`.
+    pub(crate) fn encoding(message: impl Into<String>) -> Error {
+        Error {
+            syntax: true,
+            ..Error::new(message)
+        }
+    }
+
     /// The text is not YAML (as opposed to YAML that does not fit the spec's structure).
     pub(crate) fn is_syntax(&self) -> bool {
         self.syntax
@@ -154,6 +173,35 @@ pub(crate) struct Deserializer<R> {
     replay: std::collections::VecDeque<(Event, Mark)>,
     /// Events recorded for anchors plus events replayed for aliases, against [`MAX_ALIASED`].
     aliased: usize,
+    /// The bytes of those events' scalars, against [`MAX_ALIASED_BYTES`].
+    aliased_bytes: usize,
+}
+
+/// The most bytes of scalars anchors may hold and aliases replay in one file (64 MiB): a 64 KiB
+/// scalar aliased 60,000 times is few events but 3.9 GB.
+pub(crate) const MAX_ALIASED_BYTES: usize = 64 << 20;
+
+/// The bytes an event stands for: its scalar's text and tag.
+fn event_bytes(event: &Event) -> usize {
+    match event {
+        Event::Scalar { value, tag, .. } => value.len() + tag.as_ref().map_or(0, String::len),
+        _ => 0,
+    }
+}
+
+/// The error of anchors and aliases past [`MAX_ALIASED`] events or [`MAX_ALIASED_BYTES`].
+fn too_much_aliased(events: usize, bytes: usize, mark: Mark) -> Option<Error> {
+    let what = if events > MAX_ALIASED {
+        format!("{MAX_ALIASED} YAML events")
+    } else if bytes > MAX_ALIASED_BYTES {
+        format!("{MAX_ALIASED_BYTES} bytes")
+    } else {
+        return None;
+    };
+    Some(Error::at(
+        format!("anchored values and their aliases come to more than {what}: write large data to an .npy file, or repeat less"),
+        mark,
+    ))
 }
 
 /// The most events anchors may hold and aliases replay in one file: aliases let a few lines
@@ -174,6 +222,7 @@ impl<R: BufRead> Deserializer<R> {
             recording: Vec::new(),
             replay: Default::default(),
             aliased: 0,
+            aliased_bytes: 0,
         };
         // The stream's and the document's start; an empty stream is an empty document.
         loop {
@@ -226,11 +275,10 @@ impl<R: BufRead> Deserializer<R> {
         };
         if !self.recording.is_empty() {
             self.aliased += self.recording.len();
-            if self.aliased > MAX_ALIASED {
-                return Err(Error::at(
-                    format!("anchored values and their aliases come to more than {MAX_ALIASED} YAML events: write large data to an .npy file"),
-                    mark,
-                ));
+            self.aliased_bytes = (self.aliased_bytes)
+                .saturating_add(self.recording.len().saturating_mul(event_bytes(&event)));
+            if let Some(error) = too_much_aliased(self.aliased, self.aliased_bytes, mark) {
+                return Err(error);
             }
             let opens = matches!(event, Event::SequenceStart | Event::MappingStart);
             let closes = matches!(event, Event::SequenceEnd | Event::MappingEnd);
@@ -315,11 +363,10 @@ impl<R: BufRead> Deserializer<R> {
                     }
                 };
                 self.aliased += events.len();
-                if self.aliased > MAX_ALIASED {
-                    return Err(Error::at(
-                        format!("anchored values and their aliases come to more than {MAX_ALIASED} YAML events: write large data to an .npy file"),
-                        mark,
-                    ));
+                let bytes: usize = events.iter().map(|(event, _)| event_bytes(event)).sum();
+                self.aliased_bytes = self.aliased_bytes.saturating_add(bytes);
+                if let Some(error) = too_much_aliased(self.aliased, self.aliased_bytes, mark) {
+                    return Err(error);
                 }
                 self.replay.extend(events.iter().cloned());
                 let (event, mark) = self.replay.pop_front().expect("an anchor has events");

@@ -150,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     .resolve_with(&root, |_| None)
     .map_err(|e| e.to_string())?;
-    let backend = harness::start_backend(&config).map_err(|e| e.to_string())?;
+    let backend = harness::start_backend(&config, usize::MAX).map_err(|e| e.to_string())?;
     let (bar, total) = match options.budget {
         Budget::Cases(n) => (ProgressBar::new(n), format!("{n} cases")),
         Budget::Seconds(s) => (ProgressBar::new_spinner(), format!("{s} s")),

@@ -10,6 +10,8 @@
 //! | `--close-output ID` | closes its stdout on case ID, then hangs |
 //! | `--deaf` | answers the hello, then never reads its input again |
 //! | `--hang-hello` | never answers the hello |
+//! | `--starts FILE --exit-before-hello K,..` | counts its starts in FILE; starts number K, .. exit (status 4) before the hello |
+//! | `--starts FILE --slow-hello K,.. --slow-hello-ms MS` | counts its starts in FILE; starts number K, .. sleep MS milliseconds before the hello |
 //! | `--starts FILE --hang-hello-after N` | counts its starts in FILE; from start N + 1 on, never answers the hello |
 //! | `--flood BYTES` | first writes BYTES to stderr |
 //! | `--ignore-eof` | stays alive (sleeping) once its input ends |
@@ -100,6 +102,16 @@ fn main() -> std::io::Result<()> {
         if count > limit {
             eprintln!("faulty backend: start {count}, hanging on the hello");
             sleep_an_hour();
+        }
+        let listed = |flag: &str| named(flag).split(',').any(|k| k == count.to_string());
+        if listed("--exit-before-hello") {
+            eprintln!("faulty backend: start {count}, exiting before the hello");
+            std::process::exit(4);
+        }
+        if listed("--slow-hello") {
+            let ms = named("--slow-hello-ms").parse().unwrap_or(0);
+            eprintln!("faulty backend: start {count}, {ms} ms before the hello");
+            std::thread::sleep(Duration::from_millis(ms));
         }
     }
     if flag("--hang-hello") {
