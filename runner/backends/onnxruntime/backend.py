@@ -241,6 +241,29 @@ def build_shuffle(g, attrs, t):
 PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
 
 
+GATHER_LIMIT = 1 << 20
+
+
+def strict_gathers(plan, entries, gathers):
+    """A STRICT_BOUNDS axis whose coordinates leave the input, written as a bounds-checked
+    converter writes it: a Gather of TensorRT's coordinates start + i·stride on that axis, which
+    ONNX Runtime checks as it checks any Gather index (ONNX Slice would clamp them). As for
+    stride-0 axes, only when the axes are distinct and inside the input, and only for an index
+    table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice)."""
+    rank = len(plan.shape)
+    if not all(-rank <= a < rank for a in plan.axes) or len({a % rank for a in plan.axes}) != len(plan.axes):
+        return entries, gathers
+    outside = {}
+    for s0, a, d, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):
+        if not 0 < n <= GATHER_LIMIT:
+            continue
+        coords = s0 + np.arange(n, dtype=np.int64) * d
+        if d != 0 and (coords.min() < 0 or coords.max() >= plan.shape[a % rank]):
+            outside[a % rank] = coords
+    entries = [e for e in entries if e[2] % rank not in outside]
+    return entries, gathers + sorted(outside.items())
+
+
 def build_slice(g, attrs, t):
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     data = g.input(t[0], 0)
@@ -253,6 +276,8 @@ def build_slice(g, attrs, t):
             ins.append(fill)
         data = g.node("Pad", ins, mode=mode)
     entries, gathers = plan.slice_and_gathers()
+    if plan.mode == "strict_bounds":
+        entries, gathers = strict_gathers(plan, entries, gathers)
     if entries:
         starts, ends, axes, steps = (list(column) for column in zip(*entries))
         data = g.node("Slice", [data, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])

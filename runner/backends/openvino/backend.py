@@ -130,9 +130,9 @@ def build_shuffle(b, attrs, t):
     if p1 is not None:
         x = ops.transpose(x, b.const(p1)).output(0)
     if t[1] is not None:
+        # The shape tensor goes to Reshape as given: OpenVINO's Reshape takes any integer type
+        # and judges the rest itself.
         dims = b.data(t[1], static=True)
-        if t[1].dtype != "int64":
-            dims = ops.convert(dims, ov.Type.i64).output(0)
     elif attrs.get("reshape_dims") is not None:
         dims = b.const(int_list(attrs, "reshape_dims"))
     else:
@@ -200,6 +200,11 @@ def build_scale(b, attrs, t):
         y = SCALE_OP[name](y, b.floats(w)).output(0)
     out_dtype = attrs.get("output_dtype") or t[0].dtype
     b.step("out", out_dtype)
+    if out_dtype == "int8":
+        # TensorRT quantizes to int8 rounding half to even and saturating: OpenVINO's own Round,
+        # Clamp and Convert, as a converter writes it (Convert alone truncates toward zero).
+        y = ops.round(y, "half_to_even").output(0)
+        y = ops.clamp(y, -128.0, 127.0).output(0)
     if out_dtype != "float32":
         y = ops.convert(y, OV_TYPE[out_dtype]).output(0)
     return y

@@ -89,7 +89,7 @@ KIND_PATTERNS = [
 KIND_PATTERNS = [(kind, [re.compile(p) for p in patterns]) for kind, patterns in KIND_PATTERNS]
 # A builder failure that is an internal error rather than a usage error, and names no rule, is a
 # crash caught here: kind `internal`, which fails any case (docs/protocol.md "Error kinds").
-INTERNAL = re.compile(r"Error Code 2: Internal Error|Error Code 1: Myelin")
+INTERNAL = re.compile(r"Error Code [12]: Internal Error|Error Code 1: Myelin")
 
 
 class Rejected(Exception):
@@ -211,6 +211,12 @@ class Network:
             raise Rejected(LOGGER.errors() or ["add_constant returned no layer"])
         return layer.get_output(0)
 
+    def scalar(self, value):
+        """A float32 scalar constant (a Quantize or Dequantize scale)."""
+        array = np.array(value, dtype=np.float32)
+        self.keep.append(array)
+        return checked(call(self.net.add_constant, dims([]), array), "add_constant").get_output(0)
+
 
 def checked(layer, what):
     if layer is None:
@@ -246,15 +252,18 @@ def slice_(n, attrs, t):
     # set_input instead, and the attribute stays at add_slice's placeholder (ignored by TensorRT
     # once the input is set).
     static = {name: int_list(attrs, name) for name in ("start", "size", "stride")}
-    for name in ("start", "size"):
-        if static[name] is None and t[SLICE_INPUTS[name]] is None:
-            # add_slice has no call without them: nothing to build.
-            raise OpError("invalid_input", f"slice needs {name}, as an attribute or input {SLICE_INPUTS[name]}")
     rank = len(t[0].shape)
     given = next((len(v) for v in static.values() if v is not None), rank)
     placeholder = [0] * given
-    start = static["start"] if static["start"] is not None else placeholder
-    size = static["size"] if static["size"] is not None else placeholder
+
+    def value(name):
+        # add_slice has no call without start and size: a value given neither as an attribute
+        # nor as an input is written as empty Dims, for the builder to judge.
+        if static[name] is not None:
+            return static[name]
+        return placeholder if t[SLICE_INPUTS[name]] is not None else []
+
+    start, size = value("start"), value("size")
     stride = static["stride"] if static["stride"] is not None else [1] * len(start)
     layer = checked(call(n.net.add_slice, x, dims(start), dims(size), dims(stride)), "add_slice")
     if "mode" in attrs:
@@ -277,6 +286,12 @@ def scale(n, attrs, t):
     # In a strongly typed network the weights have the input's type (a float32 coefficient list
     # on a float16 input ends in an internal assertion of the builder: repro/).
     wtype = x.dtype if x.dtype in ("float16", "bfloat16") else "float32"
+    xi = n.input(x, "input")
+    if x.dtype == "int8":
+        # An int8 input is a quantized value of scale 1: in a strongly typed network a user writes
+        # Dequantize(1.0) to float32, the float Scale, and Quantize(1.0) back to an int8 output
+        # (an int8 Scale itself ends in an internal assertion: repro/scale_int8_internal_assertion.py).
+        xi = checked(call(n.net.add_dequantize, xi, n.scalar(1.0), trt.float32), "add_dequantize").get_output(0)
     coeffs = {}
     for name in ("shift", "scale", "power"):
         w = float_list(attrs, name)
@@ -285,12 +300,14 @@ def scale(n, attrs, t):
         else:
             coeffs[name] = typed_weights(w, wtype, n.keep)
     mode = SCALE_MODE[attrs["mode"]]
-    xi = n.input(x, "input")
     if attrs.get("channel_axis") is None:
         layer = call(n.net.add_scale, xi, mode, coeffs["shift"], coeffs["scale"], coeffs["power"])
     else:
         layer = call(n.net.add_scale_nd, xi, mode, coeffs["shift"], coeffs["scale"], coeffs["power"], int(attrs["channel_axis"]))
-    return checked(layer, "add_scale")
+    layer = checked(layer, "add_scale")
+    if x.dtype == "int8" and (attrs.get("output_dtype") or "int8") == "int8":
+        layer = checked(call(n.net.add_quantize, layer.get_output(0), n.scalar(1.0), trt.int8), "add_quantize")
+    return layer
 
 
 def reformat(n, attrs, t):
@@ -299,10 +316,11 @@ def reformat(n, attrs, t):
     src, dst = attrs["from"], attrs["to"]
     # A LINEAR input is the logical tensor: the network input has its dims (the suite's `shape`
     # attribute beside it is the suite's own convention, which the builder never sees).
-    shape = t[0].shape if src == "LINEAR" else int_list(attrs, "shape")
-    if shape is None:
-        # The logical dims of a packed buffer are the network input's dims: nothing to build without them.
-        raise OpError("invalid_input", f"a {src} input needs its logical shape")
+    shape = int_list(attrs, "shape")
+    if src == "LINEAR" or shape is None:
+        # Without a logical shape the network input has the buffer's own dims, for the builder
+        # to judge against the format.
+        shape = t[0].shape
     x = n.input(t[0], "input", shape=shape, fmt=src)
     layer = checked(call(n.net.add_identity, x), "add_identity")
     layer.get_output(0).allowed_formats = 1 << int(TENSOR_FORMAT[dst])

@@ -86,6 +86,8 @@ CASES = [
 INTERNAL_CASES = [
     ("Error Code 2: Internal Error", ("reformat", {"from": "LINEAR", "to": "CHW16"}, [tensor("float16", [1, 16, 1, 2])])),
     ("Error Code 1: Myelin", slice_(F23, start=[5, -5], size=[0, 0], stride=[0, 0])),
+    # Logged before the usage error on the shape tensor's type (repro/shape_tensor_int8_internal_error.py).
+    ("Error Code 1: Internal Error", shuffle(F23, tensor("int8", [2], [3, 2]))),
 ]
 
 
