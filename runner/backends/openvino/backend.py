@@ -23,7 +23,11 @@ REQUIREMENTS = "runner/backends/openvino/requirements.txt"
 try:
     import numpy as np
     import openvino as ov
-    import openvino.opset13 as ops
+
+    try:
+        import openvino.opset13 as ops
+    except ImportError:  # OpenVINO before 2025 (scripts/version_matrix.py runs 2024.6) has it here
+        import openvino.runtime.opset13 as ops
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing("openvino", missing, REQUIREMENTS)
     sys.exit(0)
