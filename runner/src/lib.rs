@@ -33,6 +33,7 @@ pub mod replay_command;
 pub mod report;
 pub mod serve;
 pub mod verdict;
+pub mod wpt;
 
 pub use config::Config;
 pub use harness::{main_with, Harness, RunError, RunSummary};
