@@ -3,6 +3,7 @@
 (runner/backends/*/known-failures.txt, format in runner/src/expectations.rs): where each engine
 differs from TensorRT, per clause, with the number of trials each entry matches. The page is never
 edited by hand; `--check` fails when it is not what this script writes (runner/tests/engines.rs).
+Its section "Across versions" is docs/versions.md, which `scripts/version_matrix.py --docs` writes.
 
     python3 scripts/engines_md.py [--check] [--runner PATH]
 
@@ -128,6 +129,20 @@ def reproducers():
     return found
 
 
+def across_versions():
+    """The section "Across versions": docs/versions.md, which `scripts/version_matrix.py --docs`
+    writes (its first line, a comment naming the writer, left out)."""
+    path = os.path.join(ROOT, "docs", "versions.md")
+    if not os.path.exists(path):
+        return []
+    lines = open(path, encoding="utf-8").read().rstrip("\n").split("\n")
+    if lines and lines[0].startswith("<!--"):
+        lines = lines[1:]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return ["", "## Across versions", "", "What changes when an engine is upgraded (docs/versions.md, written by the matrix):", ""] + lines
+
+
 def page(runner):
     rule = rules()
     engines = []
@@ -230,6 +245,7 @@ def page(runner):
                 f"  - specification: {spec}",
                 f"  - engine: {answer}",
             ]
+    out += across_versions()
     for engine, path, rows in engines:
         total = sum(row[0] for row in rows.values())
         out += [
