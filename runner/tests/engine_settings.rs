@@ -37,7 +37,14 @@ fn statuses(backend: &str, filter: &str, env: (&str, &str)) -> BTreeMap<String, 
         .current_dir(workspace())
         .env("TMPDIR", scratch.path())
         .env(env.0, env.1)
-        .args(["-q", "--allow-skips", "--timeout", "60", "--backend", backend])
+        .args([
+            "-q",
+            "--allow-skips",
+            "--timeout",
+            "60",
+            "--backend",
+            backend,
+        ])
         .arg("--backend-log")
         .arg(scratch.path().join("backend.log"))
         .arg("--report-json")
