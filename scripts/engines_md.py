@@ -5,6 +5,7 @@ runner/src/expectations.rs): where each engine differs from TensorRT, per clause
 of trials each entry matches; and the list of engines in README.md, between its `<!-- engines`
 markers. Neither is edited by hand; `--check` fails when either is not what this script writes
 (runner/tests/engines.rs).
+Its section "Across versions" is docs/versions.md, which `scripts/version_matrix.py --docs` writes.
 
     python3 scripts/engines_md.py [--check] [--runner PATH]
 
@@ -176,6 +177,20 @@ def native_and_composed():
     return out
 
 
+def across_versions():
+    """The section "Across versions": docs/versions.md, which `scripts/version_matrix.py --docs`
+    writes (its first line, a comment naming the writer, left out)."""
+    path = os.path.join(ROOT, "docs", "versions.md")
+    if not os.path.exists(path):
+        return []
+    lines = open(path, encoding="utf-8").read().rstrip("\n").split("\n")
+    if lines and lines[0].startswith("<!--"):
+        lines = lines[1:]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return ["", "## Across versions", "", "What changes when an engine is upgraded (docs/versions.md, written by the matrix):", ""] + lines
+
+
 def page(runner):
     rule = rules()
     engines = []
@@ -277,6 +292,7 @@ def page(runner):
                 f"  - specification: {spec}",
                 f"  - engine: {answer}",
             ]
+    out += across_versions()
     for engine, path, rows in engines:
         total = sum(row[0] for row in rows.values())
         out += [

@@ -18,8 +18,11 @@
 //! taking NEW as the new baseline. When the trials the hellos excluded differ, under each
 //! report's line the trials its hello excluded, per declaration (`slice mode=reflect`,
 //! `target dla`, ...), and after the lists the declarations whose counts differ, old → new;
-//! nothing about exclusions when they are the same. Exit code: 1 on a regression, 0 otherwise, 2 when a report
-//! cannot be read.
+//! nothing about exclusions when they are the same. Then the changes by clause
+//! ([`Diff::by_clause`]): each trial of the lists once, under the clause of its case that the
+//! most of the listed trials cite (ties by name; `(no clause)` for a trial whose case names
+//! none), counted per change of status, as in `slice.size.negative: 4 passed → failed`. Exit
+//! code: 1 on a regression, 0 otherwise, 2 when a report cannot be read.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -52,6 +55,36 @@ impl Change<'_> {
         let new_failure = self.new_status().is_some_and(Status::fails)
             && !self.old_status().is_some_and(Status::fails);
         lost_pass || new_failure
+    }
+}
+
+/// The trials of one clause whose status changed the same way ([`Diff::by_clause`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClauseChange<'a> {
+    /// The clause; empty for trials whose case names none.
+    pub clause: &'a str,
+    /// The status in the old report; `None` when the trial is only in the new one.
+    pub old: Option<Status>,
+    /// The status in the new report; `None` when the trial is only in the old one.
+    pub new: Option<Status>,
+    /// The trials, by name.
+    pub trials: Vec<&'a str>,
+}
+
+impl ClauseChange<'_> {
+    /// `passed → failed`, `absent → passed`.
+    pub fn change(&self) -> String {
+        let label = |s: Option<Status>| s.map_or("absent", Status::label);
+        format!("{} → {}", label(self.old), label(self.new))
+    }
+
+    /// The clause, or `(no clause)`.
+    pub fn clause_label(&self) -> &str {
+        if self.clause.is_empty() {
+            "(no clause)"
+        } else {
+            self.clause
+        }
     }
 }
 
@@ -135,6 +168,66 @@ impl<'a> Diff<'a> {
         all
     }
 
+    /// The changed trials by clause: each trial once, under the clause of its case (the new
+    /// report's record, or the old one's when it is gone) that the most changed trials cite,
+    /// ties going to the first by name; grouped by that clause and the change of status, sorted
+    /// by clause, then by the number of trials (most first), then by change.
+    pub fn by_clause(&self) -> Vec<ClauseChange<'a>> {
+        let changes: Vec<&Change<'a>> = self.lists().into_iter().flat_map(|(_, l)| l).collect();
+        let clauses_of = |change: &Change<'a>| -> &'a [String] {
+            match change.new.or(change.old) {
+                Some(record) => &record.clauses,
+                None => &[],
+            }
+        };
+        let mut citing: BTreeMap<&str, usize> = BTreeMap::new();
+        for change in &changes {
+            for clause in clauses_of(change) {
+                *citing.entry(clause).or_default() += 1;
+            }
+        }
+        type Key<'k> = (&'k str, Option<Status>, Option<Status>);
+        let mut groups: BTreeMap<Key<'a>, Vec<&'a str>> = BTreeMap::new();
+        for change in changes {
+            let clause = clauses_of(change)
+                .iter()
+                .map(String::as_str)
+                .max_by(|a, b| citing[a].cmp(&citing[b]).then(b.cmp(a)))
+                .unwrap_or("");
+            groups
+                .entry((clause, change.old_status(), change.new_status()))
+                .or_default()
+                .push(change.name);
+        }
+        let mut found: Vec<ClauseChange<'a>> = groups
+            .into_iter()
+            .map(|((clause, old, new), mut trials)| {
+                trials.sort_unstable();
+                ClauseChange {
+                    clause,
+                    old,
+                    new,
+                    trials,
+                }
+            })
+            .collect();
+        found.sort_by(|a, b| {
+            (
+                a.clause.is_empty(),
+                a.clause,
+                std::cmp::Reverse(a.trials.len()),
+                a.change(),
+            )
+                .cmp(&(
+                    b.clause.is_empty(),
+                    b.clause,
+                    std::cmp::Reverse(b.trials.len()),
+                    b.change(),
+                ))
+        });
+        found
+    }
+
     /// The lists, then a last line: `regression: ...` or `no regression: ...`.
     pub fn text(&self, old: &Report, new: &Report) -> String {
         let mut text = String::new();
@@ -174,6 +267,19 @@ impl<'a> Diff<'a> {
             }
         }
         exclusion_changes(&mut text, old, new);
+        let by_clause = self.by_clause();
+        if !by_clause.is_empty() {
+            text.push_str("\nby clause:\n");
+            for group in &by_clause {
+                let _ = writeln!(
+                    text,
+                    "  {}: {} {}",
+                    group.clause_label(),
+                    group.trials.len(),
+                    group.change()
+                );
+            }
+        }
         let counts: Vec<String> = self
             .lists()
             .iter()
@@ -399,6 +505,111 @@ mod tests {
                 ..Diff::default()
             }
         );
+    }
+
+    #[test]
+    fn changes_are_counted_by_clause_each_trial_once() {
+        use Status::*;
+        let with = |mut report: Report, clauses: &[(&str, &[&str])]| {
+            for (name, cited) in clauses {
+                let record = report.trials.iter_mut().find(|r| r.name == *name).unwrap();
+                record.clauses = cited.iter().map(|c| c.to_string()).collect();
+            }
+            report
+        };
+        let clauses: &[(&str, &[&str])] = &[
+            ("a", &["slice.size.negative", "slice.dtype.all"]),
+            ("b", &["slice.size.negative"]),
+            ("c", &["slice.dtype.all", "slice.size.negative"]),
+            ("d", &["slice.dtype.all"]),
+            ("e", &["slice.mode.reflect"]),
+            ("same", &["slice.mode.reflect"]),
+        ];
+        let old = with(
+            report(&[
+                ("a", Passed),
+                ("b", Passed),
+                ("c", Passed),
+                ("d", Failed),
+                ("e", Unsupported),
+                ("same", Passed),
+                ("gone", Passed),
+            ]),
+            clauses,
+        );
+        let new = with(
+            report(&[
+                ("a", Failed),
+                ("b", Failed),
+                ("c", Failed),
+                ("d", Passed),
+                ("e", Passed),
+                ("same", Passed),
+            ]),
+            clauses,
+        );
+        let diff = Diff::new(&old, &new);
+        let found: Vec<(String, usize, String, Vec<&str>)> = diff
+            .by_clause()
+            .iter()
+            .map(|g| {
+                (
+                    g.clause_label().to_owned(),
+                    g.trials.len(),
+                    g.change(),
+                    g.trials.clone(),
+                )
+            })
+            .collect();
+        // slice.size.negative is cited by 3 changed trials, slice.dtype.all by 3 too: the tie
+        // goes to the first by name, so a and c fall under slice.dtype.all.
+        assert_eq!(
+            found,
+            [
+                (
+                    "slice.dtype.all".to_owned(),
+                    2,
+                    "passed → failed".to_owned(),
+                    vec!["a", "c"]
+                ),
+                (
+                    "slice.dtype.all".to_owned(),
+                    1,
+                    "failed → passed".to_owned(),
+                    vec!["d"]
+                ),
+                (
+                    "slice.mode.reflect".to_owned(),
+                    1,
+                    "unsupported → passed".to_owned(),
+                    vec!["e"]
+                ),
+                (
+                    "slice.size.negative".to_owned(),
+                    1,
+                    "passed → failed".to_owned(),
+                    vec!["b"]
+                ),
+                (
+                    "(no clause)".to_owned(),
+                    1,
+                    "passed → absent".to_owned(),
+                    vec!["gone"]
+                ),
+            ]
+        );
+        // Each changed trial once.
+        let counted: usize = diff.by_clause().iter().map(|g| g.trials.len()).sum();
+        assert_eq!(counted, 6);
+        let text = diff.text(&old, &new);
+        assert!(
+            text.contains(
+                "\nby clause:\n  slice.dtype.all: 2 passed → failed\n  slice.dtype.all: 1 failed → passed\n  slice.mode.reflect: 1 unsupported → passed\n  slice.size.negative: 1 passed → failed\n  (no clause): 1 passed → absent\n\nregression"
+            ),
+            "{text}"
+        );
+        // No change, no section.
+        assert!(!Diff::new(&old, &old).text(&old, &old).contains("by clause"));
     }
 
     #[test]

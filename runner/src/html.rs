@@ -19,6 +19,12 @@
 //! declare (excluded by `op X`) are counted but not listed unless asked
 //! ([`PageOptions::show_undeclared`], `runner report --show-undeclared`): for an engine of two
 //! ops they are most of a run, and they say nothing but that the op is absent.
+//!
+//! When two or more reports are of one engine at different versions (the `engine` and `version`
+//! facts of their hellos), the page opens, after the totals, on what changed from each version
+//! to the next, in the order the reports are given: a table per engine with a row per clause and
+//! a column per upgrade, counted as `runner diff` counts by clause, each count opening the list of
+//! its trials (`scripts/version_matrix.py` makes such a page).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -139,6 +145,11 @@ p.undeclared { color: #59636e; margin: 4px 0 8px; }
 table.trials td.clauses code { white-space: nowrap; overflow-wrap: normal; }
 ul.legend { list-style: none; padding: 0; margin: 8px 0 16px; }
 ul.legend li { display: inline-block; margin-right: 14px; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+table.versions td { min-width: 13em; font-size: 13px; }
+table.versions details.change > summary { cursor: pointer; }
+table.versions details.worse > summary, strong.worse { color: var(--failed); }
+table.versions details.better > summary { color: var(--passed); }
 "#;
 
 /// A report's column: the backend's name, and the file when two reports share a name.
@@ -603,6 +614,135 @@ fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
     html.push_str("</tbody></table>\n");
 }
 
+/// The reports of one engine at several versions: the engine's name and the indices of its
+/// reports, in the order given, when the hellos of two or more of them name the engine and
+/// different versions.
+fn version_groups(reports: &[Report]) -> Vec<(&str, Vec<usize>)> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (index, report) in reports.iter().enumerate() {
+        let Some(engine) = report.context.facts.engine.as_deref() else {
+            continue;
+        };
+        match groups.iter_mut().find(|(e, _)| *e == engine) {
+            Some((_, indices)) => indices.push(index),
+            None => groups.push((engine, vec![index])),
+        }
+    }
+    groups.retain(|(_, indices)| {
+        let versions: BTreeSet<Option<&str>> = indices
+            .iter()
+            .map(|&i| reports[i].context.facts.version.as_deref())
+            .collect();
+        versions.len() > 1
+    });
+    groups
+}
+
+/// For each engine run at several versions ([`version_groups`]): a table of the changes from
+/// each version to the next (in the order of the reports), a row per clause and a column per
+/// upgrade, each trial counted once as `runner diff` counts it ([`crate::diff::Diff::by_clause`]),
+/// each count opening the list of its trials.
+fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
+    let groups = version_groups(reports);
+    if groups.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<h2 id=\"versions\">Across versions</h2>\n<p class=\"lead\">What changed from each \
+         version of an engine to the next, clause by clause: each trial whose status changed \
+         counted once, under the clause of its case that the most changed trials of that upgrade \
+         cite (as <code>runner diff</code> counts them).</p>\n",
+    );
+    for (engine, indices) in groups {
+        let version = |i: usize| {
+            reports[i]
+                .context
+                .facts
+                .version
+                .clone()
+                .unwrap_or_else(|| labels[i].clone())
+        };
+        let steps: Vec<(usize, usize)> = indices.windows(2).map(|w| (w[0], w[1])).collect();
+        let diffs: Vec<crate::diff::Diff> = steps
+            .iter()
+            .map(|&(a, b)| crate::diff::Diff::new(&reports[a], &reports[b]))
+            .collect();
+        let groups: Vec<Vec<crate::diff::ClauseChange>> =
+            diffs.iter().map(crate::diff::Diff::by_clause).collect();
+        let _ = write!(
+            html,
+            "<h3>{}</h3>\n<table class=\"versions\"><thead><tr><th>clause</th>",
+            escape(engine)
+        );
+        for &(a, b) in &steps {
+            let _ = write!(
+                html,
+                "<th scope=\"col\">{} → {}</th>",
+                escape(&version(a)),
+                escape(&version(b))
+            );
+        }
+        html.push_str("</tr></thead><tbody>\n<tr><th scope=\"row\">all clauses</th>");
+        for (diff, groups) in diffs.iter().zip(&groups) {
+            let changed: usize = groups.iter().map(|g| g.trials.len()).sum();
+            let regressions = diff.regressions().len();
+            let _ = write!(
+                html,
+                "<td>{changed} of {} trials changed{}</td>",
+                diff.trials,
+                match regressions {
+                    0 => String::new(),
+                    1 => ", <strong class=\"worse\">1 regression</strong>".to_owned(),
+                    n => format!(", <strong class=\"worse\">{n} regressions</strong>"),
+                }
+            );
+        }
+        html.push_str("</tr>\n");
+        let mut clauses: Vec<&str> = groups
+            .iter()
+            .flatten()
+            .map(crate::diff::ClauseChange::clause_label)
+            .collect();
+        clauses.sort_by_key(|c| (c.starts_with('('), *c));
+        clauses.dedup();
+        for clause in clauses {
+            let _ = write!(
+                html,
+                "<tr><th scope=\"row\"><code>{}</code></th>",
+                escape(clause)
+            );
+            for groups in &groups {
+                html.push_str("<td>");
+                for group in groups.iter().filter(|g| g.clause_label() == clause) {
+                    let worse =
+                        group.old == Some(Status::Passed) || group.new.is_some_and(Status::fails);
+                    let better = group.new == Some(Status::Passed);
+                    let _ = write!(
+                        html,
+                        "<details class=\"change{}\"><summary>{} {}</summary><ul class=\"names\">",
+                        if worse {
+                            " worse"
+                        } else if better {
+                            " better"
+                        } else {
+                            ""
+                        },
+                        group.trials.len(),
+                        escape(&group.change())
+                    );
+                    for trial in &group.trials {
+                        let _ = write!(html, "<li>{}</li>", escape(trial));
+                    }
+                    html.push_str("</ul></details>");
+                }
+                html.push_str("</td>");
+            }
+            html.push_str("</tr>\n");
+        }
+        html.push_str("</tbody></table>\n");
+    }
+}
+
 /// The page, with the default [`PageOptions`].
 /// Each report's engine and machine, and its trials of what the engine implements apart from
 /// those the adapter composes from other operations (the hello's `composed`): no line of the
@@ -718,6 +858,7 @@ pub fn page_with(reports: &[Report], options: PageOptions) -> String {
         }
     }
     native_and_composed(&mut html, reports, &labels);
+    across_versions(&mut html, reports, &labels);
     let mut ids = BTreeSet::new();
     let (failures, failure_ids) = failures(reports, &labels, &mut ids);
     html.push_str(&failures);
@@ -1135,6 +1276,52 @@ mod tests {
         assert!(drill.contains("<tr class=\"failed\"><td class=\"name\"><code>slice::f::a::int8</code></td><td><span class=\"chip failed\">failed</span></td><td><code>slice.strict.in-bounds</code></td><td class=\"reason\">at [0]: expected 1, got &lt;2&gt; &amp; 3 <a href=\"#t-failure-engine__x_-slice__f__a__int8\">report</a></td>"), "{drill}");
         // No failure, no section.
         assert!(!super::page(&sample()[..1]).contains("id=\"failures\""));
+    }
+
+    #[test]
+    fn versions_of_one_engine_get_a_change_table_by_clause() {
+        let versioned = |path: &str, version: &str, statuses: [Status; 3]| {
+            let mut report = report(
+                path,
+                &format!("ort-{version}"),
+                [
+                    "slice::f::a::int8",
+                    "slice::f::b::int8",
+                    "slice::f::c::int8",
+                ]
+                .iter()
+                .zip(statuses)
+                .map(|(name, status)| record(name, Some("int8"), status))
+                .collect(),
+            );
+            report.context.facts.engine = Some("ort".into());
+            report.context.facts.version = Some(version.into());
+            report
+        };
+        use Status::*;
+        let mut reports = vec![
+            versioned("1.json", "1.18", [Passed, Failed, Passed]),
+            versioned("2.json", "1.20", [Failed, Passed, Passed]),
+            versioned("3.json", "1.32", [Failed, Passed, Passed]),
+        ];
+        // Another engine, at one version, gets no table.
+        reports.push(report("x.json", "xla", vec![]));
+        let page = page(&reports);
+        let section = page.split("<h2 id=\"versions\">").nth(1).unwrap();
+        let section = section.split("<h2").next().unwrap();
+        assert_eq!(section.matches("<table class=\"versions\">").count(), 1);
+        assert!(section.contains("<h3>ort</h3>"), "{section}");
+        assert!(
+            section
+                .contains("<th scope=\"col\">1.18 → 1.20</th><th scope=\"col\">1.20 → 1.32</th>"),
+            "{section}"
+        );
+        assert!(section.contains("<tr><th scope=\"row\">all clauses</th><td>2 of 3 trials changed, <strong class=\"worse\">1 regression</strong></td><td>0 of 3 trials changed</td></tr>"), "{section}");
+        assert!(section.contains("<tr><th scope=\"row\"><code>slice.strict.in-bounds</code></th><td><details class=\"change better\"><summary>1 failed → passed</summary><ul class=\"names\"><li>slice::f::b::int8</li></ul></details><details class=\"change worse\"><summary>1 passed → failed</summary><ul class=\"names\"><li>slice::f::a::int8</li></ul></details></td><td></td></tr>"), "{section}");
+        // Before the failures.
+        assert!(page.find("id=\"versions\"").unwrap() < page.find("id=\"failures\"").unwrap());
+        // One version of each engine: no section.
+        assert!(!super::page(&reports[2..]).contains("id=\"versions\""));
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod report;
 pub mod serve;
 pub mod update;
 pub mod verdict;
+pub mod wpt;
 
 pub use config::Config;
 pub use harness::{main_with, Harness, RunError, RunSummary};

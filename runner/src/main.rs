@@ -16,6 +16,8 @@
 //!                      the trials that newly fail, newly pass, appeared or disappeared
 //! runner update-expectations REPORT.json FILE [--out OUT]
 //!                      a known-failures file rewritten from a run's report
+//! runner export --wpt REPORT.json --out FILE [--revision REV]
+//!                      a JSON report as a web-platform-tests report (wptreport), for wpt.fyi
 //! ```
 //! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
 //! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
@@ -123,6 +125,20 @@ enum Command {
         #[arg(long, value_name = "OUT")]
         out: Option<PathBuf>,
     },
+    /// Writes a JSON report in the form of a web-platform-tests run (wptreport, what wpt.fyi's
+    /// results receiver takes): a result per trial, `/opspec/<trial name>` with `::` as `/`
+    /// (README.md, "Results others can read")
+    Export {
+        /// The JSON report (`runner --report-json`)
+        #[arg(long, value_name = "REPORT", required = true)]
+        wpt: PathBuf,
+        /// Where to write the wptreport
+        #[arg(long, value_name = "FILE", required = true)]
+        out: PathBuf,
+        /// The suite's git revision the run was made at (default: `git rev-parse HEAD` here)
+        #[arg(long, value_name = "REV")]
+        revision: Option<String>,
+    },
 }
 
 /// The runner as it was started (its first argument), for replay lines.
@@ -164,6 +180,9 @@ fn main() -> ExitCode {
             opspec_runner::html::PageOptions { show_undeclared },
         ),
         Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
+        Some(Command::Export { wpt, out, revision }) => {
+            opspec_runner::wpt::main(&wpt, &out, revision.as_deref())
+        }
         Some(Command::Merge { parts, out }) => opspec_runner::merge::main(&parts, &out),
         Some(Command::UpdateExpectations { report, file, out }) => {
             opspec_runner::update::main(&report, &file, out.as_deref())

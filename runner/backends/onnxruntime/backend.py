@@ -165,7 +165,16 @@ def ortvalue(wire):
         array = buf[:n].reshape(wire.shape)
     else:
         array = np.frombuffer(wire.data, dtype=RAW_FEED[wire.dtype]).reshape(wire.shape)
+    if not hasattr(ort.OrtValue, "ortvalue_from_numpy_with_onnx_type"):
+        # ONNX Runtime before 1.20 (scripts/version_matrix.py runs 1.18): only the dtypes numpy
+        # has, fed as numpy's own type over the same bytes.
+        if wire.dtype not in NUMPY_TYPE:
+            raise Unsupported(f"{wire.dtype} inputs need ONNX Runtime 1.20 (OrtValue.ortvalue_from_numpy_with_onnx_type)")
+        return ort.OrtValue.ortvalue_from_numpy(array.view(NUMPY_TYPE[wire.dtype]))
     return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array, ONNX_TYPE[wire.dtype])
+
+
+NUMPY_TYPE = {"bool": np.bool_, "int8": np.int8, "uint8": np.uint8, "int32": "<i4", "int64": "<i8", "float16": "<f2", "float32": "<f4"}
 
 
 RAW_FEED = {

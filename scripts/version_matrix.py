@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Runs an engine adapter at several released versions of its engine, each in a virtual
+environment of its own, and shows what changed from one version to the next, clause by clause.
+
+    python3 scripts/version_matrix.py [ENGINE ...] [--runner PATH] [--docs] [--no-run]
+
+ENGINE is a folder of runner/backends/ listed in MATRIX below (default: all of them). For each
+version, `python3 -m venv target/version-matrix/<engine>-<version>/` gets that version of the
+engine and the adapter's other pins (runner/backends/<engine>/requirements.txt, with the
+version's overrides below); an environment whose `.requirements` file lists the same packages is
+reused. Each version then runs the whole suite with the adapter as it is in the work tree
+(`nice`, one backend process) and writes target/version-matrix/<engine>-<version>.json.
+
+The runs take no expectations file: the pinned known-failures file describes the pinned version
+only, and with it an older version's differences would show as a mix of failures and stale
+entries. Without it each report holds the engine's raw statuses (passed, failed, unsupported,
+...), so the diff of two consecutive versions is what an upgrade changes, whatever the file says.
+
+Then, per engine and per pair of consecutive versions, `runner diff OLD NEW` (its "by clause"
+section is the change table: README.md, "Reports across engines") goes to
+target/version-matrix/<engine>-<old>-to-<new>.diff.txt, and `runner report` draws every report
+on target/version-matrix/index.html, whose "Across versions" section has a per-clause change
+table per engine. With --docs the summary is written to docs/versions.md, which
+scripts/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
+reports (and times, target/version-matrix/times.json) of the last run are taken as they are, to
+redraw the page and the summary.
+
+The runner is PATH, or target/release/runner (built with `cargo build --release -p
+opspec-runner` when missing). Needs network for pip the first time; not part of `cargo test`.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+OUT = os.path.join(ROOT, "target", "version-matrix")
+DOC = os.path.join(ROOT, "docs", "versions.md")
+
+# Per engine: its pip package, the versions to run besides the pinned one (oldest first), and
+# per version the pins that replace the adapter's (`None` drops one).
+MATRIX = {
+    "onnxruntime": {
+        "package": "onnxruntime",
+        # 1.18 is the oldest release that reads the adapter's models (IR version 10, opset 21).
+        "versions": ["1.18.1", "1.20.1", "1.23.2"],
+        # ONNX Runtime 1.18 was built against numpy 1.x.
+        "overrides": {"1.18.1": {"numpy": "1.26.4"}},
+        "notes": {
+            "1.18.1": "Before 1.20, ONNX Runtime's Python API cannot make an input of a type numpy "
+            "lacks (`OrtValue.ortvalue_from_numpy_with_onnx_type` came in 1.20), so on 1.18.1 the "
+            "adapter feeds no bfloat16, fp8 or int4 input and its hello leaves those dtypes out: "
+            "their trials are excluded there, and most of the changes to 1.20.1 are those trials "
+            "being run at all (`excluded → ...`), the adapter's limit, not the engine's.",
+        },
+    },
+    "openvino": {
+        "package": "openvino",
+        "versions": ["2024.6.0", "2025.4.1"],
+        # OpenVINO 2024.6 takes numpy below 2.2, 2025.4 below 2.4.
+        "overrides": {"2024.6.0": {"numpy": "2.1.3"}, "2025.4.1": {"numpy": "2.3.5"}},
+        "notes": {},
+    },
+}
+
+NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
+
+
+def pins(engine):
+    """[(package, version)] of the adapter's requirements.txt, in order."""
+    found = []
+    path = os.path.join(ROOT, "runner", "backends", engine, "requirements.txt")
+    for line in open(path, encoding="utf-8"):
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            found.append((name.strip(), version.strip()))
+    return found
+
+
+def versions(engine):
+    """The versions to run, oldest first, the pinned one last."""
+    package = MATRIX[engine]["package"]
+    pinned = dict(pins(engine))[package]
+    return [v for v in MATRIX[engine]["versions"] if v != pinned] + [pinned]
+
+
+def requirements(engine, version):
+    """The pip requirements of `version`: the adapter's pins with the engine's and the
+    overrides replaced."""
+    spec = MATRIX[engine]
+    overrides = dict(spec["overrides"].get(version, {}))
+    overrides[spec["package"]] = version
+    found = []
+    for name, pinned in pins(engine):
+        chosen = overrides.pop(name, pinned)
+        if chosen is not None:
+            found.append(f"{name}=={chosen}")
+    found += [f"{name}=={v}" for name, v in overrides.items() if v is not None]
+    return found
+
+
+def environment(engine, version, log):
+    """The python of `version`'s environment, made if missing or not of these requirements."""
+    folder = os.path.join(OUT, f"{engine}-{version}")
+    python = os.path.join(folder, "bin", "python")
+    wanted = "\n".join(requirements(engine, version)) + "\n"
+    marker = os.path.join(folder, ".requirements")
+    if os.path.exists(marker) and open(marker, encoding="utf-8").read() == wanted:
+        return python
+    log(f"{engine} {version}: making {os.path.relpath(folder, ROOT)} ({', '.join(wanted.split())})")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", folder], check=True)
+    subprocess.run(["nice", python, "-m", "pip", "install", "-q", "--disable-pip-version-check"] + wanted.split(), check=True)
+    with open(marker, "w", encoding="utf-8") as f:
+        f.write(wanted)
+    return python
+
+
+def run(runner, engine, version, python, log):
+    """Runs the suite; gives the report's path and the run's seconds."""
+    report = os.path.join(OUT, f"{engine}-{version}.json")
+    backend = f"{python} runner/backends/{engine}/backend.py"
+    command = ["nice", runner, "-q", "--backend", backend, "--report-json", report, "--backend-log", os.path.join(OUT, f"{engine}-{version}.log")]
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if not os.path.exists(report):
+        sys.exit(f"{engine} {version}: no report ({' '.join(command)}):\n{done.stderr[-3000:]}")
+    log(f"{engine} {version}: {summary(report)} ({seconds:.1f} s)")
+    return report, seconds
+
+
+STATUSES = ["passed", "failed", "known_failures", "unsupported", "implementation_defined", "excluded", "not_run", "shape_checked", "rejected_unclassified"]
+
+
+def counts(report):
+    data = json.load(open(report, encoding="utf-8"))
+    return {s: data.get(s, 0) for s in STATUSES}, len(data["trials"]), data.get("version") or ""
+
+
+def summary(report):
+    found, total, _ = counts(report)
+    return f"{total} trials: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in found.items() if n)
+
+
+def by_clause(diff_text):
+    """The lines of `runner diff`'s "by clause" section, and its last line."""
+    lines = diff_text.splitlines()
+    section = []
+    if "by clause:" in lines:
+        for line in lines[lines.index("by clause:") + 1 :]:
+            if not line.startswith("  "):
+                break
+            section.append(line.strip())
+    return section, lines[-1] if lines else ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("engines", nargs="*", metavar="ENGINE", help="of: " + ", ".join(MATRIX))
+    parser.add_argument("--runner", help="the runner binary (default: target/release/runner)")
+    parser.add_argument("--docs", action="store_true", help="write docs/versions.md")
+    parser.add_argument("--no-run", action="store_true", help="take the last run's reports")
+    args = parser.parse_args()
+    for engine in args.engines:
+        if engine not in MATRIX:
+            parser.error(f"unknown engine {engine!r} (known: {', '.join(MATRIX)})")
+    args.engines = args.engines or list(MATRIX)
+    os.makedirs(OUT, exist_ok=True)
+    runner = args.runner or os.path.join(ROOT, "target", "release", "runner")
+    if not os.path.exists(runner):
+        subprocess.run(["nice", "cargo", "build", "--release", "-p", "opspec-runner"], cwd=ROOT, check=True)
+
+    def log(line):
+        print(line, flush=True)
+
+    started = time.monotonic()
+    results = {}
+    reports = []
+    times_path = os.path.join(OUT, "times.json")
+    times = json.load(open(times_path, encoding="utf-8")) if os.path.exists(times_path) else {}
+    for engine in args.engines:
+        results[engine] = []
+        for version in versions(engine):
+            key = f"{engine}-{version}"
+            if args.no_run:
+                report, seconds = os.path.join(OUT, f"{key}.json"), times.get(key, 0.0)
+                if not os.path.exists(report):
+                    sys.exit(f"--no-run: no report {os.path.relpath(report, ROOT)}")
+            else:
+                python = environment(engine, version, log)
+                report, seconds = run(runner, engine, version, python, log)
+                times[key] = seconds
+            reports.append(report)
+            results[engine].append((version, report, seconds))
+    steps = {}
+    for engine, runs in results.items():
+        steps[engine] = []
+        for (old, old_report, _), (new, new_report, _) in zip(runs, runs[1:]):
+            diff = subprocess.run([runner, "diff", old_report, new_report], cwd=ROOT, capture_output=True, text=True)
+            if diff.returncode not in (0, 1):
+                sys.exit(f"runner diff failed:\n{diff.stderr}")
+            path = os.path.join(OUT, f"{engine}-{old}-to-{new}.diff.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(diff.stdout)
+            section, last = by_clause(diff.stdout)
+            log(f"{engine} {old} → {new}: {last}")
+            for line in section:
+                log(f"  {line}")
+            steps[engine].append((old, new, section, last))
+    page = os.path.join(OUT, "index.html")
+    subprocess.run([runner, "report"] + reports + ["--html", page], cwd=ROOT, check=True, capture_output=True)
+    total = time.monotonic() - started
+    if args.no_run:
+        total = times.get("total", 0.0)
+    else:
+        times["total"] = total
+        with open(times_path, "w", encoding="utf-8") as f:
+            json.dump(times, f, indent=1)
+    log(f"page: {os.path.relpath(page, ROOT)}; the whole matrix: {total:.0f} s")
+    if args.docs:
+        write_doc(results, steps, total)
+        log(f"wrote {os.path.relpath(DOC, ROOT)}")
+
+
+def write_doc(results, steps, total):
+    out = [
+        "<!-- Written by `python3 scripts/version_matrix.py --docs`; docs/engines.md includes it. -->",
+        "",
+        "`python3 scripts/version_matrix.py` runs each adapter below at several released versions of",
+        "its engine, each in a virtual environment of its own under `target/version-matrix/`, without",
+        "an expectations file (the pinned known-failures file describes the pinned version only), so",
+        "each report holds the engine's raw statuses. Between consecutive versions, `runner diff`'s",
+        "\"by clause\" section is the change table below: each changed trial counted once, under the",
+        "clause of its case that the most changed trials cite. `runner report` draws every report on",
+        "`target/version-matrix/index.html`, whose \"Across versions\" section has the same table per",
+        "engine, a column per upgrade, each trial listed. The adapters ran as they are in the",
+        "repository; the pins besides the engine's are the adapter's (`MATRIX` in the script gives",
+        f"the exceptions). The whole matrix took {total:.0f} s by the script's clock, environments",
+        "already made (BENCHMARKS.md, \"Version matrix\", has the machine and `/usr/bin/time -v`).",
+        "",
+        "![The version matrix's page](images/version-matrix.png)",
+        "",
+    ]
+    for engine, runs in results.items():
+        found = {version: counts(report) for version, report, _ in runs}
+        # The statuses no version of the engine has are left out.
+        shown = [s for s in STATUSES if any(c[s] for c, _, _ in found.values())]
+        out += [f"### {NAMES.get(engine, engine)}", "", "| version | trials | " + " | ".join(s.replace("_", " ") for s in shown) + " | run (s) |", "|---|---:|" + "---:|" * (len(shown) + 1)]
+        for version, report, seconds in runs:
+            statuses, total_trials, _ = found[version]
+            out.append(f"| {version} | {total_trials} | " + " | ".join(str(statuses[s]) for s in shown) + f" | {seconds:.1f} |")
+        out.append("")
+        for version, note in MATRIX[engine]["notes"].items():
+            out += [note, ""]
+        for old, new, section, last in steps[engine]:
+            out.append(f"{old} → {new}: {last}.")
+            out.append("")
+            if section:
+                out += ["| clause | trials | change |", "|---|---:|---|"]
+                for line in section:
+                    m = re.match(r"(.+?): (\d+) (.*)", line)
+                    if m:
+                        out.append(f"| `{m.group(1)}` | {m.group(2)} | {m.group(3)} |")
+                out.append("")
+    with open(DOC, "w", encoding="utf-8") as f:
+        f.write("\n".join(out).rstrip("\n") + "\n")
+
+
+if __name__ == "__main__":
+    main()
