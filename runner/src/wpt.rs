@@ -194,6 +194,7 @@ mod tests {
                 line: 3,
                 condition: None,
             }),
+            composed: None,
             replay: None,
         }
     }
