@@ -83,8 +83,8 @@ enum Command {
         /// Where to write the page
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
-        /// Also list the trials of ops an engine's hello does not declare (by default they are
-        /// only counted)
+        /// Also list the excluded trials: of ops an engine's hello does not declare, and of a
+        /// dtype, attribute value or target it excludes (by default they are only counted)
         #[arg(long)]
         show_undeclared: bool,
     },
