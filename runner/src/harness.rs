@@ -37,8 +37,9 @@ use crate::{merge, output, replay_command};
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClauseIdProblem {
-    /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`).
-    Unknown { id: String },
+    /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`); `suggestion` is
+    /// ` (did you mean ...?)` or empty.
+    Unknown { id: String, suggestion: String },
     /// The id is a clause of another op than the case's.
     OtherOp { id: String, op: Op },
 }
@@ -46,8 +47,11 @@ pub enum ClauseIdProblem {
 impl fmt::Display for ClauseIdProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClauseIdProblem::Unknown { id } => {
-                write!(f, "unknown clause id `{id}` (no clause catalogue has it)")
+            ClauseIdProblem::Unknown { id, suggestion } => {
+                write!(
+                    f,
+                    "unknown clause id `{id}` (no clause catalogue has it){suggestion}"
+                )
             }
             ClauseIdProblem::OtherOp { id, op } => {
                 write!(f, "clause id `{id}` is a clause of another op, not of {op}")
@@ -84,7 +88,13 @@ fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError>
     loaded.cases.retain(|case| {
         let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
             .filter_map(|id| match catalogue.get(id) {
-                None => Some(ClauseIdProblem::Unknown { id: id.clone() }),
+                None => Some(ClauseIdProblem::Unknown {
+                    id: id.clone(),
+                    suggestion: opspec_spec::did_you_mean(
+                        id,
+                        catalogue.iter().map(|c| c.id.as_str()),
+                    ),
+                }),
                 Some(_) if !catalogue.applies_to(id, case.op) => Some(ClauseIdProblem::OtherOp {
                     id: id.clone(),
                     op: case.op,

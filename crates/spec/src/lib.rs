@@ -334,3 +334,56 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// ` (did you mean `x`?)` when one of `known` is within a few edits of `word` (a typo such as
+/// `slice.wrap.modulus` or `shufle`), the nearest first found; empty otherwise.
+pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let limit = (word.chars().count() / 4).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in known {
+        let distance = edit_distance(word, candidate);
+        let nearer = match best {
+            None => true,
+            Some((d, _)) => distance < d,
+        };
+        if distance <= limit && nearer {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map_or_else(String::new, |(_, c)| format!(" (did you mean `{c}`?)"))
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod did_you_mean_tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn a_near_name_is_suggested_and_a_far_one_is_not() {
+        let ids = ["slice.wrap.modulo", "slice.clamp.clamp"];
+        assert_eq!(
+            did_you_mean("slice.wrap.modulus", ids),
+            " (did you mean `slice.wrap.modulo`?)"
+        );
+        assert_eq!(
+            did_you_mean("shufle", ["shuffle", "slice"]),
+            " (did you mean `shuffle`?)"
+        );
+        assert_eq!(did_you_mean("transpose", ["shuffle", "slice"]), "");
+    }
+}
