@@ -1083,8 +1083,14 @@ mod tests {
         assert!(hidden.contains("<tr><th scope=\"row\">op scale</th>"));
         // An excluded trial of a declared op (a dtype, an attribute value) is counted in its
         // cell, not listed.
-        assert!(!hidden.contains("<code>slice::f::w::int8</code>"), "{hidden}");
-        assert!(hidden.contains("<p class=\"undeclared\">1 excluded by the hello, counted, not listed"), "{hidden}");
+        assert!(
+            !hidden.contains("<code>slice::f::w::int8</code>"),
+            "{hidden}"
+        );
+        assert!(
+            hidden.contains("<p class=\"undeclared\">1 excluded by the hello, counted, not listed"),
+            "{hidden}"
+        );
         let shown = page_with(
             &reports,
             PageOptions {

@@ -27,5 +27,8 @@ fn user_facing_sections_of_the_readme_run_the_built_binary() {
         "user-facing commands use `cargo run` instead of target/release/runner:\n{}",
         offending.join("\n")
     );
-    assert!(runner_commands >= 5, "{runner_commands} commands name target/release/runner");
+    assert!(
+        runner_commands >= 5,
+        "{runner_commands} commands name target/release/runner"
+    );
 }

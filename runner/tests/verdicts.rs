@@ -272,7 +272,14 @@ fn sweep_trials_a_dtype_excludes_are_counted_not_printed() {
     let backend = format!("{} --hello '{hello}'", fixtures::faulty_backend());
     let report = scratch.path().join("report.json");
     let output = runner(scratch.path())
-        .args(["--specs", "specs", "--sweeps", "sweeps", "--backend", &backend])
+        .args([
+            "--specs",
+            "specs",
+            "--sweeps",
+            "sweeps",
+            "--backend",
+            &backend,
+        ])
         .arg("--report-json")
         .arg(&report)
         .arg("slice::sweep::modes::")
@@ -281,7 +288,8 @@ fn sweep_trials_a_dtype_excludes_are_counted_not_printed() {
     let all = text(&output);
     assert!(output.status.success(), "{all}");
     assert!(
-        !all.lines().any(|l| l.starts_with("test ") && l.contains("... ignored")),
+        !all.lines()
+            .any(|l| l.starts_with("test ") && l.contains("... ignored")),
         "excluded trials printed:\n{all}"
     );
     let line = all.lines().find(|l| l.starts_with("excluded: ")).unwrap();
