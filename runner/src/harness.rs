@@ -488,7 +488,9 @@ impl Harness {
             if let Some(line) = report::exclusion_line(&records) {
                 println!("{line}");
             }
-            if let Some(line) = report::failures_by_clause(&records) {
+            let (catalogue, _) =
+                Catalogue::load_over(&crate::coverage::builtin_specs(), &config.specs);
+            if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
                 println!("{line}");
             }
         }

@@ -330,9 +330,11 @@ fn failures_name_their_clauses_and_the_summary_counts_them_by_clause() {
         all.contains(&format!("\nclauses: {}\n", clauses.join(", "))),
         "{all}"
     );
-    // Each once, so by name.
-    let mut counted: Vec<String> = clauses.iter().map(|c| format!("{c} 1")).collect();
-    counted.sort();
+    // Each once, so in the order of the catalogue files.
+    let (catalogue, _) = opspec_spec::clauses::Catalogue::load(&[repository().join("specs")]);
+    let mut ordered = clauses.clone();
+    ordered.sort_by_key(|c| catalogue.position(c));
+    let counted: Vec<String> = ordered.iter().map(|c| format!("{c} 1")).collect();
     assert!(
         all.contains(&format!("\n1 failing, by clause: {}\n", counted.join(", "))),
         "{all}"
