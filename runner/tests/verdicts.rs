@@ -373,7 +373,7 @@ cases:
     assert_eq!(output.status.code(), Some(101), "{all}");
     assert!(
         all.contains(&format!(
-            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it)",
+            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it) (did you mean `slice.wrap.modulo`?)",
             file.display()
         )),
         "{all}"

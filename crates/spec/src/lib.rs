@@ -353,20 +353,30 @@ pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) ->
     best.map_or_else(String::new, |(_, c)| format!(" (did you mean `{c}`?)"))
 }
 
-/// Levenshtein distance, by characters.
+/// The edit distance of `a` and `b` by characters: insertions, deletions, substitutions and
+/// swaps of two neighbours (`slcie` is one edit from `slice`).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -383,6 +393,10 @@ mod did_you_mean_tests {
         assert_eq!(
             did_you_mean("shufle", ["shuffle", "slice"]),
             " (did you mean `shuffle`?)"
+        );
+        assert_eq!(
+            did_you_mean("slcie", ["shuffle", "slice"]),
+            " (did you mean `slice`?)"
         );
         assert_eq!(did_you_mean("transpose", ["shuffle", "slice"]), "");
     }
