@@ -167,7 +167,10 @@ pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage
                 lint.push(format!("{label}: names `{id}` twice"));
             }
             match catalogue.get(id) {
-                None => lint.push(format!("{label}: unknown clause `{id}`")),
+                None => lint.push(format!(
+                    "{label}: unknown clause `{id}`{}",
+                    opspec_spec::did_you_mean(id, catalogue.iter().map(|c| c.id.as_str()))
+                )),
                 Some(_) if !catalogue.applies_to(id, case.op) => lint.push(format!(
                     "{label}: `{id}` is a clause of another op, not of {}",
                     case.op

@@ -155,8 +155,15 @@ pub enum ExpectationsError {
     Empty { line: usize, field: &'static str },
     #[error("line {line}: unknown class `{class}` (one of semantics, defect, adapter, untriaged)")]
     Class { line: usize, class: String },
-    #[error("line {line}: unknown clause `{clause}` (not in the specs' *.clauses.yaml)")]
-    UnknownClause { line: usize, clause: String },
+    #[error(
+        "line {line}: unknown clause `{clause}` (not in the specs' *.clauses.yaml){suggestion}"
+    )]
+    UnknownClause {
+        line: usize,
+        clause: String,
+        /// ` (did you mean ...?)` or empty.
+        suggestion: String,
+    },
     #[error(
         "line {line}: clause `{clause}` is a clause of `{scope}`, but the trial name is of `{op}`"
     )]
@@ -286,6 +293,10 @@ impl Expectations {
                 return Err(ExpectationsError::UnknownClause {
                     line,
                     clause: clause.to_owned(),
+                    suggestion: opspec_spec::did_you_mean(
+                        clause,
+                        catalogue.iter().map(|c| c.id.as_str()),
+                    ),
                 });
             };
             let (by_clause, pattern) = match pattern.strip_prefix("clause") {
@@ -652,8 +663,15 @@ mod tests {
             Expectations::parse("slice::a | slice.no-such.rule | defect | why", &c).unwrap_err(),
             ExpectationsError::UnknownClause {
                 line: 1,
-                clause: "slice.no-such.rule".into()
+                clause: "slice.no-such.rule".into(),
+                suggestion: String::new(),
             }
+        );
+        assert_eq!(
+            Expectations::parse("slice::a | slice.reflect.mirorr | defect | why", &c)
+                .unwrap_err()
+                .to_string(),
+            "line 1: unknown clause `slice.reflect.mirorr` (not in the specs' *.clauses.yaml) (did you mean `slice.reflect.mirror`?)"
         );
         assert_eq!(
             Expectations::parse("slice::a | shuffle.dtype.listed | defect | why", &c)

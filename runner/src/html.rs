@@ -18,7 +18,9 @@
 //! "What the runner does with a hello"), a column per engine. The trials of ops a hello does not
 //! declare (excluded by `op X`) are counted but not listed unless asked
 //! ([`PageOptions::show_undeclared`], `runner report --show-undeclared`): for an engine of two
-//! ops they are most of a run, and they say nothing but that the op is absent.
+//! ops they are most of a run, and they say nothing but that the op is absent. The trials a
+//! dtype, attribute value or target excluded are counted in their cells and in the exclusions
+//! table, and listed only under the same option.
 //!
 //! When two or more reports are of one engine at different versions (the `engine` and `version`
 //! facts of their hellos), the page opens, after the totals, on what changed from each version
@@ -36,7 +38,8 @@ use crate::report::{exclusions, read, xml_escape as escape, Record, Report, Stat
 /// What the page shows beyond its default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageOptions {
-    /// List the trials of ops an engine's hello does not declare, as any excluded trial.
+    /// List the excluded trials: those of ops an engine's hello does not declare, and those a
+    /// dtype, attribute value or target excluded (by default only counted).
     pub show_undeclared: bool,
 }
 
@@ -312,6 +315,7 @@ fn drill_down(
     records: &[&Record],
     engine: usize,
     failure_ids: &FailureIds,
+    options: PageOptions,
 ) {
     let _ = write!(
         html,
@@ -321,6 +325,18 @@ fn drill_down(
     );
     let (passed, other): (Vec<&Record>, Vec<&Record>) =
         records.iter().partition(|r| r.status == Status::Passed);
+    // Excluded trials are counted (the chips, the exclusions table), not listed unless asked.
+    let (excluded, other): (Vec<&Record>, Vec<&Record>) = other
+        .into_iter()
+        .partition(|r| r.status == Status::Excluded && !options.show_undeclared);
+    if !excluded.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"undeclared\">{} excluded by the hello, counted, not listed \
+             (<code>runner report --show-undeclared</code> lists them).</p>",
+            excluded.len()
+        );
+    }
     let head = "<table class=\"trials\"><thead><tr><th>trial</th><th>status</th><th>clauses</th>";
     if !other.is_empty() {
         let _ = writeln!(
@@ -930,6 +946,7 @@ pub fn page_with(reports: &[Report], options: PageOptions) -> String {
                 records,
                 engine,
                 &failure_ids,
+                options,
             );
         }
         html.push_str("</tr>\n");
@@ -1325,7 +1342,7 @@ mod tests {
     }
 
     #[test]
-    fn trials_of_undeclared_ops_are_counted_but_listed_only_when_asked() {
+    fn excluded_trials_are_counted_but_listed_only_when_asked() {
         let mut reports = sample();
         for (name, by) in [
             ("scale::f::s::float32", "op scale"),
@@ -1347,8 +1364,16 @@ mod tests {
         assert!(hidden.contains("<p class=\"undeclared\">engine &lt;x&gt;: 2 trials of ops its hello does not declare are not listed (2 by op scale); <code>runner report --show-undeclared</code> lists them.</p>"), "{hidden}");
         // Still counted: the totals and the exclusions table.
         assert!(hidden.contains("<tr><th scope=\"row\">op scale</th>"));
-        // An excluded trial of a declared op is listed, without a replay command (never sent).
-        assert!(hidden.contains("<tr class=\"excluded\"><td class=\"name\"><code>slice::f::w::int8</code></td><td><span class=\"chip excluded\">excluded</span></td><td><code>slice.strict.in-bounds</code></td><td class=\"reason\">slice mode=wrap is not declared</td><td></td></tr>"), "{hidden}");
+        // An excluded trial of a declared op (a dtype, an attribute value) is counted in its
+        // cell, not listed.
+        assert!(
+            !hidden.contains("<code>slice::f::w::int8</code>"),
+            "{hidden}"
+        );
+        assert!(
+            hidden.contains("<p class=\"undeclared\">1 excluded by the hello, counted, not listed"),
+            "{hidden}"
+        );
         let shown = page_with(
             &reports,
             PageOptions {
@@ -1356,6 +1381,8 @@ mod tests {
             },
         );
         assert!(shown.contains("<code>scale::f::s::float32</code>"));
+        // Listed when asked, without a replay command (never sent).
+        assert!(shown.contains("<tr class=\"excluded\"><td class=\"name\"><code>slice::f::w::int8</code></td><td><span class=\"chip excluded\">excluded</span></td><td><code>slice.strict.in-bounds</code></td><td class=\"reason\">slice mode=wrap is not declared</td><td></td></tr>"), "{shown}");
         assert!(!shown.contains("class=\"undeclared\""));
     }
 }

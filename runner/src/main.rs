@@ -18,6 +18,7 @@
 //!                      a known-failures file rewritten from a run's report
 //! runner export --wpt REPORT.json --out FILE [--revision REV]
 //!                      a JSON report as a web-platform-tests report (wptreport), for wpt.fyi
+//! runner --version     the runner's version and the suite's revision
 //! ```
 //! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
 //! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
@@ -50,6 +51,10 @@ struct Cli {
     /// running the suite
     #[arg(long)]
     serve: bool,
+    /// Print the runner's version and the revision of the suite (the checkout it reads), then
+    /// exit
+    #[arg(long)]
+    version: bool,
     /// With --serve: a target to declare in the hello (its restricted cases are skipped);
     /// repeatable
     #[arg(long, value_name = "TARGET", requires = "serve", value_parser = parse_target)]
@@ -87,8 +92,8 @@ enum Command {
         /// Where to write the page
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
-        /// Also list the trials of ops an engine's hello does not declare (by default they are
-        /// only counted)
+        /// Also list the excluded trials: of ops an engine's hello does not declare, and of a
+        /// dtype, attribute value or target it excludes (by default they are only counted)
         #[arg(long)]
         show_undeclared: bool,
     },
@@ -149,6 +154,10 @@ fn program() -> String {
 
 fn main() -> ExitCode {
     let cli: Cli = parse_command_line();
+    if cli.version {
+        println!("{}", version());
+        return ExitCode::SUCCESS;
+    }
     match cli.command {
         Some(Command::Coverage { specs, clauses }) => {
             let options = Options {
@@ -236,6 +245,27 @@ fn parse_target(text: &str) -> Result<String, String> {
             opspec_spec::TARGETS.join(", ")
         ))
     }
+}
+
+/// `runner <version>` and `suite <revision> (<checkout>)`: the git revision of the checkout the
+/// runner reads its specs and sweeps from (`git describe --always --dirty`), or why there is none.
+fn version() -> String {
+    let root = opspec_runner::checkout::suite_root();
+    let revision = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&root)
+        .args(["describe", "--always", "--dirty", "--abbrev=12"])
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|revision| !revision.is_empty())
+        .unwrap_or_else(|| "unknown (not a git checkout)".to_owned());
+    format!(
+        "runner {}\nsuite {revision} ({})",
+        env!("CARGO_PKG_VERSION"),
+        root.display()
+    )
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -86,7 +86,11 @@ pub struct Capabilities {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HelloProblem {
     /// `field` is `ops` or `dtypes` (a key of it).
-    #[error("unknown op {name:?} in `{field}` (known: {})", known(Op::ALL.map(Op::name)))]
+    #[error(
+        "unknown op {name:?} in `{field}` (known: {}){}",
+        known(Op::ALL.map(Op::name)),
+        opspec_spec::did_you_mean(name, Op::ALL.map(Op::name))
+    )]
     UnknownOp { name: String, field: &'static str },
     #[error("unknown dtype {name:?} in `dtypes.{op}` (known: {})", known(DType::ALL.map(DType::name)))]
     UnknownDtype { name: String, op: String },

@@ -286,9 +286,13 @@ pub fn composed_line(records: &[Record]) -> Option<String> {
 }
 
 /// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
-/// counted under each clause their cases cite (most first), or nothing when none failed. A
-/// trial citing no clause (a spec error, a stale entry) counts under `(no clause)`.
-pub fn failures_by_clause(records: &[Record]) -> Option<String> {
+/// counted under each clause their cases cite (most first; clauses of one count in the order
+/// `position` gives, the catalogue's, then by id), or nothing when none failed. A trial citing
+/// no clause (a spec error, a stale entry) counts under `(no clause)`.
+pub fn failures_by_clause(
+    records: &[Record],
+    position: impl Fn(&str) -> Option<usize>,
+) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for record in records.iter().filter(|r| r.status.fails()) {
         if record.clauses.is_empty() {
@@ -299,7 +303,13 @@ pub fn failures_by_clause(records: &[Record]) -> Option<String> {
         }
     }
     let mut counts: Vec<_> = counts.into_iter().collect();
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    // Unknown ids (and `(no clause)`) after the catalogue's.
+    let rank = |id: &str| position(id).unwrap_or(usize::MAX);
+    counts.sort_by(|a, b| {
+        (b.1.cmp(&a.1))
+            .then(rank(a.0).cmp(&rank(b.0)))
+            .then(a.0.cmp(b.0))
+    });
     (!counts.is_empty()).then(|| {
         let failed = records.iter().filter(|r| r.status.fails()).count();
         let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
@@ -707,6 +717,40 @@ mod tests {
             composed: None,
             replay: Some(format!("runner replay {name}")),
         }
+    }
+
+    #[test]
+    fn clauses_of_one_count_follow_the_catalogue() {
+        let failed = |name: &str, clauses: &[&str]| Record {
+            clauses: clauses.iter().map(|c| c.to_string()).collect(),
+            ..record(name, None, Status::Failed, "wrong")
+        };
+        let records = vec![
+            failed(
+                "slice::f::a",
+                &["slice.wrap.modulo", "slice.coordinates.formula"],
+            ),
+            failed(
+                "slice::f::b",
+                &["slice.wrap.modulo", "slice.unknown", "slice.clamp.clamp"],
+            ),
+        ];
+        let catalogue = [
+            "slice.coordinates.formula",
+            "slice.wrap.modulo",
+            "slice.clamp.clamp",
+        ];
+        // Not alphabetical (clamp before coordinates): the catalogue's order, unknown ids last.
+        let line = failures_by_clause(&records, |id| catalogue.iter().position(|c| *c == id));
+        assert_eq!(
+            line.as_deref(),
+            Some("2 failing, by clause: slice.wrap.modulo 2, slice.coordinates.formula 1, slice.clamp.clamp 1, slice.unknown 1")
+        );
+        let line = failures_by_clause(&records, |id| catalogue.iter().rev().position(|c| *c == id));
+        assert_eq!(
+            line.as_deref(),
+            Some("2 failing, by clause: slice.wrap.modulo 2, slice.clamp.clamp 1, slice.coordinates.formula 1, slice.unknown 1")
+        );
     }
 
     #[test]

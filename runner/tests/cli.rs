@@ -141,6 +141,28 @@ fn runner_help_shows_every_flag() {
 }
 
 #[test]
+fn runner_version_names_its_version_and_the_suites_revision() {
+    let output = runner()
+        .arg("--version")
+        .current_dir(repository())
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    let mut lines = all.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("runner {}", env!("CARGO_PKG_VERSION")).as_str())
+    );
+    let suite = lines.next().unwrap_or_default();
+    assert!(suite.starts_with("suite "), "{all}");
+    assert!(
+        suite.ends_with(&format!("({})", repository().display())),
+        "{all}"
+    );
+}
+
+#[test]
 fn runner_accepts_flag_equals_value() {
     let specs = Scratch::temp("equals");
     let output = runner()

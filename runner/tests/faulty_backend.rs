@@ -409,7 +409,7 @@ fn unknown_names_in_the_hello_are_an_error_listing_the_known_ones() {
     );
     assert_eq!(code, Some(2), "{stderr}");
     for expected in [
-        "unknown op \"slcie\" in `ops` (known: shuffle, slice, as_strided, scale, reformat)",
+        "unknown op \"slcie\" in `ops` (known: shuffle, slice, as_strided, scale, reformat) (did you mean `slice`?)",
         "unknown dtype \"fp16\" in `dtypes.slice` (known: bool, int4, int8, uint8, int32, int64, fp8, float16, bfloat16, float32)",
         "unknown target \"gpu\" in `targets` (known: dla)",
     ] {

@@ -266,6 +266,53 @@ fn trials_the_hello_excludes_are_counted_not_printed() {
 }
 
 #[test]
+fn sweep_trials_a_dtype_excludes_are_counted_not_printed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let hello = r#"{"type":"hello","protocol":1,"name":"slices","ops":["slice"],"dtypes":{"slice":["float32","float16"]}}"#;
+    let backend = format!("{} --hello '{hello}'", fixtures::faulty_backend());
+    let report = scratch.path().join("report.json");
+    let output = runner(scratch.path())
+        .args([
+            "--specs",
+            "specs",
+            "--sweeps",
+            "sweeps",
+            "--backend",
+            &backend,
+        ])
+        .arg("--report-json")
+        .arg(&report)
+        .arg("slice::sweep::modes::")
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(
+        !all.lines()
+            .any(|l| l.starts_with("test ") && l.contains("... ignored")),
+        "excluded trials printed:\n{all}"
+    );
+    let line = all.lines().find(|l| l.starts_with("excluded: ")).unwrap();
+    assert!(line.contains(" by slice dtype int8"), "{line}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let trials = json["trials"].as_array().unwrap();
+    let int8: Vec<&Value> = trials
+        .iter()
+        .filter(|t| t["name"].as_str().unwrap().ends_with("::int8"))
+        .collect();
+    assert!(int8.len() > 100, "{} int8 trials", int8.len());
+    // An int8 case expecting an error is still sent (docs/protocol.md); the others are excluded.
+    assert!(int8
+        .iter()
+        .all(|t| t["status"] == "excluded" || t["status"] == "passed"));
+    assert!(int8
+        .iter()
+        .filter(|t| t["status"] == "excluded")
+        .all(|t| t["excluded_by"] == "slice dtype int8"));
+    assert!(int8.iter().any(|t| t["status"] == "passed"));
+}
+
+#[test]
 fn failures_name_their_clauses_and_the_summary_counts_them_by_clause() {
     let scratch = tempfile::tempdir().unwrap();
     let trial = "slice::reflect::reflect_2d::float16";
@@ -283,9 +330,11 @@ fn failures_name_their_clauses_and_the_summary_counts_them_by_clause() {
         all.contains(&format!("\nclauses: {}\n", clauses.join(", "))),
         "{all}"
     );
-    // Each once, so by name.
-    let mut counted: Vec<String> = clauses.iter().map(|c| format!("{c} 1")).collect();
-    counted.sort();
+    // Each once, so in the order of the catalogue files.
+    let (catalogue, _) = opspec_spec::clauses::Catalogue::load(&[repository().join("specs")]);
+    let mut ordered = clauses.clone();
+    ordered.sort_by_key(|c| catalogue.position(c));
+    let counted: Vec<String> = ordered.iter().map(|c| format!("{c} 1")).collect();
     assert!(
         all.contains(&format!("\n1 failing, by clause: {}\n", counted.join(", "))),
         "{all}"
@@ -324,7 +373,7 @@ cases:
     assert_eq!(output.status.code(), Some(101), "{all}");
     assert!(
         all.contains(&format!(
-            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it)",
+            "{}: case `typo`: unknown clause id `slice.wrap.modulus` (no clause catalogue has it) (did you mean `slice.wrap.modulo`?)",
             file.display()
         )),
         "{all}"

@@ -1,12 +1,22 @@
-//! An example in-process backend: an implementation written in Rust, tested by handing it to
+//! Example in-process backends: implementations written in Rust, tested by handing them to
 //! the harness (`opspec_runner::run_in_process`) rather than by speaking the wire protocol.
 //!
-//! [`PartialReference`] is the reference interpreter on its plain loops with Shuffle and Slice
-//! only, and without Slice's reflect mode. It says so in its [`Declaration`], as a backend
-//! process does in its hello: the suite then runs only the cases it implements and reports
-//! the rest as excluded, counted per declaration. Asked a case it does not implement anyway,
-//! it answers `unsupported`. `tests/suite.rs` runs the suite through it and checks the
+//! [`LayoutEngine`] (`src/engine.rs`) is an engine of its own: Shuffle and Slice computed from
+//! the inputs' bits by its own index arithmetic, rejections with the rule's error kind, and a
+//! declaration of what it implements. `cargo run --release -p opspec-example-backend --` runs
+//! the suite against it and takes the runner's options (`src/main.rs`); `tests/engine.rs`
+//! checks that it passes.
+//!
+//! [`PartialReference`] shows what a declaration does: the reference interpreter with Shuffle
+//! and Slice only, and without Slice's reflect mode. It says so in its [`Declaration`], as a
+//! backend process does in its hello: the suite then runs only the cases it implements and
+//! reports the rest as excluded, counted per declaration. Asked a case it does not implement
+//! anyway, it answers `unsupported`. `tests/suite.rs` runs the suite through it and checks the
 //! counts, with the declaration and without.
+
+mod engine;
+
+pub use engine::LayoutEngine;
 
 use opspec::ops::{slice, Attrs, Invocation, Op};
 use opspec::tensor::Limits;

@@ -30,6 +30,22 @@ pub fn describe(op: Op) -> &'static str {
     }
 }
 
+/// The clauses the second step relies on beyond those of the first, which a round-trip trial
+/// cites too: the inverse shuffle transposes on both sides of a reshape, whatever the first
+/// step uses. (Slice's way back reads in bounds with STRICT_BOUNDS, and reformat's unpacks the
+/// format the first step packed: rules of the first step's own clauses or none a trial fails on.)
+pub fn way_back_clauses(op: Op) -> &'static [&'static str] {
+    match op {
+        Op::Shuffle => &[
+            "shuffle.order.transpose-reshape-transpose",
+            "shuffle.transpose.first-permutation",
+            "shuffle.reshape.dims",
+            "shuffle.transpose.second-permutation",
+        ],
+        Op::Slice | Op::Reformat | Op::AsStrided | Op::Scale => &[],
+    }
+}
+
 /// Whether the round trip applies to this first step (it may still be rejected as invalid).
 pub fn applies(first: &Invocation) -> bool {
     match &first.attrs {

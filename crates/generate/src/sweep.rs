@@ -32,6 +32,11 @@
 //! included. Other fields are those of a spec case: `source` (required), `clauses`, `note`,
 //! `inferred`, `implementation_defined`, `tolerance`.
 //!
+//! Each trial cites the clauses of its own combination: an item of `clauses` may be a list
+//! (`$mode.clauses`, when the matrix values are mappings carrying the clauses of their mode or
+//! format) or `{dtypes: [...], clauses: [...]}`, cited only by the trials of those dtypes; the
+//! trial's clauses are the ids in order, each once.
+//!
 //! Each combination and dtype is one case, named `<op>::sweep::<file>::<case>[::<dtype>]`; its
 //! expected result is its golden ([`crate::golden`]). All YAML parsing of sweeps is in
 //! [`expand_file`].
@@ -75,7 +80,7 @@ struct EntryDef {
     name: String,
     source: String,
     #[serde(default)]
-    clauses: Vec<String>,
+    clauses: Vec<ClauseItem>,
     #[serde(default)]
     note: Option<String>,
     #[serde(default)]
@@ -91,6 +96,55 @@ struct EntryDef {
     tolerance: Option<ToleranceDef>,
     #[serde(default)]
     metamorphic: bool,
+}
+
+/// An item of a sweep's `clauses`: a clause id, a list of them (what `$mode.clauses` gives when
+/// the matrix value carries its own clauses), or clauses cited only by the trials of some dtypes.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ClauseItem {
+    Id(String),
+    List(Vec<ClauseItem>),
+    ForDtypes(ForDtypes),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForDtypes {
+    dtypes: Vec<String>,
+    clauses: Vec<ClauseItem>,
+}
+
+/// The clause ids `items` cite for a trial of `dtype`, in order, each once.
+fn cited(items: &[ClauseItem], dtype: Option<DType>, out: &mut Vec<String>) {
+    for item in items {
+        match item {
+            ClauseItem::Id(id) => {
+                if !out.contains(id) {
+                    out.push(id.clone());
+                }
+            }
+            ClauseItem::List(items) => cited(items, dtype, out),
+            ClauseItem::ForDtypes(ForDtypes { dtypes, clauses }) => {
+                if dtype.is_some_and(|d| dtypes.iter().any(|name| name == d.name())) {
+                    cited(clauses, dtype, out);
+                }
+            }
+        }
+    }
+}
+
+/// The dtype names of `items`' `{dtypes, clauses}` entries that are no dtype.
+fn unknown_dtypes(items: &[ClauseItem]) -> Option<String> {
+    items.iter().find_map(|item| match item {
+        ClauseItem::Id(_) => None,
+        ClauseItem::List(items) => unknown_dtypes(items),
+        ClauseItem::ForDtypes(ForDtypes { dtypes, clauses }) => dtypes
+            .iter()
+            .find(|name| DType::from_name(name).is_none())
+            .cloned()
+            .or_else(|| unknown_dtypes(clauses)),
+    })
 }
 
 #[derive(Deserialize)]
@@ -437,6 +491,12 @@ fn expand_entry(
                 "the `input` tensor is required".into(),
             ));
         }
+        if let Some(name) = unknown_dtypes(&def.clauses) {
+            return Err(in_case(
+                Some("clauses".into()),
+                format!("unknown dtype `{name}` in a `{{dtypes, clauses}}` entry"),
+            ));
+        }
         let mut dtypes = Vec::new();
         for (i, dtype) in def.dtypes.iter().enumerate() {
             let dtype = DType::from_name(dtype).ok_or_else(|| {
@@ -493,7 +553,7 @@ fn expand_entry(
             };
             let mut case = new_case(op, &format!("sweep::{file}"), path, &case_name, dtype);
             case.source = def.source.clone();
-            case.clauses = def.clauses.clone();
+            cited(&def.clauses, dtype, &mut case.clauses);
             case.inferred = def.inferred;
             case.note = note.clone();
             case.tolerance = tolerance;
@@ -504,6 +564,11 @@ fn expand_entry(
             .then(|| {
                 let mut first = case.clone();
                 first.file = format!("metamorphic::{file}");
+                for id in metamorphic::way_back_clauses(op) {
+                    if !first.clauses.iter().any(|c| c == id) {
+                        first.clauses.push((*id).to_owned());
+                    }
+                }
                 first.invocation = invocation.clone();
                 first
             });
@@ -868,6 +933,64 @@ sweeps:
         assert_eq!(first.case.note.as_deref(), Some("[mode=wrap, start=-2]"));
         let input = first.case.invocation.inputs[0].as_ref().unwrap();
         assert!(Provenance::holds(input));
+    }
+
+    #[test]
+    fn each_trial_cites_the_clauses_of_its_own_combination_and_dtype() {
+        let yaml = r#"
+seed: 1
+sweeps:
+  - name: modes
+    source: test
+    clauses: [slice.coordinates.formula, $mode.clauses, slice.coordinates.formula]
+    dtypes: [int8, int64]
+    matrix:
+      mode:
+        - {name: wrap, clauses: [slice.wrap.modulo]}
+        - {name: clamp, clauses: [slice.clamp.clamp, {dtypes: [int64], clauses: [slice.dtype.clamp-fill-reflect-exclude-int64-bf16]}]}
+    attrs: {mode: $mode.name, start: [0], size: [2]}
+    inputs:
+      input: {shape: [3]}
+"#;
+        let (_dir, path) = scratch("modes", "slice", yaml);
+        let (cases, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert!(errors.is_empty(), "{errors:?}");
+        let cited: Vec<(String, Vec<String>)> = cases
+            .iter()
+            .map(|g| (g.golden.key.clone(), g.case.clauses.clone()))
+            .collect();
+        let ids = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            cited,
+            vec![
+                (
+                    "modes__wrap::int8".into(),
+                    ids(&["slice.coordinates.formula", "slice.wrap.modulo"])
+                ),
+                (
+                    "modes__wrap::int64".into(),
+                    ids(&["slice.coordinates.formula", "slice.wrap.modulo"])
+                ),
+                (
+                    "modes__clamp::int8".into(),
+                    ids(&["slice.coordinates.formula", "slice.clamp.clamp"])
+                ),
+                (
+                    "modes__clamp::int64".into(),
+                    ids(&[
+                        "slice.coordinates.formula",
+                        "slice.clamp.clamp",
+                        "slice.dtype.clamp-fill-reflect-exclude-int64-bf16"
+                    ])
+                ),
+            ]
+        );
+        std::fs::write(&path, yaml.replace("dtypes: [int64]", "dtypes: [int65]")).unwrap();
+        let (_, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert!(
+            errors[0].message.contains("unknown dtype `int65`"),
+            "{errors:?}"
+        );
     }
 
     #[test]

@@ -160,6 +160,8 @@ impl fmt::Display for CatalogueError {
 #[derive(Clone, Debug, Default)]
 pub struct Catalogue {
     clauses: BTreeMap<String, Clause>,
+    /// The ids in the order the catalogue files list them (common first, then each op's).
+    order: Vec<String>,
 }
 
 /// The catalogue file of `scope` in `dir`.
@@ -202,6 +204,7 @@ impl Catalogue {
                                     message: format!("also defined in {}", first.path.display()),
                                 });
                             } else {
+                                catalogue.order.push(clause.id.clone());
                                 catalogue.clauses.insert(clause.id.clone(), clause);
                             }
                         }
@@ -265,6 +268,7 @@ impl Catalogue {
                             message,
                         }),
                         None => {
+                            catalogue.order.push(clause.id.clone());
                             catalogue.clauses.insert(clause.id.clone(), clause);
                         }
                     }
@@ -280,6 +284,12 @@ impl Catalogue {
 
     pub fn contains(&self, id: &str) -> bool {
         self.clauses.contains_key(id)
+    }
+
+    /// Where `id` stands in the catalogue files (common's first, then each op's, each file in
+    /// its own order); `None` for an id it does not have.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.order.iter().position(|known| known == id)
     }
 
     /// All clauses, ordered by id.

@@ -374,3 +374,70 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// ` (did you mean `x`?)` when one of `known` is within a few edits of `word` (a typo such as
+/// `slice.wrap.modulus` or `shufle`), the nearest first found; empty otherwise.
+pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let limit = (word.chars().count() / 4).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in known {
+        let distance = edit_distance(word, candidate);
+        let nearer = match best {
+            None => true,
+            Some((d, _)) => distance < d,
+        };
+        if distance <= limit && nearer {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map_or_else(String::new, |(_, c)| format!(" (did you mean `{c}`?)"))
+}
+
+/// The edit distance of `a` and `b` by characters: insertions, deletions, substitutions and
+/// swaps of two neighbours (`slcie` is one edit from `slice`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod did_you_mean_tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn a_near_name_is_suggested_and_a_far_one_is_not() {
+        let ids = ["slice.wrap.modulo", "slice.clamp.clamp"];
+        assert_eq!(
+            did_you_mean("slice.wrap.modulus", ids),
+            " (did you mean `slice.wrap.modulo`?)"
+        );
+        assert_eq!(
+            did_you_mean("shufle", ["shuffle", "slice"]),
+            " (did you mean `shuffle`?)"
+        );
+        assert_eq!(
+            did_you_mean("slcie", ["shuffle", "slice"]),
+            " (did you mean `slice`?)"
+        );
+        assert_eq!(did_you_mean("transpose", ["shuffle", "slice"]), "");
+    }
+}

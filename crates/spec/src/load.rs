@@ -335,8 +335,9 @@ pub fn op_files(
             }
             let Some(op) = Op::from_name(&op_name) else {
                 let message = format!(
-                    "unknown op `{op_name}` ({kind} folders are named after ops: {})",
-                    Op::ALL.map(Op::name).join(", ")
+                    "unknown op `{op_name}` ({kind} folders are named after ops: {}){}",
+                    Op::ALL.map(Op::name).join(", "),
+                    crate::did_you_mean(&op_name, Op::ALL.map(Op::name))
                 );
                 errors.push(problem(Layout, &op_dir, &op_name, "<folder>", message));
                 continue;
@@ -1355,6 +1356,11 @@ cases:
         write_spec(&dir, "shufle", "basic", GOOD);
         let loaded = load_dirs(std::slice::from_ref(&dir), None, Limits::DEFAULT);
         assert!(loaded.errors[0].message.contains("unknown op `shufle`"));
+        assert!(
+            (loaded.errors[0].message).ends_with("(did you mean `shuffle`?)"),
+            "{}",
+            loaded.errors[0].message
+        );
     }
 
     #[test]
