@@ -1,6 +1,5 @@
 //! An adapter's engine settings that are set for speed must not change a verdict: a fixed
-//! sample run both ways gives every trial the same status (runner/backends/onnxruntime/README.md,
-//! "Settings").
+//! sample run both ways gives every trial the same status (the adapters' READMEs, "Settings").
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -82,4 +81,28 @@ fn onnxruntime_thread_pools_change_no_verdict() {
         assert!(one.len() > 20, "{filter}: {one:?}");
         assert_eq!(one, default, "{filter}");
     }
+}
+
+#[test]
+fn xla_llvm_optimization_level_changes_no_verdict() {
+    let install = "python3 -m pip install -r runner/backends/xla/requirements.txt";
+    if !installed("numpy, jax", install) {
+        return;
+    }
+    let backend = "python3 runner/backends/xla/backend.py";
+    // The level the adapter sets for speed (0) against XLA's default (2), on Scale's float
+    // arithmetic, where code generation could show.
+    let filter = "scale::channel";
+    let fast = statuses(
+        backend,
+        filter,
+        ("XLA_FLAGS", "--xla_backend_optimization_level=0"),
+    );
+    let default = statuses(
+        backend,
+        filter,
+        ("XLA_FLAGS", "--xla_backend_optimization_level=2"),
+    );
+    assert!(fast.len() > 20, "{fast:?}");
+    assert_eq!(fast, default);
 }
