@@ -185,6 +185,10 @@ pub struct RunSummary {
     pub known_failures: usize,
     pub implementation_defined: usize,
     pub not_run: usize,
+    /// Built by a build-only backend, its output dtypes and shapes judged, no values.
+    pub shape_checked: usize,
+    /// Rejected without an error kind where the case expects one.
+    pub rejected_unclassified: usize,
     pub problems: Vec<String>,
     /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
     /// failure, a problem of the goldens).
@@ -205,6 +209,8 @@ impl RunSummary {
             known_failures: count(records, Status::KnownFailure),
             implementation_defined: count(records, Status::ImplementationDefined),
             not_run: count(records, Status::NotRun),
+            shape_checked: count(records, Status::ShapeChecked),
+            rejected_unclassified: count(records, Status::RejectedUnclassified),
             problems,
         }
     }
@@ -574,14 +580,7 @@ impl Harness {
         }
         println!("{}", config.folders());
         // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-        let mut problems = if judged {
-            report::run_problems(&records)
-        } else {
-            Vec::new()
-        };
-        if config.require_error_kinds {
-            problems.extend(report::unclassified_problem(&records));
-        }
+        let mut problems = report::problems(&records, judged, config.require_error_kinds);
         if let Some(signal) = interrupt::signal() {
             problems.push(format!(
                 "the run was interrupted by {}: the trials it had not finished are not run",
@@ -1096,5 +1095,46 @@ fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
         known: verdict.known,
         composed: None,
         replay: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-process API's summary counts every status a record can have, as the JSON report
+    /// does: a trial of each status is counted once.
+    #[test]
+    fn the_summary_counts_all_nine_statuses() {
+        let records: Vec<Record> = (Status::ALL.iter())
+            .map(|&status| Record {
+                name: format!("slice::x::{}", status.name()),
+                op: "slice".into(),
+                dtype: None,
+                dtypes: Vec::new(),
+                status,
+                excluded_by: None,
+                message: String::new(),
+                seconds: 0.0,
+                clauses: Vec::new(),
+                known: None,
+                composed: None,
+                replay: None,
+            })
+            .collect();
+        let s = RunSummary::new(&records, Vec::new(), false);
+        let counted = [
+            s.passed,
+            s.failed,
+            s.unsupported,
+            s.excluded,
+            s.known_failures,
+            s.implementation_defined,
+            s.not_run,
+            s.shape_checked,
+            s.rejected_unclassified,
+        ];
+        assert_eq!(counted, [1; 9]);
+        assert!(s.success);
     }
 }

@@ -413,14 +413,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
             selected: info.selected,
         });
     }
-    let mut problems = if info.judged {
-        report::run_problems(&records)
-    } else {
-        Vec::new()
-    };
-    if info.require_error_kinds {
-        problems.extend(report::unclassified_problem(&records));
-    }
+    let problems = report::problems(&records, info.judged, info.require_error_kinds);
     Ok(with_run_info(
         report::json(
             &first.report.backend,

@@ -345,6 +345,21 @@ pub fn exclusion_line(records: &[Record]) -> Option<String> {
 
 /// With `--require-error-kinds`: why the run is no pass because cases that expect an error
 /// were rejected without an error kind (none when there are none).
+/// Why a run of `records` is no pass although no trial failed: the one place that says it,
+/// for a run ([`crate::harness`]) and for a merge of its parts ([`crate::merge`]). `judged`:
+/// the run is judged as a whole (not one exact trial, not `--allow-skips`);
+/// `require_error_kinds`: a rejection without a kind is a problem.
+pub fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
+    let mut problems = match judged {
+        true => run_problems(records),
+        false => Vec::new(),
+    };
+    if require_error_kinds {
+        problems.extend(unclassified_problem(records));
+    }
+    problems
+}
+
 pub fn unclassified_problem(records: &[Record]) -> Option<String> {
     let unclassified = count(records, Status::RejectedUnclassified);
     (unclassified > 0).then(|| {
