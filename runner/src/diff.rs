@@ -387,22 +387,13 @@ mod tests {
 
     fn record(name: &str, status: Status) -> Record {
         Record {
-            name: name.into(),
-            op: "slice".into(),
-            dtype: None,
-            dtypes: Vec::new(),
-            status,
-            excluded_by: None,
             message: if status == Status::Passed {
                 String::new()
             } else {
                 format!("case:   {name}\nwhy {name} is {}", status.label())
             },
-            seconds: 0.0,
-            clauses: Vec::new(),
-            known: None,
-            composed: None,
             replay: Some(format!("runner replay {name}")),
+            ..Record::bare(name, status)
         }
     }
 

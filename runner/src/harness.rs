@@ -1107,20 +1107,7 @@ mod tests {
     #[test]
     fn the_summary_counts_all_nine_statuses() {
         let records: Vec<Record> = (Status::ALL.iter())
-            .map(|&status| Record {
-                name: format!("slice::x::{}", status.name()),
-                op: "slice".into(),
-                dtype: None,
-                dtypes: Vec::new(),
-                status,
-                excluded_by: None,
-                message: String::new(),
-                seconds: 0.0,
-                clauses: Vec::new(),
-                known: None,
-                composed: None,
-                replay: None,
-            })
+            .map(|&status| Record::bare(&format!("slice::x::{}", status.name()), status))
             .collect();
         let s = RunSummary::new(&records, Vec::new(), false);
         let counted = [

@@ -613,6 +613,28 @@ const CASE_LINES: [&str; 9] = [
     "replay:",
 ];
 
+#[cfg(test)]
+impl Record {
+    /// A Slice trial of `status` with nothing else: the tests' starting point, each adding what
+    /// it looks at.
+    pub(crate) fn bare(name: &str, status: Status) -> Record {
+        Record {
+            name: name.into(),
+            op: "slice".into(),
+            dtype: None,
+            dtypes: Vec::new(),
+            status,
+            excluded_by: None,
+            message: String::new(),
+            seconds: 0.0,
+            clauses: Vec::new(),
+            known: None,
+            composed: None,
+            replay: None,
+        }
+    }
+}
+
 impl Record {
     /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
     /// it was not run, or the first line of its failure report after the case's description.

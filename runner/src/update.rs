@@ -196,14 +196,7 @@ mod tests {
 
     fn record(name: &str, status: Status, message: &str, known: Option<usize>) -> Record {
         Record {
-            name: name.into(),
-            op: "slice".into(),
-            dtype: None,
-            dtypes: Vec::new(),
-            status,
-            excluded_by: None,
             message: message.into(),
-            seconds: 0.0,
             clauses: vec![
                 "slice.reflect.mirror".into(),
                 "slice.data.bits-unchanged".into(),
@@ -216,8 +209,7 @@ mod tests {
                 line,
                 condition: None,
             }),
-            composed: None,
-            replay: None,
+            ..Record::bare(name, status)
         }
     }
 

@@ -173,19 +173,12 @@ mod tests {
 
     fn record(name: &str, status: Status) -> Record {
         Record {
-            name: name.into(),
-            op: "slice".into(),
-            dtype: None,
-            dtypes: Vec::new(),
-            status,
-            excluded_by: None,
             message: if status == Status::Passed {
                 String::new()
             } else {
                 format!("case:   {name}\nwhy {}", status.name())
             },
             seconds: 0.0042,
-            clauses: Vec::new(),
             known: (status == Status::KnownFailure).then(|| Known {
                 selector: "slice::*".into(),
                 clause: "slice.size.negative".into(),
@@ -194,8 +187,7 @@ mod tests {
                 line: 3,
                 condition: None,
             }),
-            composed: None,
-            replay: None,
+            ..Record::bare(name, status)
         }
     }
 
