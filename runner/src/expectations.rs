@@ -213,6 +213,12 @@ impl Expectations {
     /// Reads a file and checks its clause ids against the catalogue of this repository's
     /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
     pub fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
+        Self::load_with(path, &Self::catalogue())
+    }
+
+    /// The clause catalogue of this repository's `specs/` and of the folders in
+    /// `OPSPEC_SPECS`, if set: the one [`Self::load`] checks a file against.
+    pub fn catalogue() -> Catalogue {
         let mut dirs = vec![crate::checkout::suite_root().join("specs")];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
@@ -220,7 +226,7 @@ impl Expectations {
         // A folder without catalogues only adds "no clause catalogue" problems: the ids it
         // does hold still count, and an unknown id is reported by the check below.
         let (catalogue, _) = Catalogue::load(&dirs);
-        Self::load_with(path, &catalogue)
+        catalogue
     }
 
     /// Reads a file (a regular file of at most [`EXPECTATIONS_LIMIT`] bytes) and checks its

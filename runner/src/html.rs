@@ -779,12 +779,7 @@ fn native_and_composed(html: &mut String, reports: &[Report], labels: &[String])
          <th>composed: passed / trials</th><th>composed by the adapter</th></tr></thead><tbody>\n",
     );
     for (report, label) in reports.iter().zip(labels) {
-        let counted: Vec<&Record> = (report.trials.iter())
-            .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"))
-            .collect();
-        let passed = |rs: &[&Record]| rs.iter().filter(|r| r.status == Status::Passed).count();
-        let (composed, native): (Vec<&Record>, Vec<&Record>) =
-            counted.iter().partition(|r| r.composed.is_some());
+        let [native, composed] = crate::report::native_and_composed(&report.trials);
         let keys = crate::report::composed_counts(&report.trials);
         let list: Vec<String> = (keys.iter())
             .map(|(key, (trials, passed))| {
@@ -802,10 +797,10 @@ fn native_and_composed(html: &mut String, reports: &[Report], labels: &[String])
              <td class=\"n\">{} / {}</td><td>{}</td></tr>",
             escape(label),
             escape(&report.context.facts.line()),
-            passed(&native),
-            native.len(),
-            passed(&composed),
-            composed.len(),
+            native.0,
+            native.1,
+            composed.0,
+            composed.1,
             if list.is_empty() {
                 "none".to_owned()
             } else {

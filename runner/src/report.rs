@@ -266,23 +266,33 @@ pub fn composed_line(records: &[Record]) -> Option<String> {
     if counts.is_empty() {
         return None;
     }
-    let sent: Vec<&Record> = (records.iter())
-        .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"))
-        .collect();
-    let native: Vec<&&Record> = sent.iter().filter(|r| r.composed.is_none()).collect();
-    let passed = |rs: &[&&Record]| rs.iter().filter(|r| r.status == Status::Passed).count();
-    let (composed, composed_passed) = counts
-        .values()
-        .fold((0, 0), |(t, p), (ct, cp)| (t + ct, p + cp));
+    let [native, composed] = native_and_composed(records);
     let parts: Vec<String> = (counts.iter())
         .map(|(key, (trials, passed))| format!("{key} {passed}/{trials}"))
         .collect();
     Some(format!(
-        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {composed} ({composed_passed} passed): {}",
-        native.len(),
-        passed(&native),
+        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {} ({} passed): {}",
+        native.1,
+        native.0,
+        composed.1,
+        composed.0,
         parts.join(", ")
     ))
+}
+
+/// `[native, composed]`, each `(passed, trials)`: the trials the engine implements and those
+/// the adapter composes. Excluded trials, and expectations entries that match no case, count
+/// in neither.
+pub fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
+    let mut counts = [(0, 0); 2];
+    let sent = (records.iter())
+        .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"));
+    for record in sent {
+        let count = &mut counts[usize::from(record.composed.is_some())];
+        count.0 += usize::from(record.status == Status::Passed);
+        count.1 += 1;
+    }
+    counts
 }
 
 /// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials

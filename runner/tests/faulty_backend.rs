@@ -140,16 +140,18 @@ fn a_dla_backend_skips_the_cases_restricted_on_dla() {
     assert_eq!(skipped, expected);
 }
 
+/// The name of the first trial starting with `prefix` and the first clause its case cites (an
+/// entry must cite one of them).
+fn named(prefix: &str) -> (String, String) {
+    let case = spec_cases()
+        .into_iter()
+        .find(|c| c.trial_name().starts_with(prefix))
+        .unwrap();
+    (case.trial_name(), case.clauses[0].clone())
+}
+
 #[test]
 fn expectations_excuse_known_failures_and_flag_stale_entries() {
-    // A trial's name and the first clause its case cites (an entry must cite one of them).
-    let named = |prefix: &str| {
-        let case = spec_cases()
-            .into_iter()
-            .find(|c| c.trial_name().starts_with(prefix))
-            .unwrap();
-        (case.trial_name(), case.clauses[0].clone())
-    };
     let (lie, lie_clause) = named("slice::seed");
     let (passing, passing_clause) = named("shuffle::seed");
     let scratch = scratch("expect");
@@ -204,13 +206,6 @@ fn expectations_excuse_known_failures_and_flag_stale_entries() {
 /// with its condition and whether it held.
 #[test]
 fn conditional_entries_hold_only_where_their_condition_does() {
-    let named = |prefix: &str| {
-        let case = spec_cases()
-            .into_iter()
-            .find(|c| c.trial_name().starts_with(prefix))
-            .unwrap();
-        (case.trial_name(), case.clauses[0].clone())
-    };
     let (lie, lie_clause) = named("slice::seed");
     let (passing, passing_clause) = named("shuffle::seed");
     let os = std::env::consts::OS;
