@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""JSON reports of the same runs before and after a change that must change no behaviour.
+
+    python3 scripts/same_reports.py make DIR [--runner PATH]   four runs, their reports in DIR
+    python3 scripts/same_reports.py compare BEFORE AFTER       exit 1 unless they are the same
+
+The four runs: the built-in reference, the numpy backend, a failing backend (the test backend
+whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known failures. A run
+whose engine is not installed is left out, and `compare` says so.
+
+`compare` reads every field of both reports but those that measure time or name the machine's
+moment (`elapsed`, `seconds`, `started`, `duration` and the like, listed in TIMES) and compares
+the rest trial for trial: a trial in one report only, or a field that differs, is printed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Fields whose values are measured, not decided: they differ between two runs of one commit.
+TIMES = {"elapsed", "elapsed_ms", "seconds", "duration", "duration_ms", "started", "finished",
+         "time", "timestamp", "wall", "wall_ms", "generated_at"}
+
+RUNS = {
+    "reference": [],
+    "numpy": ["--backend", "python3 runner/backends/numpy/backend.py"],
+    "failing": ["--backend", "target/release/broken_reflect_backend"],
+    "onnxruntime": None,  # from runner/backends/onnxruntime/engine.toml
+}
+
+
+def engine_args(name):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import engines  # noqa: E402
+
+    manifest = engines.manifests()[name]
+    return ["--backend", manifest["backend"], "--expectations", manifest["expectations"], *manifest["options"]]
+
+
+def installed(module):
+    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def make(out, runner):
+    os.makedirs(out, exist_ok=True)
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "opspec-runner", "-p", "opspec-test-backends"],
+                   cwd=ROOT, check=True)
+    for name, args in RUNS.items():
+        if name == "numpy" and not installed("numpy"):
+            print(f"{name}: left out (numpy is not installed)")
+            continue
+        if name == "onnxruntime":
+            if not installed("onnxruntime"):
+                print(f"{name}: left out (onnxruntime is not installed)")
+                continue
+            args = engine_args(name)
+        path = os.path.join(out, f"{name}.json")
+        run = subprocess.run([runner, *args, "-q", "--report-json", path], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        print(f"{name}: exit {run.returncode}, {path}")
+
+
+def strip(value):
+    if isinstance(value, dict):
+        return {k: strip(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    return value
+
+
+def trials(report):
+    return {t["name"]: strip(t) for t in report.get("trials", [])}
+
+
+def compare(before_dir, after_dir):
+    differences = 0
+    for name in RUNS:
+        a, b = os.path.join(before_dir, f"{name}.json"), os.path.join(after_dir, f"{name}.json")
+        if not os.path.exists(a) or not os.path.exists(b):
+            print(f"{name}: not compared (a report is missing)")
+            continue
+        ra, rb = json.load(open(a)), json.load(open(b))
+        ta, tb = trials(ra), trials(rb)
+        here = 0
+        for trial in sorted(set(ta) | set(tb)):
+            if trial not in tb or trial not in ta:
+                print(f"{name}: {trial} only {'before' if trial in ta else 'after'}")
+                here += 1
+            elif ta[trial] != tb[trial]:
+                print(f"{name}: {trial} differs:\n  before {ta[trial]}\n  after  {tb[trial]}")
+                here += 1
+        rest_a = strip({k: v for k, v in ra.items() if k != "trials"})
+        rest_b = strip({k: v for k, v in rb.items() if k != "trials"})
+        for key in sorted(set(rest_a) | set(rest_b)):
+            if rest_a.get(key) != rest_b.get(key):
+                print(f"{name}: field {key!r} differs:\n  before {rest_a.get(key)}\n  after  {rest_b.get(key)}")
+                here += 1
+        print(f"{name}: {len(ta)} trials, {here} differences")
+        differences += here
+    return differences
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "make":
+        runner = argv[argv.index("--runner") + 1] if "--runner" in argv else "target/release/runner"
+        make(argv[1], runner)
+        return 0
+    if len(argv) == 3 and argv[0] == "compare":
+        return 1 if compare(argv[1], argv[2]) else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
