@@ -8,7 +8,7 @@ The four runs: the built-in reference, the numpy backend, a failing backend (the
 whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known failures. A run
 whose engine is not installed is left out, and `compare` says so.
 
-`compare` reads every field of both reports but those that measure time or name the machine's
+`compare` writes the checkout's path (each folder's root.txt) as <root>, reads every field of both reports but those that measure time or name the machine's
 moment (`elapsed`, `seconds`, `started`, `duration` and the like, listed in TIMES) and compares
 the rest trial for trial: a trial in one report only, or a field that differs, is printed.
 """
@@ -46,6 +46,8 @@ def installed(module):
 
 def make(out, runner):
     os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "root.txt"), "w") as f:
+        f.write(ROOT)  # messages name spec files by absolute path: compare reads them from here
     subprocess.run(["cargo", "build", "-q", "--release", "-p", "opspec-runner", "-p", "opspec-test-backends"],
                    cwd=ROOT, check=True)
     for name, args in RUNS.items():
@@ -63,16 +65,24 @@ def make(out, runner):
         print(f"{name}: exit {run.returncode}, {path}")
 
 
-def strip(value):
+def strip(value, root):
+    """`value` without its TIMES fields, the checkout's path in its strings written <root>."""
     if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k not in TIMES}
+        return {k: strip(v, root) for k, v in value.items() if k not in TIMES}
     if isinstance(value, list):
-        return [strip(v) for v in value]
+        return [strip(v, root) for v in value]
+    if isinstance(value, str) and root:
+        return value.replace(root, "<root>")
     return value
 
 
-def trials(report):
-    return {t["name"]: strip(t) for t in report.get("trials", [])}
+def root_of(folder):
+    path = os.path.join(folder, "root.txt")
+    return open(path).read().strip() if os.path.exists(path) else None
+
+
+def trials(report, root):
+    return {t["name"]: strip(t, root) for t in report.get("trials", [])}
 
 
 def compare(before_dir, after_dir):
@@ -83,7 +93,7 @@ def compare(before_dir, after_dir):
             print(f"{name}: not compared (a report is missing)")
             continue
         ra, rb = json.load(open(a)), json.load(open(b))
-        ta, tb = trials(ra), trials(rb)
+        ta, tb = trials(ra, root_of(before_dir)), trials(rb, root_of(after_dir))
         here = 0
         for trial in sorted(set(ta) | set(tb)):
             if trial not in tb or trial not in ta:
@@ -92,8 +102,8 @@ def compare(before_dir, after_dir):
             elif ta[trial] != tb[trial]:
                 print(f"{name}: {trial} differs:\n  before {ta[trial]}\n  after  {tb[trial]}")
                 here += 1
-        rest_a = strip({k: v for k, v in ra.items() if k != "trials"})
-        rest_b = strip({k: v for k, v in rb.items() if k != "trials"})
+        rest_a = strip({k: v for k, v in ra.items() if k != "trials"}, root_of(before_dir))
+        rest_b = strip({k: v for k, v in rb.items() if k != "trials"}, root_of(after_dir))
         for key in sorted(set(rest_a) | set(rest_b)):
             if rest_a.get(key) != rest_b.get(key):
                 print(f"{name}: field {key!r} differs:\n  before {rest_a.get(key)}\n  after  {rest_b.get(key)}")

@@ -270,19 +270,28 @@ fn every_engine_reproducer_still_reproduces() {
     }
 }
 
-/// The message patterns from which an adapter gives error kinds (`errors.py`), each against the
-/// engine's real message (`test_errors.py`).
+/// Each adapter's own tests on its engine (`test_*.py` beside its backend.py): the message
+/// patterns from which it gives error kinds (`errors.py`) against the engine's real messages
+/// (`test_errors.py`), and its choices where the engine has a defect (MNN's `test_backend.py`).
 #[test]
-fn error_kind_patterns_match_the_engines_messages() {
+fn adapter_tests_pass_on_their_engines() {
     for engine in engines() {
-        let test = workspace()
-            .join("runner/backends")
-            .join(&engine.name)
-            .join("test_errors.py");
-        if !test.exists() || !engine_installed(&engine) {
+        if !engine_installed(&engine) {
             continue;
         }
-        assert_script_passes(&engine.python, &test);
+        let folder = workspace().join("runner/backends").join(&engine.name);
+        let mut tests: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| {
+                let name = path.file_name().unwrap().to_string_lossy();
+                name.starts_with("test_") && name.ends_with(".py")
+            })
+            .collect();
+        tests.sort();
+        for test in tests {
+            assert_script_passes(&engine.python, &test);
+        }
     }
 }
 

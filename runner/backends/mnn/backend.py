@@ -235,7 +235,7 @@ def run_slice(attrs, t):
     elif mode == "reflect":
         for kind, before, after in plan.pad_stages({"reflect": "reflect", "edge": "edge"}):
             x = pad_reflect(x, kind, before, after)
-    entries, gathers = plan.slice_and_gathers()
+    entries, gathers = negative_steps_gathered(*plan.slice_and_gathers(), plan, rank)
     short = attrs.get("axes") is None and t[5] is None and len(plan.starts) < rank
     if short and not gathers and not plan.padded:
         # Fewer entries than dims and no axes: the lists go to StridedSlice as they are (MNN
@@ -246,6 +246,23 @@ def run_slice(attrs, t):
     for axis, index in gathers:
         x = build(gather_axis, x, axis, index.tolist())
     return read(x, dtype)
+
+
+def negative_steps_gathered(entries, gathers, plan, rank):
+    """An axis of negative step whose coordinates all lie inside the (padded) axis becomes a
+    Gather of those coordinates: MNN's StridedSlice with a negative step can write past its
+    output buffer and corrupt the process's heap
+    (repro/strided_slice_negative_step_writes_past_output.py). Any other entry stays for
+    StridedSlice to judge."""
+    if not all(-rank <= a < rank for a in plan.axes) or len({a % rank for a in plan.axes}) != len(plan.axes):
+        return entries, gathers
+    gathered = {}
+    for s0, a, st, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):
+        index = [s0 + y * st for y in range(max(n, 0))]
+        if st < 0 and index and all(0 <= i < plan_length(plan, a % rank) for i in index):
+            gathered[a % rank] = np.asarray(index, dtype=np.int64)
+    kept = [entry for entry in entries if entry[2] % rank not in gathered]
+    return kept, gathers + list(gathered.items())
 
 
 def paddings(before, after):
