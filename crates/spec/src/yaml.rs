@@ -1,4 +1,4 @@
-//! The one YAML reader of spec files: a serde deserializer that pulls libyaml's events one at
+//! The one YAML reader of spec, catalogue and sweep files: a serde deserializer that pulls libyaml's events one at
 //! a time (through `libyaml-safer`, a safe port of libyaml, the parser serde_yaml_ng wraps) and
 //! hands each to the visitor as it comes. Nothing of the document is held but the event being
 //! read, so a data list streams straight into its typed buffer (`super::value::TensorData`)
@@ -31,7 +31,7 @@ const CORE_TAGS: &str = "tag:yaml.org,2002:";
 
 /// Why a document was not read.
 #[derive(Debug)]
-pub(crate) struct Error {
+pub struct Error {
     message: String,
     /// Where: 1-based line and column.
     at: Option<(u64, u64)>,
@@ -82,12 +82,12 @@ impl Error {
 
     /// The path of the field the problem is in, as serde_path_to_error writes it (`.` for
     /// the whole document).
-    pub(crate) fn field(&self) -> String {
+    pub fn field(&self) -> String {
         self.path.clone().unwrap_or_else(|| ".".to_owned())
     }
 
     /// The problem without its field's path, for a message that names the field apart.
-    pub(crate) fn without_path(&self) -> String {
+    pub fn without_path(&self) -> String {
         match self.at {
             Some((line, column)) if !self.syntax => {
                 format!("{} at line {line} column {column}", self.message)
@@ -105,7 +105,7 @@ impl Error {
     }
 
     /// The text is not YAML (as opposed to YAML that does not fit the spec's structure).
-    pub(crate) fn is_syntax(&self) -> bool {
+    pub fn is_syntax(&self) -> bool {
         self.syntax
     }
 }
@@ -135,6 +135,18 @@ impl de::Error for Error {
 }
 
 type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Reads the one YAML document `text` holds into `T`, with the bounds above; the error names
+/// the field (its path) and the line.
+pub fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T> {
+    // In 64 KiB pieces: libyaml-safer takes in all the bytes its reader hands it at once, as
+    // 4-byte chars (a whole text handed over would cost 4 × its bytes).
+    let reader = std::io::BufReader::with_capacity(1 << 16, text.as_bytes());
+    let mut deserializer = Deserializer::new(reader)?;
+    let value = T::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
 
 /// One event, as the deserializer needs it.
 #[derive(Clone)]
@@ -204,6 +216,10 @@ fn too_much_aliased(events: usize, bytes: usize, mark: Mark) -> Option<Error> {
     ))
 }
 
+/// The error of a second document in a file.
+const ONE_DOCUMENT: &str =
+    "a spec, catalogue or sweep file is one YAML document; this one holds more (`---`)";
+
 /// The most events anchors may hold and aliases replay in one file: aliases let a few lines
 /// stand for an exponential number of values (the "billion laughs"); spec files alias a tensor
 /// or two.
@@ -251,10 +267,7 @@ impl<R: BufRead> Deserializer<R> {
                 EventData::DocumentEnd { .. } => continue,
                 EventData::StreamEnd => return Ok(()),
                 EventData::DocumentStart { .. } => {
-                    let mut error = Error::at(
-                        "a spec file is one YAML document; this one holds more (`---`)",
-                        event.start_mark,
-                    );
+                    let mut error = Error::at(ONE_DOCUMENT, event.start_mark);
                     error.syntax = true;
                     return Err(error);
                 }
