@@ -195,6 +195,10 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -
     let mut seen: BTreeMap<(Op, String), PathBuf> = BTreeMap::new();
     for OpFile { op, path, file } in files {
         if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
+            let message = format!(
+                "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
+                first.display()
+            );
             sweeps.errors.push(SpecError {
                 kind: SpecErrorKind::Duplicate,
                 path: path.clone(),
@@ -202,10 +206,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -
                 file: format!("sweep::{file}"),
                 case: None,
                 field: None,
-                message: format!(
-                    "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
-                    first.display()
-                ),
+                message,
             });
             continue;
         }
@@ -314,14 +315,15 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
                     if names.insert(generated.golden.key.clone()) {
                         cases.push(generated);
                     } else {
+                        let message = format!(
+                            "two combinations are both named `{}`: give the matrix values distinct names",
+                            generated.golden.key
+                        );
                         errors.push(error(SweepProblem {
                             kind: SpecErrorKind::Duplicate,
                             case: Some(generated.case.name.clone()),
                             field: Some("name".into()),
-                            message: format!(
-                                "two combinations are both named `{}`: give the matrix values distinct names",
-                                generated.golden.key
-                            ),
+                            message,
                         }));
                     }
                 }
@@ -668,12 +670,10 @@ fn build_tensor(
                 false,
             ),
             other => {
-                return Err(FieldProblem::new(
-                    "values",
-                    format!(
+                let message = format!(
                     "unknown values `{other}` (provenance, special, random, or a list of values)"
-                ),
-                ))
+                );
+                return Err(FieldProblem::new("values", message));
             }
         },
         (None, Some(ValuesDef::List(nodes))) => {

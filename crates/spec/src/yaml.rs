@@ -1,8 +1,8 @@
-//! The one YAML reader of spec, catalogue and sweep files: a serde deserializer that pulls libyaml's events one at
-//! a time (through `libyaml-safer`, a safe port of libyaml, the parser serde_yaml_ng wraps) and
-//! hands each to the visitor as it comes. Nothing of the document is held but the event being
-//! read, so a data list streams straight into its typed buffer (`super::value::TensorData`)
-//! and the memory a file takes is what its values take.
+//! The one YAML reader of spec, catalogue and sweep files: a serde deserializer that pulls
+//! libyaml's events one at a time (through `libyaml-safer`, a safe port of libyaml, the parser
+//! serde_yaml_ng wraps) and hands each to the visitor as it comes. Nothing of the document is
+//! held but the event being read, so a data list streams straight into its typed buffer
+//! (`super::value::TensorData`) and the memory a file takes is what its values take.
 //!
 //! Values mean what serde_yaml_ng makes of them (the scalar rules below are its rules: `0x10`
 //! is 16, `010`, `yes` and bare `nan` are strings, `.nan` and `.inf` are floats), so a file
@@ -11,8 +11,8 @@
 //! local tags (`!x`) are refused with their line; anchored values are kept (as events) for
 //! their aliases, and anchors and aliases together are bounded by [`MAX_ALIASED`] events and
 //! [`MAX_ALIASED_BYTES`] bytes of scalars (the YAML bomb's tool: many aliases of one small
-//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at their own lower
-//! bound, before the rest of the file is read.
+//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at
+//! their own lower bound, before the rest of the file is read.
 
 use std::fmt;
 use std::io::BufRead;
@@ -210,10 +210,16 @@ fn too_much_aliased(events: usize, bytes: usize, mark: Mark) -> Option<Error> {
     } else {
         return None;
     };
-    Some(Error::at(
-        format!("anchored values and their aliases come to more than {what}: write large data to an .npy file, or repeat less"),
-        mark,
-    ))
+    let message = format!(
+        "anchored values and their aliases come to more than {what}: write large data to an .npy file, or repeat less"
+    );
+    Some(Error::at(message, mark))
+}
+
+/// The error of collections nested past [`MAX_DEPTH`] levels.
+fn too_deep(mark: Mark) -> Error {
+    let message = format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels");
+    Error::at(message, mark)
 }
 
 /// The error of a second document in a file.
@@ -447,10 +453,7 @@ impl<R: BufRead> Deserializer<R> {
 
     fn enter(&mut self, mark: Mark) -> Result<()> {
         if self.depth >= MAX_DEPTH {
-            return Err(Error::at(
-                format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels"),
-                mark,
-            ));
+            return Err(too_deep(mark));
         }
         self.depth += 1;
         Ok(())
@@ -513,10 +516,7 @@ impl<R: BufRead> Deserializer<R> {
             match event {
                 Event::SequenceStart | Event::MappingStart => {
                     if self.depth + open >= MAX_DEPTH {
-                        return Err(Error::at(
-                            format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels"),
-                            mark,
-                        ));
+                        return Err(too_deep(mark));
                     }
                     open += 1
                 }

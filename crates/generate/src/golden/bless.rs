@@ -108,12 +108,13 @@ impl GoldenStore {
                 let name = name_of(&path);
                 if path.is_dir() && name.ends_with(".json") {
                     // A manifest's name taken by a folder: blessing removes no folder.
+                    let message = format!(
+                        "{} is a folder where a manifest file belongs; remove it by hand (blessing removes no folder)",
+                        self.shown(&format!("{op}/{name}"))
+                    );
                     unused.push(Unused {
                         name: format!("{op}/{name}"),
-                        message: format!(
-                            "{} is a folder where a manifest file belongs; remove it by hand (blessing removes no folder)",
-                            self.shown(&format!("{op}/{name}"))
-                        ),
+                        message,
                         removal: Removal::Folder,
                     });
                 } else if path.is_dir() {
@@ -134,13 +135,14 @@ impl GoldenStore {
             for stem in stems {
                 let key = (op.clone(), stem.clone());
                 let Some(keys) = sweeps.get(&key) else {
+                    let message = format!(
+                        "{} and {} belong to no sweep loaded in this run (no {op}/{stem}.yaml in the sweep folders): if the sweep is gone, delete them (blessing removes only goldens of the sweeps it loads); if they belong to another sweeps folder, give this one its own golden folder (`OPSPEC_GOLDEN`)",
+                        self.shown(&format!("{op}/{stem}.json")),
+                        self.shown(&format!("{op}/{stem}/"))
+                    );
                     unused.push(Unused {
                         name: format!("{op}/{stem}.json"),
-                        message: format!(
-                            "{} and {} belong to no sweep loaded in this run (no {op}/{stem}.yaml in the sweep folders): if the sweep is gone, delete them (blessing removes only goldens of the sweeps it loads); if they belong to another sweeps folder, give this one its own golden folder (`OPSPEC_GOLDEN`)",
-                            self.shown(&format!("{op}/{stem}.json")),
-                            self.shown(&format!("{op}/{stem}/"))
-                        ),
+                        message,
                         removal: Removal::Manifest(op.clone(), stem.clone()),
                     });
                     continue;
@@ -158,12 +160,13 @@ impl GoldenStore {
                 };
                 for entry in &entries {
                     if !keys.contains(entry.as_str()) {
+                        let message = format!(
+                            "the golden of `{entry}` in {} is not used by any generated case (the case was removed or renamed): run `OPSPEC_BLESS=1 cargo test` to remove it",
+                            self.shown(&format!("{op}/{stem}.json"))
+                        );
                         unused.push(Unused {
                             name: format!("{op}/{stem}/{entry}"),
-                            message: format!(
-                                "the golden of `{entry}` in {} is not used by any generated case (the case was removed or renamed): run `OPSPEC_BLESS=1 cargo test` to remove it",
-                                self.shown(&format!("{op}/{stem}.json"))
-                            ),
+                            message,
                             removal: Removal::Entry(op.clone(), stem.clone(), entry.clone()),
                         });
                     }
@@ -172,22 +175,24 @@ impl GoldenStore {
                 for path in sorted_entries(&self.root.join(&op).join(&stem)) {
                     let name = name_of(&path);
                     if path.is_dir() {
+                        let message = format!(
+                            "{} is a folder inside a sweep's golden folder, which holds only .npy files; remove it by hand (blessing removes no folder)",
+                            self.shown(&format!("{op}/{stem}/{name}"))
+                        );
                         unused.push(Unused {
                             name: format!("{op}/{stem}/{name}"),
-                            message: format!(
-                                "{} is a folder inside a sweep's golden folder, which holds only .npy files; remove it by hand (blessing removes no folder)",
-                                self.shown(&format!("{op}/{stem}/{name}"))
-                            ),
+                            message,
                             removal: Removal::Folder,
                         });
                     } else if !files.contains(&name) {
+                        let message = format!(
+                            "{} is not named by {}: no generated case uses it; remove it, or run `OPSPEC_BLESS=1 cargo test`",
+                            self.shown(&format!("{op}/{stem}/{name}")),
+                            self.shown(&format!("{op}/{stem}.json"))
+                        );
                         unused.push(Unused {
                             name: format!("{op}/{stem}/{name}"),
-                            message: format!(
-                                "{} is not named by {}: no generated case uses it; remove it, or run `OPSPEC_BLESS=1 cargo test`",
-                                self.shown(&format!("{op}/{stem}/{name}")),
-                                self.shown(&format!("{op}/{stem}.json"))
-                            ),
+                            message,
                             removal: Removal::File(path),
                         });
                     }
@@ -419,10 +424,13 @@ impl GoldenStore {
             })?;
         // Switched: what follows only renames the new files to their usual names.
         let after = |e: std::io::Error| {
+            let message = format!(
+                "{shown} switched to the new goldens, but their usual names are not all in place ({e}); the next bless finishes it"
+            );
             SwitchFailure {
-            switched: true,
-            message: format!("{shown} switched to the new goldens, but their usual names are not all in place ({e}); the next bless finishes it"),
-        }
+                switched: true,
+                message,
+            }
         };
         for (final_path, staged) in ours {
             let link = staged_path(final_path);

@@ -71,10 +71,11 @@ pub(super) fn entry_file(key: &str, entry: &Entry) -> String {
 
 impl Manifest {
     pub(super) fn new(op: Op, stem: &str) -> Manifest {
+        let about = format!(
+            "Expected results of the generated cases of sweeps/{op}/{stem}.yaml, computed by the reference interpreter and cross-checked by the numpy backend. Written by `OPSPEC_BLESS=1 cargo test`; do not edit by hand (golden/README.md)."
+        );
         Manifest {
-            about: format!(
-                "Expected results of the generated cases of sweeps/{op}/{stem}.yaml, computed by the reference interpreter and cross-checked by the numpy backend. Written by `OPSPEC_BLESS=1 cargo test`; do not edit by hand (golden/README.md)."
-            ),
+            about,
             generator: GENERATOR.into(),
             sweep: format!("{op}/{stem}.yaml"),
             cases: BTreeMap::new(),
@@ -159,18 +160,21 @@ impl GoldenStore {
 
     pub(super) fn manifest(&self, op: &str, stem: &str) -> LoadedManifest {
         let key = (op.to_owned(), stem.to_owned());
+        let invalid = |e: serde_json::Error| {
+            format!(
+                "{} is not a valid golden manifest ({e}); restore it from version control or re-bless",
+                self.shown(&format!("{op}/{stem}.json"))
+            )
+        };
         let mut cache = self.manifests.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(cache.entry(key).or_insert_with(|| {
             let path = self.manifest_path(op, stem);
             Arc::new(match read_manifest(&path) {
                 Err(ManifestRead::Missing) => Ok(None),
                 Err(ManifestRead::Unreadable(message)) => Err(message),
-                Ok(text) => serde_json::from_str::<Manifest>(&text).map(Some).map_err(|e| {
-                    format!(
-                        "{} is not a valid golden manifest ({e}); restore it from version control or re-bless",
-                        self.shown(&format!("{op}/{stem}.json"))
-                    )
-                }),
+                Ok(text) => serde_json::from_str::<Manifest>(&text)
+                    .map(Some)
+                    .map_err(invalid),
             })
         }))
     }

@@ -198,13 +198,13 @@ impl GoldenStore {
                 blessed: false,
             }),
             Err(_) if self.bless => self.write(id, seed, case_hash, reference),
-            Err(problem) => Err(GoldenError::new(
-                problem.kind,
-                format!(
+            Err(problem) => {
+                let message = format!(
                     "{}\nIf the change is intended, run `OPSPEC_BLESS=1 cargo test` to rewrite the goldens from the reference, review `git diff {}`, and commit it.",
                     problem.message, self.label
-                ),
-            )),
+                );
+                Err(GoldenError::new(problem.kind, message))
+            }
         }
     }
 
@@ -256,20 +256,26 @@ impl GoldenStore {
                 message: None,
             },
             (None, Some(dtype), Some(shape), Some(sha256)) => {
-                let path = self.root.join(op).join(&id.stem).join(entry_file(&id.key, entry));
+                let path = self
+                    .root
+                    .join(op)
+                    .join(&id.stem)
+                    .join(entry_file(&id.key, entry));
                 // Bounded before it is read: a regular file, no larger than the manifest's
                 // shape allows (within the element budget) with a header of any real size.
-                let volume = (self.limits)
-                    .checked_volume(shape)
-                    .map_err(|e| corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message)))?;
+                let volume = (self.limits).checked_volume(shape).map_err(|e| {
+                    corrupt(format!("{manifest_name}: `{}`: {}", id.key, e.message))
+                })?;
                 let limit = (volume as u64).saturating_mul(8).saturating_add(1 << 20);
                 let bytes = opspec_spec::source::read_bounded(&path, limit)
                     .map_err(|e| corrupt(format!("golden {file_name}: {e}")))?;
                 let actual = sha256_hex(&bytes);
                 if &actual != sha256 {
-                    return Err(corrupt(format!(
-                        "golden {file_name} fails its content hash: {manifest_name} records sha256 {sha256}, the file has {actual}. The file was changed outside blessing (edited, truncated or merged badly): restore it with `git checkout {}`, or re-bless."
-                    , self.label)));
+                    let message = format!(
+                        "golden {file_name} fails its content hash: {manifest_name} records sha256 {sha256}, the file has {actual}. The file was changed outside blessing (edited, truncated or merged badly): restore it with `git checkout {}`, or re-bless.",
+                        self.label
+                    );
+                    return Err(corrupt(message));
                 }
                 let dtype = DType::from_name(dtype).ok_or_else(|| {
                     corrupt(format!(
@@ -289,10 +295,11 @@ impl GoldenStore {
                 Expectation::Outputs(vec![tensor])
             }
             _ => {
-                return Err(corrupt(format!(
+                let message = format!(
                     "{manifest_name}: the entry of `{}` gives neither an error nor dtype, shape and sha256",
                     id.key
-                )))
+                );
+                return Err(corrupt(message));
             }
         };
         let version = crate::GENERATOR_VERSION;
