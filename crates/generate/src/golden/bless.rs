@@ -1,5 +1,4 @@
-//! Blessing: goldens no case uses found and removed, and each sweep switched to its new
-//! goldens all at once under the bless lock, with faults injectable at each step for tests.
+//! Blessing: unused goldens removed, each sweep switched to its new goldens under the lock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

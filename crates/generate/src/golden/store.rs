@@ -1,5 +1,4 @@
-//! The store: a run's golden folder, each golden read and checked once, and written under a
-//! staged name of its own (never over an existing file) when blessing.
+//! The store: each golden read and checked once per run, and written under a staged name.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
