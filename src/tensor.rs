@@ -40,13 +40,10 @@ impl Limits {
             })?;
         }
         if volume > budget {
-            return Err(OpError::new(
-                ErrorKind::TooLarge,
-                BUDGET_CLAUSE,
-                format!(
-                    "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
-                ),
-            ));
+            let message = format!(
+                "shape {shape:?} has {volume} elements, over the budget of {budget} (OPSPEC_MAX_ELEMENTS)"
+            );
+            return Err(OpError::new(ErrorKind::TooLarge, BUDGET_CLAUSE, message));
         }
         Ok(volume as usize)
     }

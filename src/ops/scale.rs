@@ -258,13 +258,14 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor, limits: Limits) -> Result<Plan
     };
     let spatial = rank - channel_axis - 1;
     if !(2..=3).contains(&spatial) {
+        let message = format!(
+            "channel_axis {channel_axis} leaves {spatial} dims after it in shape {:?}; only 2D or 3D scale is supported",
+            input.shape
+        );
         return fail(
             ErrorKind::InvalidRank,
             "scale.channel-axis.spatial",
-            format!(
-                "channel_axis {channel_axis} leaves {spatial} dims after it in shape {:?}; only 2D or 3D scale is supported",
-                input.shape
-            ),
+            message,
         );
     }
     // Checked: with a leading dim of 0 the trailing dims alone could overflow.
@@ -280,16 +281,13 @@ pub fn plan<'a>(attrs: &'a Attrs, input: &Tensor, limits: Limits) -> Result<Plan
         ("power", &attrs.power),
     ] {
         if !list.is_empty() && list.len() != count {
-            return fail(
-                ErrorKind::InvalidWeights,
-                "scale.weights.count",
-                format!(
-                    "{name} has {} coefficients; {:?} mode on shape {:?} with channel axis {channel_axis} takes 0 or {count}",
-                    list.len(),
-                    attrs.mode,
-                    input.shape
-                ),
+            let message = format!(
+                "{name} has {} coefficients; {:?} mode on shape {:?} with channel axis {channel_axis} takes 0 or {count}",
+                list.len(),
+                attrs.mode,
+                input.shape
             );
+            return fail(ErrorKind::InvalidWeights, "scale.weights.count", message);
         }
     }
     Ok(Plan {

@@ -212,19 +212,21 @@ fn resolve_reshape(
             format!("reshape dims {dims:?} have more than one -1"),
         );
     }
+    let past_rank = |position: usize| {
+        let message = format!(
+            "reshape dim 0 at position {position} copies an input dim, but the input {input:?} has rank {}",
+            input.len()
+        );
+        OpError::new(
+            ErrorKind::InvalidReshape,
+            "shuffle.reshape.zero-past-rank",
+            message,
+        )
+    };
     let mut resolved = Vec::with_capacity(dims.len());
     for (position, &dim) in dims.iter().enumerate() {
         resolved.push(match dim {
-            0 if zero_is_placeholder => *input.get(position).ok_or_else(|| {
-                OpError::new(
-                    ErrorKind::InvalidReshape,
-                    "shuffle.reshape.zero-past-rank",
-                    format!(
-                        "reshape dim 0 at position {position} copies an input dim, but the input {input:?} has rank {}",
-                        input.len()
-                    ),
-                )
-            })?,
+            0 if zero_is_placeholder => *input.get(position).ok_or_else(|| past_rank(position))?,
             -1 => 0, // solved below
             _ => dim as usize,
         });
@@ -244,29 +246,32 @@ fn resolve_reshape(
     match dims.iter().position(|&d| d == -1) {
         Some(wildcard) => {
             if known_volume == 0 {
+                let message = format!(
+                    "-1 in reshape dims {dims:?} is indeterminate: the other dims multiply to 0"
+                );
                 return fail(
                     ErrorKind::IndeterminateWildcard,
                     "shuffle.reshape.wildcard-indeterminate",
-                    format!("-1 in reshape dims {dims:?} is indeterminate: the other dims multiply to 0"),
+                    message,
                 );
             }
             if volume % known_volume != 0 {
+                let message = format!(
+                    "-1 in reshape dims {dims:?} cannot be solved: {volume} elements are not a multiple of {known_volume}"
+                );
                 return fail(
                     ErrorKind::VolumeMismatch,
                     "shuffle.reshape.wildcard-divides",
-                    format!("-1 in reshape dims {dims:?} cannot be solved: {volume} elements are not a multiple of {known_volume}"),
+                    message,
                 );
             }
             resolved[wildcard] = volume / known_volume;
         }
         None if known_volume != volume => {
-            return fail(
-                ErrorKind::VolumeMismatch,
-                "shuffle.reshape.volume",
-                format!(
-                    "reshape dims {dims:?} resolve to {resolved:?} with {known_volume} elements, the input {input:?} has {volume}"
-                ),
+            let message = format!(
+                "reshape dims {dims:?} resolve to {resolved:?} with {known_volume} elements, the input {input:?} has {volume}"
             );
+            return fail(ErrorKind::VolumeMismatch, "shuffle.reshape.volume", message);
         }
         None => {}
     }

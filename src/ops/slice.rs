@@ -158,10 +158,13 @@ pub fn plan(
         );
     }
     if !mode.accepts(dtype) {
+        let message = format!(
+            "{mode:?} mode does not support {dtype} (clamp, fill and reflect exclude int64 and bfloat16)"
+        );
         return fail(
             ErrorKind::UnsupportedDtype,
             "slice.dtype.clamp-fill-reflect-exclude-int64-bf16",
-            format!("{mode:?} mode does not support {dtype} (clamp, fill and reflect exclude int64 and bfloat16)"),
+            message,
         );
     }
     let fill_bits = fill_value(mode, dtype, inputs.fill)?;
@@ -265,11 +268,10 @@ fn check_axis(mode: Mode, slice: &AxisSlice, axis: usize) -> Result<(), OpError>
             Mode::Wrap => "slice.empty-dim.wrap",
             _ => "slice.empty-dim.clamp-reflect",
         };
-        return fail(
-            ErrorKind::EmptyDimension,
-            clause,
-            format!("axis {axis} has extent 0, so {mode:?} has no element to read for a non-empty output"),
+        let message = format!(
+            "axis {axis} has extent 0, so {mode:?} has no element to read for a non-empty output"
         );
+        return fail(ErrorKind::EmptyDimension, clause, message);
     }
     if mode != Mode::StrictBounds {
         return Ok(());

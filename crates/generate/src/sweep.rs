@@ -195,6 +195,10 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -
     let mut seen: BTreeMap<(Op, String), PathBuf> = BTreeMap::new();
     for OpFile { op, path, file } in files {
         if let Some(first) = seen.insert((op, file.clone()), path.clone()) {
+            let message = format!(
+                "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
+                first.display()
+            );
             sweeps.errors.push(SpecError {
                 kind: SpecErrorKind::Duplicate,
                 path: path.clone(),
@@ -202,10 +206,7 @@ pub fn load_dirs(dirs: &[PathBuf], only: Option<(&str, &str)>, limits: Limits) -
                 file: format!("sweep::{file}"),
                 case: None,
                 field: None,
-                message: format!(
-                    "a sweep `{op}/{file}` is also defined in {}; goldens are named by op and file, so they must be unique",
-                    first.display()
-                ),
+                message,
             });
             continue;
         }
@@ -283,27 +284,27 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
             )
         }
     };
-    let def: FileDef =
-        match serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text)) {
-            Ok(def) => def,
-            Err(e) => {
-                let field = e.path().to_string();
-                // Text that is not YAML fails even when read into nothing.
-                let kind = match serde_yaml::from_str::<serde::de::IgnoredAny>(&text) {
-                    Err(_) => SpecErrorKind::Syntax,
-                    Ok(_) => SpecErrorKind::Structure,
-                };
-                return (
-                    vec![],
-                    vec![error(SweepProblem {
-                        kind,
-                        case: None,
-                        field: Some(field),
-                        message: e.into_inner().to_string(),
-                    })],
-                );
-            }
-        };
+    // The one YAML reader of the suite ([`opspec_spec::yaml`]), with its bounds on aliases,
+    // nesting and documents; the field is named by the reader, the message says the problem.
+    let def: FileDef = match opspec_spec::yaml::from_str(&text) {
+        Ok(def) => def,
+        Err(e) => {
+            let kind = if e.is_syntax() {
+                SpecErrorKind::Syntax
+            } else {
+                SpecErrorKind::Structure
+            };
+            return (
+                vec![],
+                vec![error(SweepProblem {
+                    kind,
+                    case: None,
+                    field: Some(e.field()),
+                    message: e.without_path(),
+                })],
+            );
+        }
+    };
     let mut cases = Vec::new();
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
@@ -314,14 +315,15 @@ pub fn expand_file(op: Op, path: &Path, limits: Limits) -> (Vec<GeneratedCase>, 
                     if names.insert(generated.golden.key.clone()) {
                         cases.push(generated);
                     } else {
+                        let message = format!(
+                            "two combinations are both named `{}`: give the matrix values distinct names",
+                            generated.golden.key
+                        );
                         errors.push(error(SweepProblem {
                             kind: SpecErrorKind::Duplicate,
                             case: Some(generated.case.name.clone()),
                             field: Some("name".into()),
-                            message: format!(
-                                "two combinations are both named `{}`: give the matrix values distinct names",
-                                generated.golden.key
-                            ),
+                            message,
                         }));
                     }
                 }
@@ -668,12 +670,10 @@ fn build_tensor(
                 false,
             ),
             other => {
-                return Err(FieldProblem::new(
-                    "values",
-                    format!(
+                let message = format!(
                     "unknown values `{other}` (provenance, special, random, or a list of values)"
-                ),
-                ))
+                );
+                return Err(FieldProblem::new("values", message));
             }
         },
         (None, Some(ValuesDef::List(nodes))) => {
@@ -902,6 +902,81 @@ mod tests {
         let path = dir.path().join(op).join(format!("{name}.yaml"));
         std::fs::write(&path, yaml).unwrap();
         (dir, path)
+    }
+
+    /// A sweep file is read by the spec files' reader: a field of the wrong type or an unknown
+    /// field voids the file with its kind, the file and the field, and the line.
+    #[test]
+    fn a_bad_field_of_a_sweep_file_is_named_with_its_file_and_line() {
+        let (_dir, path) = scratch("bad", "slice", "seed: one\nsweeps: []\n");
+        let (cases, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert!(cases.is_empty());
+        let [error] = errors.as_slice() else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(error.kind, SpecErrorKind::Structure, "{error:?}");
+        assert_eq!(error.path, path);
+        assert_eq!(error.file, "sweep::bad");
+        assert_eq!(error.field.as_deref(), Some("seed"), "{error:?}");
+        assert!(
+            error.message.contains("expected u64") && error.message.contains("line 1"),
+            "{error:?}"
+        );
+
+        std::fs::write(&path, "seed: 1\nsweeps: []\nsweep: []\n").unwrap();
+        let (_, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert_eq!(errors[0].field.as_deref(), Some("sweep"), "{errors:?}");
+        assert!(
+            errors[0].message.contains("unknown field `sweep`")
+                && errors[0].message.contains("line 3"),
+            "{errors:?}"
+        );
+
+        std::fs::write(&path, "seed: 1\nsweeps: [\n").unwrap();
+        let (_, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert_eq!(errors[0].kind, SpecErrorKind::Syntax, "{errors:?}");
+        assert!(errors[0].message.contains("line "), "{errors:?}");
+    }
+
+    /// The reader's bounds hold for sweeps: nine aliases of nine aliases (9^9 values, the
+    /// "billion laughs") and lists nested past the limit are refused as they are read.
+    #[test]
+    fn an_alias_bomb_or_deep_nesting_in_a_sweep_file_is_refused() {
+        let mut yaml = String::from(
+            "seed: 1\nsweeps:\n  - name: bomb\n    l0: &l0 [x, x, x, x, x, x, x, x, x]\n",
+        );
+        for level in 1..9 {
+            let below = vec![format!("*l{}", level - 1); 9].join(", ");
+            yaml.push_str(&format!("    l{level}: &l{level} [{below}]\n"));
+        }
+        let (_dir, path) = scratch("bomb", "slice", &yaml);
+        let (cases, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert!(cases.is_empty());
+        let [error] = errors.as_slice() else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(error.kind, SpecErrorKind::Structure, "{error:?}");
+        assert_eq!(error.file, "sweep::bomb");
+        assert!(
+            error.message.contains("their aliases come to more than"),
+            "{error:?}"
+        );
+        // Refused as it is read, as in a spec file: the whole file, at a line.
+        assert_eq!(error.field.as_deref(), Some("."), "{error:?}");
+        assert!(error.message.contains(" at line "), "{error:?}");
+
+        let deep = format!(
+            "seed: 1\nsweeps: [{}{}]\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        std::fs::write(&path, deep).unwrap();
+        let (_, errors) = expand_file(Op::Slice, &path, Limits::DEFAULT);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].message.contains("recursion limit exceeded"),
+            "{errors:?}"
+        );
     }
 
     #[test]

@@ -251,12 +251,11 @@ impl Catalogue {
                                 path: first.path.clone(),
                                 ..clause.clone()
                             };
-                            (copy != *first).then(|| {
-                                format!(
-                                    "redefines the built-in clause of {} (give a rule of your own a new id)",
-                                    first.path.display()
-                                )
-                            })
+                            let message = format!(
+                                "redefines the built-in clause of {} (give a rule of your own a new id)",
+                                first.path.display()
+                            );
+                            (copy != *first).then_some(message)
                         }
                         Some(first) => Some(format!("also defined in {}", first.path.display())),
                     };
@@ -428,10 +427,10 @@ fn read_file(scope: &str, path: &Path) -> Result<Vec<Clause>, Vec<CatalogueError
             ))
         };
         if !is_clause_id(id, scope) {
-            problem(
-                "id",
-                format!("a clause id of `{scope}` reads `{scope}.<topic>.<rule>`: words of a-z0-9 joined by `-`, separated by `.`"),
+            let message = format!(
+                "a clause id of `{scope}` reads `{scope}.<topic>.<rule>`: words of a-z0-9 joined by `-`, separated by `.`"
             );
+            problem("id", message);
         }
         if seen.insert(id.to_owned(), index).is_some() {
             problem("id", "listed twice in this file".into());
@@ -545,9 +544,11 @@ mod tests {
                     continue;
                 }
                 found += 1;
-                let clause = catalogue
-                    .get(literal)
-                    .unwrap_or_else(|| panic!("the interpreter raises `{literal}`, which specs/{scope}.clauses.yaml does not list"));
+                let Some(clause) = catalogue.get(literal) else {
+                    panic!(
+                        "the interpreter raises `{literal}`, which specs/{scope}.clauses.yaml does not list"
+                    );
+                };
                 assert!(
                     clause.error.is_some(),
                     "`{literal}` is raised as an error but its catalogue entry has no `error` kind"

@@ -19,7 +19,7 @@ pub mod npy;
 pub mod schema;
 pub mod source;
 pub mod value;
-mod yaml;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::fmt;

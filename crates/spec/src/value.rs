@@ -546,9 +546,10 @@ pub fn to_bits(node: &DataNode, dtype: DType) -> Result<u64, ValueError> {
                 DataNode::Int(v) => {
                     let value = *v as f64;
                     if value as i128 != *v || !format.is_exact(value) {
-                        return Err(ValueError::new(Inexact, format!(
+                        let message = format!(
                             "integer {v} is not exact in {dtype}; write it as a decimal ({v}.0) to have it rounded, or quote it if it is a bit pattern"
-                        )));
+                        );
+                        return Err(ValueError::new(Inexact, message));
                     }
                     value
                 }
@@ -604,6 +605,7 @@ fn is_json_special(text: &str) -> bool {
 
 /// `"0x7e01"` → the bits, if they fit the type's width.
 fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
+    const YAML_SPECIALS: &str = "write NaN as .nan and the infinities as .inf and -.inf (unquoted)";
     let format = dtype
         .float_format()
         .expect("only float types take bit patterns");
@@ -616,7 +618,7 @@ fn parse_bit_pattern(text: &str, dtype: DType) -> Result<u64, ValueError> {
                 ValueErrorKind::WrongType,
                 if is_json_special(text) {
                     // JSON exporters write NaN and Infinity; YAML's spellings are these.
-                    format!("{text:?} is not {a_dtype} value: write NaN as .nan and the infinities as .inf and -.inf (unquoted)")
+                    format!("{text:?} is not {a_dtype} value: {YAML_SPECIALS}")
                 } else {
                     format!("{text:?} is not {a_dtype} value (a bit pattern is written \"0x7e01\")")
                 },

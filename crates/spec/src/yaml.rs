@@ -1,8 +1,8 @@
-//! The one YAML reader of spec files: a serde deserializer that pulls libyaml's events one at
-//! a time (through `libyaml-safer`, a safe port of libyaml, the parser serde_yaml_ng wraps) and
-//! hands each to the visitor as it comes. Nothing of the document is held but the event being
-//! read, so a data list streams straight into its typed buffer (`super::value::TensorData`)
-//! and the memory a file takes is what its values take.
+//! The one YAML reader of spec, catalogue and sweep files: a serde deserializer that pulls
+//! libyaml's events one at a time (through `libyaml-safer`, a safe port of libyaml, the parser
+//! serde_yaml_ng wraps) and hands each to the visitor as it comes. Nothing of the document is
+//! held but the event being read, so a data list streams straight into its typed buffer
+//! (`super::value::TensorData`) and the memory a file takes is what its values take.
 //!
 //! Values mean what serde_yaml_ng makes of them (the scalar rules below are its rules: `0x10`
 //! is 16, `010`, `yes` and bare `nan` are strings, `.nan` and `.inf` are floats), so a file
@@ -11,8 +11,8 @@
 //! local tags (`!x`) are refused with their line; anchored values are kept (as events) for
 //! their aliases, and anchors and aliases together are bounded by [`MAX_ALIASED`] events and
 //! [`MAX_ALIASED_BYTES`] bytes of scalars (the YAML bomb's tool: many aliases of one small
-//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at their own lower
-//! bound, before the rest of the file is read.
+//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at
+//! their own lower bound, before the rest of the file is read.
 
 use std::fmt;
 use std::io::BufRead;
@@ -31,7 +31,7 @@ const CORE_TAGS: &str = "tag:yaml.org,2002:";
 
 /// Why a document was not read.
 #[derive(Debug)]
-pub(crate) struct Error {
+pub struct Error {
     message: String,
     /// Where: 1-based line and column.
     at: Option<(u64, u64)>,
@@ -82,12 +82,12 @@ impl Error {
 
     /// The path of the field the problem is in, as serde_path_to_error writes it (`.` for
     /// the whole document).
-    pub(crate) fn field(&self) -> String {
+    pub fn field(&self) -> String {
         self.path.clone().unwrap_or_else(|| ".".to_owned())
     }
 
     /// The problem without its field's path, for a message that names the field apart.
-    pub(crate) fn without_path(&self) -> String {
+    pub fn without_path(&self) -> String {
         match self.at {
             Some((line, column)) if !self.syntax => {
                 format!("{} at line {line} column {column}", self.message)
@@ -105,7 +105,7 @@ impl Error {
     }
 
     /// The text is not YAML (as opposed to YAML that does not fit the spec's structure).
-    pub(crate) fn is_syntax(&self) -> bool {
+    pub fn is_syntax(&self) -> bool {
         self.syntax
     }
 }
@@ -135,6 +135,18 @@ impl de::Error for Error {
 }
 
 type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Reads the one YAML document `text` holds into `T`, with the bounds above; the error names
+/// the field (its path) and the line.
+pub fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T> {
+    // In 64 KiB pieces: libyaml-safer takes in all the bytes its reader hands it at once, as
+    // 4-byte chars (a whole text handed over would cost 4 × its bytes).
+    let reader = std::io::BufReader::with_capacity(1 << 16, text.as_bytes());
+    let mut deserializer = Deserializer::new(reader)?;
+    let value = T::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
 
 /// One event, as the deserializer needs it.
 #[derive(Clone)]
@@ -198,11 +210,21 @@ fn too_much_aliased(events: usize, bytes: usize, mark: Mark) -> Option<Error> {
     } else {
         return None;
     };
-    Some(Error::at(
-        format!("anchored values and their aliases come to more than {what}: write large data to an .npy file, or repeat less"),
-        mark,
-    ))
+    let message = format!(
+        "anchored values and their aliases come to more than {what}: write large data to an .npy file, or repeat less"
+    );
+    Some(Error::at(message, mark))
 }
+
+/// The error of collections nested past [`MAX_DEPTH`] levels.
+fn too_deep(mark: Mark) -> Error {
+    let message = format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels");
+    Error::at(message, mark)
+}
+
+/// The error of a second document in a file.
+const ONE_DOCUMENT: &str =
+    "a spec, catalogue or sweep file is one YAML document; this one holds more (`---`)";
 
 /// The most events anchors may hold and aliases replay in one file: aliases let a few lines
 /// stand for an exponential number of values (the "billion laughs"); spec files alias a tensor
@@ -251,10 +273,7 @@ impl<R: BufRead> Deserializer<R> {
                 EventData::DocumentEnd { .. } => continue,
                 EventData::StreamEnd => return Ok(()),
                 EventData::DocumentStart { .. } => {
-                    let mut error = Error::at(
-                        "a spec file is one YAML document; this one holds more (`---`)",
-                        event.start_mark,
-                    );
+                    let mut error = Error::at(ONE_DOCUMENT, event.start_mark);
                     error.syntax = true;
                     return Err(error);
                 }
@@ -434,10 +453,7 @@ impl<R: BufRead> Deserializer<R> {
 
     fn enter(&mut self, mark: Mark) -> Result<()> {
         if self.depth >= MAX_DEPTH {
-            return Err(Error::at(
-                format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels"),
-                mark,
-            ));
+            return Err(too_deep(mark));
         }
         self.depth += 1;
         Ok(())
@@ -500,10 +516,7 @@ impl<R: BufRead> Deserializer<R> {
             match event {
                 Event::SequenceStart | Event::MappingStart => {
                     if self.depth + open >= MAX_DEPTH {
-                        return Err(Error::at(
-                            format!("recursion limit exceeded: collections nest at most {MAX_DEPTH} levels"),
-                            mark,
-                        ));
+                        return Err(too_deep(mark));
                     }
                     open += 1
                 }
