@@ -114,7 +114,8 @@ pub enum Attrs {
 }
 
 impl Attrs {
-    fn op(&self) -> Op {
+    /// The op these attributes are of.
+    pub fn op(&self) -> Op {
         match self {
             Attrs::Shuffle(_) => Op::Shuffle,
             Attrs::Slice(_) => Op::Slice,
