@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 use crate::golden::GoldenId;
 use crate::metamorphic::RoundTrip;
 use crate::rng::Rng;
-use crate::shrink::AttrsCost;
+use crate::shrink::AttrsShrink;
 use opspec::dtype::DType;
 use opspec::ops::{as_strided, reformat, scale, Attrs, Invocation, Op};
 use opspec_spec::bytes::to_le_bytes;
@@ -101,10 +101,9 @@ pub struct OpGenerators {
     /// A random case ([`random::random_case`]); with `invalid`, one that breaks a rule on
     /// purpose.
     pub random_case: fn(&mut Rng, bool) -> Invocation,
-    /// The attributes' part of a case's [`shrink::cost`].
-    pub attrs_cost: fn(&Attrs) -> AttrsCost,
-    /// Simpler variations of a case's attributes and optional inputs ([`shrink::candidates`]).
-    pub shrink_candidates: fn(&Invocation) -> Vec<Invocation>,
+    /// The shrinking of the op's attributes and optional inputs, if it has its own; without,
+    /// a case shrinks by its input's values only.
+    pub shrink: Option<AttrsShrink>,
     /// The op's round trip ([`metamorphic`]), if it has one.
     pub round_trip: Option<RoundTrip>,
 }
@@ -117,8 +116,10 @@ pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
         OpGenerators {
             default_attrs: || Attrs::Shuffle(Default::default()),
             random_case: random::shuffle_case,
-            attrs_cost: shrink::shuffle_cost,
-            shrink_candidates: shrink::shuffle_candidates,
+            shrink: Some(AttrsShrink {
+                cost: shrink::shuffle_cost,
+                candidates: shrink::shuffle_candidates,
+            }),
             round_trip: Some(metamorphic::SHUFFLE),
         },
     ),
@@ -127,8 +128,10 @@ pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
         OpGenerators {
             default_attrs: || Attrs::Slice(Default::default()),
             random_case: random::slice_case,
-            attrs_cost: shrink::slice_cost,
-            shrink_candidates: shrink::slice_candidates,
+            shrink: Some(AttrsShrink {
+                cost: shrink::slice_cost,
+                candidates: shrink::slice_candidates,
+            }),
             round_trip: Some(metamorphic::SLICE),
         },
     ),
@@ -143,8 +146,10 @@ pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
                 })
             },
             random_case: random::as_strided_case,
-            attrs_cost: shrink::as_strided_cost,
-            shrink_candidates: shrink::as_strided_candidates,
+            shrink: Some(AttrsShrink {
+                cost: shrink::as_strided_cost,
+                candidates: shrink::as_strided_candidates,
+            }),
             round_trip: None,
         },
     ),
@@ -162,8 +167,10 @@ pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
                 })
             },
             random_case: random::scale_case,
-            attrs_cost: shrink::scale_cost,
-            shrink_candidates: shrink::scale_candidates,
+            shrink: Some(AttrsShrink {
+                cost: shrink::scale_cost,
+                candidates: shrink::scale_candidates,
+            }),
             round_trip: None,
         },
     ),
@@ -179,8 +186,10 @@ pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
                 })
             },
             random_case: random::reformat_case,
-            attrs_cost: shrink::reformat_cost,
-            shrink_candidates: shrink::reformat_candidates,
+            shrink: Some(AttrsShrink {
+                cost: shrink::reformat_cost,
+                candidates: shrink::reformat_candidates,
+            }),
             round_trip: Some(metamorphic::REFORMAT),
         },
     ),

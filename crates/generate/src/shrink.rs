@@ -53,7 +53,7 @@ pub fn shrink(
 pub fn cost(case: &Invocation) -> Cost {
     let present: Vec<&Tensor> = case.inputs.iter().flatten().collect();
     let elements = present.iter().map(|t| t.len()).sum();
-    let attrs = (crate::GENERATORS.get(case.op()).attrs_cost)(&case.attrs);
+    let attrs = attrs_shrink(case).map_or(AttrsCost::default(), |s| (s.cost)(&case.attrs));
     let ranks = present.iter().map(|t| t.rank()).sum::<usize>() + attrs.ranks;
     let optional = present.len().saturating_sub(1) + attrs.optional;
     let non_simple = case.inputs[0].as_ref().map_or(0, |input| {
@@ -63,6 +63,17 @@ pub fn cost(case: &Invocation) -> Cost {
             .count()
     });
     (elements, ranks, attrs.magnitude, non_simple, optional)
+}
+
+/// An op's own shrinking: the attributes' part of a [`Cost`], and simpler variations of its
+/// attributes and optional inputs.
+pub struct AttrsShrink {
+    pub cost: fn(&Attrs) -> AttrsCost,
+    pub candidates: fn(&Invocation) -> Vec<Invocation>,
+}
+
+fn attrs_shrink(case: &Invocation) -> Option<&'static AttrsShrink> {
+    crate::GENERATORS.get(case.op()).shrink.as_ref()
 }
 
 /// An op's attributes' part of a [`Cost`]: their list lengths, magnitude and optional fields
@@ -173,7 +184,7 @@ fn inversions(perm: &[i64]) -> u64 {
 
 /// Simpler variations of `case`, structural ones first.
 pub fn candidates(case: &Invocation) -> Vec<Invocation> {
-    let mut out = (crate::GENERATORS.get(case.op()).shrink_candidates)(case);
+    let mut out = attrs_shrink(case).map_or_else(Vec::new, |s| (s.candidates)(case));
     out.extend(value_candidates(case));
     out
 }
