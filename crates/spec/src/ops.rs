@@ -188,3 +188,31 @@ pub static OPS: OpTable<OpEntry> = OpTable::new([
 pub fn entry(op: Op) -> &'static OpEntry {
     OPS.get(op)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spec files and the wire go through the one decoder: the same attributes, and an error
+    /// at the same field.
+    #[test]
+    fn yaml_and_json_read_alike() {
+        let text = "{start: [1, -2], size: [3, 4], mode: wrap}";
+        let yaml: serde_yaml::Value = serde_yaml::from_str(text).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(r#"{"start": [1, -2], "size": [3, 4], "mode": "wrap"}"#).unwrap();
+        let slice = entry(Op::Slice);
+        assert_eq!(
+            slice.attrs_from_yaml(yaml).unwrap(),
+            slice.attrs_from_json(json).unwrap()
+        );
+        let yaml = serde_yaml::from_str("{start: [x]}").unwrap();
+        let json = serde_json::json!({"start": ["x"]});
+        let (yaml, json) = (
+            slice.attrs_from_yaml(yaml).unwrap_err(),
+            slice.attrs_from_json(json).unwrap_err(),
+        );
+        assert_eq!(yaml.path().to_string(), "start[0]");
+        assert_eq!(json.path().to_string(), "start[0]");
+    }
+}
