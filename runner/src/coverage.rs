@@ -44,6 +44,7 @@ use opspec::ops::{self, as_strided, scale, slice, Attrs, Invocation, Op};
 use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind};
 use opspec_spec::clauses::{Catalogue, Clause, Marks};
+use opspec_spec::ops::OpTable;
 use opspec_spec::{load_dirs, Case, Evidence, Expectation};
 
 use crate::attributes::wire;
@@ -536,14 +537,18 @@ fn expects_error(case: &Case, kind: ErrorKind) -> bool {
 }
 
 fn combinations(op: Op, trials: &[&Case]) -> Vec<Table> {
-    match op {
-        Op::Shuffle => vec![shuffle_table(trials)],
-        Op::Slice => vec![slice_table(trials)],
-        Op::AsStrided => vec![as_strided_table(trials)],
-        Op::Scale => vec![scale_table(trials)],
-        Op::Reformat => vec![reformat_table(trials)],
-    }
+    vec![(COMBINATIONS.get(op))(trials)]
 }
+
+/// Each op's table of the combinations its documents list: the only place the runner lists
+/// the ops.
+static COMBINATIONS: OpTable<fn(&[&Case]) -> Table> = OpTable::new([
+    (Op::Shuffle, shuffle_table),
+    (Op::Slice, slice_table),
+    (Op::AsStrided, as_strided_table),
+    (Op::Scale, scale_table),
+    (Op::Reformat, reformat_table),
+]);
 
 /// docs/semantics.md §1.3, §1.4: 0 and -1 in the reshape dims (attribute or input 1), with and
 /// without `zero_is_placeholder`.

@@ -11,7 +11,6 @@ use opspec::ops::{Attrs, Invocation, Op};
 use opspec::tensor::Limits;
 use opspec::{DType, Tensor};
 use opspec_spec::bytes::{from_le_bytes, to_le_bytes, BytesError};
-use opspec_spec::value::ScaleAttrs;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -244,13 +243,10 @@ pub fn decode_attrs(op: Op, mut value: Value, limits: Limits) -> Result<Attrs, W
             }
         }
     }
-    let mut attrs = match op {
-        Op::Shuffle => Attrs::Shuffle(serde_json::from_value(value)?),
-        Op::Slice => Attrs::Slice(serde_json::from_value(value)?),
-        Op::AsStrided => Attrs::AsStrided(serde_json::from_value(value)?),
-        Op::Scale => Attrs::Scale(serde_json::from_value::<ScaleAttrs>(value)?.into()),
-        Op::Reformat => Attrs::Reformat(serde_json::from_value(value)?),
-    };
+    // The spec files' decoder; the wire's message has no field path, as serde_json's own.
+    let mut attrs = opspec_spec::ops::entry(op)
+        .attrs_from_json(value)
+        .map_err(|e| e.into_inner())?;
     if let Attrs::Scale(scale) = &mut attrs {
         for (name, list) in coefficients {
             match name {

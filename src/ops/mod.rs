@@ -114,7 +114,8 @@ pub enum Attrs {
 }
 
 impl Attrs {
-    fn op(&self) -> Op {
+    /// The op these attributes are of.
+    pub fn op(&self) -> Op {
         match self {
             Attrs::Shuffle(_) => Op::Shuffle,
             Attrs::Slice(_) => Op::Slice,
@@ -143,8 +144,10 @@ impl Invocation {
     }
 }
 
-/// The plan of one op.
+/// The plan of one op. Non-exhaustive so that the fast kernels (crate `opspec-kernels`) leave
+/// an op they have no kernel for to [`Plan::evaluate`].
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Plan<'a> {
     Shuffle(shuffle::Plan),
     Slice(slice::Plan),

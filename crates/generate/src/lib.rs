@@ -16,6 +16,8 @@
 //!   fuzzing (`opspec-fuzz`), their shrinking, and their writing as spec YAML.
 //! - [`golden`]: the goldens' store (manifests, `.npy` files, blessing).
 //! - [`rng`]: the fixed random number generator every seed goes through.
+//!
+//! Each op's generators are reached through one table, [`GENERATORS`].
 
 pub mod golden;
 pub mod metamorphic;
@@ -32,9 +34,13 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::golden::GoldenId;
+use crate::metamorphic::RoundTrip;
+use crate::rng::Rng;
+use crate::shrink::AttrsShrink;
 use opspec::dtype::DType;
-use opspec::ops::{Attrs, Invocation, Op};
+use opspec::ops::{as_strided, reformat, scale, Attrs, Invocation, Op};
 use opspec_spec::bytes::to_le_bytes;
+use opspec_spec::ops::OpTable;
 use opspec_spec::{Case, Expectation};
 
 /// The version of the generators. Bump it when the same sweep file would give different
@@ -85,30 +91,109 @@ pub fn new_case(op: Op, file: &str, path: &Path, name: &str, dtype: Option<DType
 }
 
 fn default_attrs(op: Op) -> Attrs {
-    match op {
-        Op::Shuffle => Attrs::Shuffle(Default::default()),
-        Op::Slice => Attrs::Slice(Default::default()),
-        Op::AsStrided => Attrs::AsStrided(opspec::ops::as_strided::Attrs {
-            size: vec![],
-            stride: vec![],
-            offset: vec![],
-        }),
-        Op::Scale => Attrs::Scale(opspec::ops::scale::Attrs {
-            mode: opspec::ops::scale::Mode::Uniform,
-            scale: Default::default(),
-            shift: Default::default(),
-            power: Default::default(),
-            channel_axis: None,
-            output_dtype: None,
-        }),
-        Op::Reformat => Attrs::Reformat(opspec::ops::reformat::Attrs {
-            from: opspec::ops::reformat::Format::Linear,
-            to: opspec::ops::reformat::Format::Linear,
-            shape: None,
-            dla: None,
-        }),
-    }
+    (GENERATORS.get(op).default_attrs)()
 }
+
+/// What this crate generates of an op.
+pub struct OpGenerators {
+    /// The attributes of a [`new_case`], before a sweep sets any.
+    pub default_attrs: fn() -> Attrs,
+    /// A random case ([`random::random_case`]); with `invalid`, one that breaks a rule on
+    /// purpose.
+    pub random_case: fn(&mut Rng, bool) -> Invocation,
+    /// The shrinking of the op's attributes and optional inputs, if it has its own; without,
+    /// a case shrinks by its input's values only.
+    pub shrink: Option<AttrsShrink>,
+    /// The op's round trip ([`metamorphic`]), if it has one.
+    pub round_trip: Option<RoundTrip>,
+}
+
+/// Every op's generators: the only place this crate lists the ops. The modules reach their
+/// per-op functions through it.
+pub static GENERATORS: OpTable<OpGenerators> = OpTable::new([
+    (
+        Op::Shuffle,
+        OpGenerators {
+            default_attrs: || Attrs::Shuffle(Default::default()),
+            random_case: random::shuffle_case,
+            shrink: Some(AttrsShrink {
+                cost: shrink::shuffle_cost,
+                candidates: shrink::shuffle_candidates,
+            }),
+            round_trip: Some(metamorphic::SHUFFLE),
+        },
+    ),
+    (
+        Op::Slice,
+        OpGenerators {
+            default_attrs: || Attrs::Slice(Default::default()),
+            random_case: random::slice_case,
+            shrink: Some(AttrsShrink {
+                cost: shrink::slice_cost,
+                candidates: shrink::slice_candidates,
+            }),
+            round_trip: Some(metamorphic::SLICE),
+        },
+    ),
+    (
+        Op::AsStrided,
+        OpGenerators {
+            default_attrs: || {
+                Attrs::AsStrided(as_strided::Attrs {
+                    size: vec![],
+                    stride: vec![],
+                    offset: vec![],
+                })
+            },
+            random_case: random::as_strided_case,
+            shrink: Some(AttrsShrink {
+                cost: shrink::as_strided_cost,
+                candidates: shrink::as_strided_candidates,
+            }),
+            round_trip: None,
+        },
+    ),
+    (
+        Op::Scale,
+        OpGenerators {
+            default_attrs: || {
+                Attrs::Scale(scale::Attrs {
+                    mode: scale::Mode::Uniform,
+                    scale: Default::default(),
+                    shift: Default::default(),
+                    power: Default::default(),
+                    channel_axis: None,
+                    output_dtype: None,
+                })
+            },
+            random_case: random::scale_case,
+            shrink: Some(AttrsShrink {
+                cost: shrink::scale_cost,
+                candidates: shrink::scale_candidates,
+            }),
+            round_trip: None,
+        },
+    ),
+    (
+        Op::Reformat,
+        OpGenerators {
+            default_attrs: || {
+                Attrs::Reformat(reformat::Attrs {
+                    from: reformat::Format::Linear,
+                    to: reformat::Format::Linear,
+                    shape: None,
+                    dla: None,
+                })
+            },
+            random_case: random::reformat_case,
+            shrink: Some(AttrsShrink {
+                cost: shrink::reformat_cost,
+                candidates: shrink::reformat_candidates,
+            }),
+            round_trip: Some(metamorphic::REFORMAT),
+        },
+    ),
+]);
 
 /// A short hash of what a case computes: op, attributes and inputs (16 hex digits of
 /// SHA-256). A golden records it, so a changed case makes its golden stale.

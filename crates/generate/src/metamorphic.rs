@@ -15,19 +15,31 @@ use opspec::ops::slice::{self, Mode};
 use opspec::ops::{shuffle, Attrs, Invocation, Op};
 use opspec::tensor::{Limits, Tensor};
 
+/// An op's round trip: what reports call it, and its steps.
+pub struct RoundTrip {
+    /// What the round trip is called in reports.
+    pub describe: &'static str,
+    /// The clauses the second step relies on beyond those of the first, which a round-trip
+    /// trial cites too.
+    pub way_back_clauses: &'static [&'static str],
+    /// Whether the round trip applies to this first step.
+    pub applies: fn(&Invocation) -> bool,
+    /// The second step, given the first step, its input 0 and the output it gave.
+    pub second: fn(&Invocation, &Tensor, &Tensor, Limits) -> Result<Invocation, NoWayBack>,
+}
+
+fn round_trip(op: Op) -> Option<&'static RoundTrip> {
+    crate::GENERATORS.get(op).round_trip.as_ref()
+}
+
 /// Whether `op` has a round trip here.
 pub fn supported(op: Op) -> bool {
-    matches!(op, Op::Shuffle | Op::Slice | Op::Reformat)
+    round_trip(op).is_some()
 }
 
 /// What the round trip of an op is called in reports.
 pub fn describe(op: Op) -> &'static str {
-    match op {
-        Op::Shuffle => "shuffle then the inverse shuffle",
-        Op::Slice => "pad by FILL then STRICT_BOUNDS slice back",
-        Op::Reformat => "pack then unpack",
-        Op::AsStrided | Op::Scale => "no round trip",
-    }
+    round_trip(op).map_or("no round trip", |r| r.describe)
 }
 
 /// The clauses the second step relies on beyond those of the first, which a round-trip trial
@@ -35,25 +47,12 @@ pub fn describe(op: Op) -> &'static str {
 /// step uses. (Slice's way back reads in bounds with STRICT_BOUNDS, and reformat's unpacks the
 /// format the first step packed: rules of the first step's own clauses or none a trial fails on.)
 pub fn way_back_clauses(op: Op) -> &'static [&'static str] {
-    match op {
-        Op::Shuffle => &[
-            "shuffle.order.transpose-reshape-transpose",
-            "shuffle.transpose.first-permutation",
-            "shuffle.reshape.dims",
-            "shuffle.transpose.second-permutation",
-        ],
-        Op::Slice | Op::Reformat | Op::AsStrided | Op::Scale => &[],
-    }
+    round_trip(op).map_or(&[], |r| r.way_back_clauses)
 }
 
 /// Whether the round trip applies to this first step (it may still be rejected as invalid).
 pub fn applies(first: &Invocation) -> bool {
-    match &first.attrs {
-        Attrs::Shuffle(_) => true,
-        Attrs::Slice(attrs) => slice_back(attrs, first).is_some(),
-        Attrs::Reformat(attrs) => attrs.from == Format::Linear && attrs.to != Format::Linear,
-        Attrs::AsStrided(_) | Attrs::Scale(_) => false,
-    }
+    round_trip(first.op()).is_some_and(|r| (r.applies)(first))
 }
 
 /// Why there is no second step.
@@ -83,42 +82,76 @@ pub fn second(
         .first()
         .and_then(Option::as_ref)
         .ok_or(NoWayBack::NoInput)?;
-    match &first.attrs {
-        Attrs::Shuffle(attrs) => {
-            let plan = shuffle::plan(
-                attrs,
-                &input.shape,
-                first.inputs.get(1).and_then(Option::as_ref),
-                limits,
-            )
-            .map_err(NoWayBack::FirstStep)?;
-            let transposed: Vec<i64> = plan.first.iter().map(|&a| input.shape[a] as i64).collect();
-            Ok(Invocation {
-                attrs: Attrs::Shuffle(shuffle::Attrs {
-                    first_transpose: Some(inverse(&plan.second)),
-                    reshape_dims: Some(transposed),
-                    second_transpose: Some(inverse(&plan.first)),
-                    zero_is_placeholder: Some(false),
-                }),
-                inputs: vec![Some(output.clone()), None],
-            })
-        }
-        Attrs::Slice(attrs) => {
-            let back = slice_back(attrs, first).ok_or(NoWayBack::UncoveredFill)?;
-            let mut inputs = vec![None; Op::Slice.inputs().len()];
-            inputs[0] = Some(output.clone());
-            Ok(Invocation {
-                attrs: Attrs::Slice(slice::Attrs {
-                    start: Some(back.iter().map(|a| a.0).collect()),
-                    size: Some(back.iter().map(|a| a.1).collect()),
-                    stride: Some(back.iter().map(|a| a.2).collect()),
-                    mode: Some(Mode::StrictBounds),
-                    axes: None,
-                }),
-                inputs,
-            })
-        }
-        Attrs::Reformat(attrs) => Ok(Invocation {
+    let round_trip = round_trip(first.op()).ok_or(NoWayBack::NoRoundTrip)?;
+    (round_trip.second)(first, input, output, limits)
+}
+
+pub(crate) const SHUFFLE: RoundTrip = RoundTrip {
+    describe: "shuffle then the inverse shuffle",
+    way_back_clauses: &[
+        "shuffle.order.transpose-reshape-transpose",
+        "shuffle.transpose.first-permutation",
+        "shuffle.reshape.dims",
+        "shuffle.transpose.second-permutation",
+    ],
+    applies: |_| true,
+    second: |first, input, output, limits| {
+        let Attrs::Shuffle(attrs) = &first.attrs else {
+            unreachable!()
+        };
+        let plan = shuffle::plan(
+            attrs,
+            &input.shape,
+            first.inputs.get(1).and_then(Option::as_ref),
+            limits,
+        )
+        .map_err(NoWayBack::FirstStep)?;
+        let transposed: Vec<i64> = plan.first.iter().map(|&a| input.shape[a] as i64).collect();
+        Ok(Invocation {
+            attrs: Attrs::Shuffle(shuffle::Attrs {
+                first_transpose: Some(inverse(&plan.second)),
+                reshape_dims: Some(transposed),
+                second_transpose: Some(inverse(&plan.first)),
+                zero_is_placeholder: Some(false),
+            }),
+            inputs: vec![Some(output.clone()), None],
+        })
+    },
+};
+
+pub(crate) const SLICE: RoundTrip = RoundTrip {
+    describe: "pad by FILL then STRICT_BOUNDS slice back",
+    way_back_clauses: &[],
+    applies: |first| matches!(&first.attrs, Attrs::Slice(attrs) if slice_back(attrs, first).is_some()),
+    second: |first, _, output, _| {
+        let Attrs::Slice(attrs) = &first.attrs else {
+            unreachable!()
+        };
+        let back = slice_back(attrs, first).ok_or(NoWayBack::UncoveredFill)?;
+        let mut inputs = vec![None; Op::Slice.inputs().len()];
+        inputs[0] = Some(output.clone());
+        Ok(Invocation {
+            attrs: Attrs::Slice(slice::Attrs {
+                start: Some(back.iter().map(|a| a.0).collect()),
+                size: Some(back.iter().map(|a| a.1).collect()),
+                stride: Some(back.iter().map(|a| a.2).collect()),
+                mode: Some(Mode::StrictBounds),
+                axes: None,
+            }),
+            inputs,
+        })
+    },
+};
+
+pub(crate) const REFORMAT: RoundTrip = RoundTrip {
+    describe: "pack then unpack",
+    way_back_clauses: &[],
+    applies: |first| matches!(&first.attrs, Attrs::Reformat(attrs) if attrs.from == Format::Linear && attrs.to != Format::Linear),
+    second: |first, input, output, _| {
+        let Attrs::Reformat(attrs) = &first.attrs else {
+            unreachable!()
+        };
+        Ok(Invocation {
             attrs: Attrs::Reformat(reformat::Attrs {
                 from: attrs.to,
                 to: Format::Linear,
@@ -126,10 +159,9 @@ pub fn second(
                 dla: attrs.dla,
             }),
             inputs: vec![Some(output.clone())],
-        }),
-        Attrs::AsStrided(_) | Attrs::Scale(_) => Err(NoWayBack::NoRoundTrip),
-    }
-}
+        })
+    },
+};
 
 fn inverse(perm: &[usize]) -> Vec<i64> {
     let mut inverse = vec![0; perm.len()];

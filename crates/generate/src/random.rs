@@ -27,13 +27,7 @@ pub const INVALID_PERCENT: u64 = 20;
 pub fn random_case(rng: &mut Rng, ops: &[Op]) -> Invocation {
     let op = *rng.pick(ops);
     let invalid = rng.chance(INVALID_PERCENT);
-    match op {
-        Op::Shuffle => shuffle_case(rng, invalid),
-        Op::Slice => slice_case(rng, invalid),
-        Op::AsStrided => as_strided_case(rng, invalid),
-        Op::Scale => scale_case(rng, invalid),
-        Op::Reformat => reformat_case(rng, invalid),
-    }
+    (crate::GENERATORS.get(op).random_case)(rng, invalid)
 }
 
 /// A rank from `low..=high`, small ranks more likely.
@@ -140,7 +134,7 @@ fn break_perm(rng: &mut Rng, perm: &mut Vec<i64>) {
     }
 }
 
-fn shuffle_case(rng: &mut Rng, invalid: bool) -> Invocation {
+pub(crate) fn shuffle_case(rng: &mut Rng, invalid: bool) -> Invocation {
     let rank_in = rank(rng, 0, 8);
     let input_shape = shape(rng, rank_in, 4, 4, MAX_ELEMENTS);
     let dtype = dtype(rng, &DType::ALL);
@@ -250,7 +244,7 @@ fn shuffle_case(rng: &mut Rng, invalid: bool) -> Invocation {
     }
 }
 
-fn slice_case(rng: &mut Rng, invalid: bool) -> Invocation {
+pub(crate) fn slice_case(rng: &mut Rng, invalid: bool) -> Invocation {
     let rank_in = rank(rng, 0, 8);
     let input_shape = shape(rng, rank_in, 5, 5, MAX_ELEMENTS);
     let mode = *rng.pick(&[
@@ -404,7 +398,7 @@ fn slice_case(rng: &mut Rng, invalid: bool) -> Invocation {
     }
 }
 
-fn as_strided_case(rng: &mut Rng, invalid: bool) -> Invocation {
+pub(crate) fn as_strided_case(rng: &mut Rng, invalid: bool) -> Invocation {
     let rank_in = rank(rng, 0, 3);
     let mut input_shape = shape(rng, rank_in, 5, 0, 64);
     // ATB tensors have 1 to 8 dims: a rank-0 input stays only in the invalid cases.
@@ -493,7 +487,7 @@ fn moderate(rng: &mut Rng) -> f32 {
     }
 }
 
-fn scale_case(rng: &mut Rng, invalid: bool) -> Invocation {
+pub(crate) fn scale_case(rng: &mut Rng, invalid: bool) -> Invocation {
     let rank_in = rank(rng, 4, 8);
     let input_shape = shape(rng, rank_in, 3, 2, MAX_ELEMENTS);
     let dtype = dtype(rng, &scale::DTYPES);
@@ -612,7 +606,7 @@ fn format_shape(rng: &mut Rng, format: Format) -> Vec<usize> {
     dims
 }
 
-fn reformat_case(rng: &mut Rng, invalid: bool) -> Invocation {
+pub(crate) fn reformat_case(rng: &mut Rng, invalid: bool) -> Invocation {
     let packed: Vec<Format> = Format::ALL
         .into_iter()
         .filter(|&f| f != Format::Linear)

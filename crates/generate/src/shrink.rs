@@ -53,71 +53,123 @@ pub fn shrink(
 pub fn cost(case: &Invocation) -> Cost {
     let present: Vec<&Tensor> = case.inputs.iter().flatten().collect();
     let elements = present.iter().map(|t| t.len()).sum();
-    let mut ranks: usize = present.iter().map(|t| t.rank()).sum();
-    let mut magnitude: u64 = 0;
-    let mut optional = present.len().saturating_sub(1);
-    let abs_sum = |list: &[i64]| list.iter().map(|v| v.unsigned_abs()).sum::<u64>();
-    match &case.attrs {
-        Attrs::Shuffle(a) => {
-            for perm in [&a.first_transpose, &a.second_transpose]
-                .into_iter()
-                .flatten()
-            {
-                ranks += perm.len();
-                magnitude += inversions(perm);
-                optional += 1;
-            }
-            if let Some(dims) = &a.reshape_dims {
-                ranks += dims.len();
-                magnitude += abs_sum(dims) + dims.iter().filter(|&&d| d <= 0).count() as u64;
-                optional += 1;
-            }
-            optional += a.zero_is_placeholder.is_some() as usize;
-        }
-        Attrs::Slice(a) => {
-            for list in [&a.start, &a.size, &a.axes].into_iter().flatten() {
-                ranks += list.len();
-                magnitude += abs_sum(list);
-            }
-            if let Some(stride) = &a.stride {
-                ranks += stride.len();
-                magnitude += stride.iter().map(|s| (s - 1).unsigned_abs()).sum::<u64>();
-                optional += 1;
-            }
-            optional += a.axes.is_some() as usize;
-        }
-        Attrs::AsStrided(a) => {
-            ranks += a.size.len() + a.stride.len() + a.offset.len();
-            magnitude += abs_sum(&a.size) + abs_sum(&a.stride) + abs_sum(&a.offset);
-        }
-        Attrs::Scale(a) => {
-            for (list, default) in [(&a.scale, 1.0f32), (&a.shift, 0.0), (&a.power, 1.0)] {
-                ranks += list.len();
-                magnitude += list
-                    .0
-                    .iter()
-                    .filter(|&&b| f32::from_bits(b) != default)
-                    .count() as u64;
-            }
-            optional += a.channel_axis.is_some() as usize + a.output_dtype.is_some() as usize;
-        }
-        Attrs::Reformat(a) => {
-            if let Some(shape) = &a.shape {
-                ranks += shape.len();
-                magnitude += abs_sum(shape);
-                optional += 1;
-            }
-            magnitude += (a.from != Format::Linear && a.to != Format::Linear) as u64;
-            optional += a.dla.is_some() as usize;
-        }
-    }
+    let attrs = attrs_shrink(case).map_or(AttrsCost::default(), |s| (s.cost)(&case.attrs));
+    let ranks = present.iter().map(|t| t.rank()).sum::<usize>() + attrs.ranks;
+    let optional = present.len().saturating_sub(1) + attrs.optional;
     let non_simple = case.inputs[0].as_ref().map_or(0, |input| {
         let codes = Provenance::new(input.dtype, input.len());
         (0..input.len())
             .filter(|&i| input.bits(i) != codes.code(i))
             .count()
     });
-    (elements, ranks, magnitude, non_simple, optional)
+    (elements, ranks, attrs.magnitude, non_simple, optional)
+}
+
+/// An op's own shrinking: the attributes' part of a [`Cost`], and simpler variations of its
+/// attributes and optional inputs.
+pub struct AttrsShrink {
+    pub cost: fn(&Attrs) -> AttrsCost,
+    pub candidates: fn(&Invocation) -> Vec<Invocation>,
+}
+
+fn attrs_shrink(case: &Invocation) -> Option<&'static AttrsShrink> {
+    crate::GENERATORS.get(case.op()).shrink.as_ref()
+}
+
+/// An op's attributes' part of a [`Cost`]: their list lengths, magnitude and optional fields
+/// given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttrsCost {
+    pub ranks: usize,
+    pub magnitude: u64,
+    pub optional: usize,
+}
+
+fn abs_sum(list: &[i64]) -> u64 {
+    list.iter().map(|v| v.unsigned_abs()).sum()
+}
+
+pub(crate) fn shuffle_cost(attrs: &Attrs) -> AttrsCost {
+    let Attrs::Shuffle(a) = attrs else {
+        unreachable!()
+    };
+    let mut cost = AttrsCost::default();
+    for perm in [&a.first_transpose, &a.second_transpose]
+        .into_iter()
+        .flatten()
+    {
+        cost.ranks += perm.len();
+        cost.magnitude += inversions(perm);
+        cost.optional += 1;
+    }
+    if let Some(dims) = &a.reshape_dims {
+        cost.ranks += dims.len();
+        cost.magnitude += abs_sum(dims) + dims.iter().filter(|&&d| d <= 0).count() as u64;
+        cost.optional += 1;
+    }
+    cost.optional += a.zero_is_placeholder.is_some() as usize;
+    cost
+}
+
+pub(crate) fn slice_cost(attrs: &Attrs) -> AttrsCost {
+    let Attrs::Slice(a) = attrs else {
+        unreachable!()
+    };
+    let mut cost = AttrsCost::default();
+    for list in [&a.start, &a.size, &a.axes].into_iter().flatten() {
+        cost.ranks += list.len();
+        cost.magnitude += abs_sum(list);
+    }
+    if let Some(stride) = &a.stride {
+        cost.ranks += stride.len();
+        cost.magnitude += stride.iter().map(|s| (s - 1).unsigned_abs()).sum::<u64>();
+        cost.optional += 1;
+    }
+    cost.optional += a.axes.is_some() as usize;
+    cost
+}
+
+pub(crate) fn as_strided_cost(attrs: &Attrs) -> AttrsCost {
+    let Attrs::AsStrided(a) = attrs else {
+        unreachable!()
+    };
+    AttrsCost {
+        ranks: a.size.len() + a.stride.len() + a.offset.len(),
+        magnitude: abs_sum(&a.size) + abs_sum(&a.stride) + abs_sum(&a.offset),
+        optional: 0,
+    }
+}
+
+pub(crate) fn scale_cost(attrs: &Attrs) -> AttrsCost {
+    let Attrs::Scale(a) = attrs else {
+        unreachable!()
+    };
+    let mut cost = AttrsCost::default();
+    for (list, default) in [(&a.scale, 1.0f32), (&a.shift, 0.0), (&a.power, 1.0)] {
+        cost.ranks += list.len();
+        cost.magnitude += list
+            .0
+            .iter()
+            .filter(|&&b| f32::from_bits(b) != default)
+            .count() as u64;
+    }
+    cost.optional += a.channel_axis.is_some() as usize + a.output_dtype.is_some() as usize;
+    cost
+}
+
+pub(crate) fn reformat_cost(attrs: &Attrs) -> AttrsCost {
+    let Attrs::Reformat(a) = attrs else {
+        unreachable!()
+    };
+    let mut cost = AttrsCost::default();
+    if let Some(shape) = &a.shape {
+        cost.ranks += shape.len();
+        cost.magnitude += abs_sum(shape);
+        cost.optional += 1;
+    }
+    cost.magnitude += (a.from != Format::Linear && a.to != Format::Linear) as u64;
+    cost.optional += a.dla.is_some() as usize;
+    cost
 }
 
 fn inversions(perm: &[i64]) -> u64 {
@@ -132,13 +184,7 @@ fn inversions(perm: &[i64]) -> u64 {
 
 /// Simpler variations of `case`, structural ones first.
 pub fn candidates(case: &Invocation) -> Vec<Invocation> {
-    let mut out = match &case.attrs {
-        Attrs::Shuffle(_) => shuffle_candidates(case),
-        Attrs::Slice(_) => slice_candidates(case),
-        Attrs::AsStrided(_) => as_strided_candidates(case),
-        Attrs::Scale(_) => scale_candidates(case),
-        Attrs::Reformat(_) => reformat_candidates(case),
-    };
+    let mut out = attrs_shrink(case).map_or_else(Vec::new, |s| (s.candidates)(case));
     out.extend(value_candidates(case));
     out
 }
@@ -228,7 +274,7 @@ fn remove_at(list: &Option<Vec<i64>>, k: usize) -> Option<Vec<i64>> {
     })
 }
 
-fn shuffle_candidates(case: &Invocation) -> Vec<Invocation> {
+pub(crate) fn shuffle_candidates(case: &Invocation) -> Vec<Invocation> {
     let Attrs::Shuffle(a) = &case.attrs else {
         unreachable!()
     };
@@ -331,7 +377,7 @@ fn shuffle_candidates(case: &Invocation) -> Vec<Invocation> {
     out
 }
 
-fn slice_candidates(case: &Invocation) -> Vec<Invocation> {
+pub(crate) fn slice_candidates(case: &Invocation) -> Vec<Invocation> {
     let Attrs::Slice(a) = &case.attrs else {
         unreachable!()
     };
@@ -442,7 +488,7 @@ fn slice_candidates(case: &Invocation) -> Vec<Invocation> {
     out
 }
 
-fn as_strided_candidates(case: &Invocation) -> Vec<Invocation> {
+pub(crate) fn as_strided_candidates(case: &Invocation) -> Vec<Invocation> {
     let Attrs::AsStrided(a) = &case.attrs else {
         unreachable!()
     };
@@ -527,7 +573,7 @@ fn shrink_coefficients(
     }
 }
 
-fn scale_candidates(case: &Invocation) -> Vec<Invocation> {
+pub(crate) fn scale_candidates(case: &Invocation) -> Vec<Invocation> {
     let Attrs::Scale(a) = &case.attrs else {
         unreachable!()
     };
@@ -607,7 +653,7 @@ fn scale_candidates(case: &Invocation) -> Vec<Invocation> {
     out
 }
 
-fn reformat_candidates(case: &Invocation) -> Vec<Invocation> {
+pub(crate) fn reformat_candidates(case: &Invocation) -> Vec<Invocation> {
     let Attrs::Reformat(a) = &case.attrs else {
         unreachable!()
     };

@@ -37,6 +37,8 @@ pub fn fast(plan: &Plan, input: &Tensor) -> Tensor {
         Plan::Slice(slice) => volume(&slice.shape()),
         Plan::AsStrided(view) => volume(&view.shape),
         Plan::Reformat(reformat) => volume(&reformat.from.logical),
+        // An op without kernels: its plain evaluation at every size.
+        _ => return plan.evaluate(input),
     };
     let threshold = match plan {
         Plan::Scale(_) => SCALE_THRESHOLD,
@@ -83,6 +85,7 @@ pub fn kernels(plan: &Plan, input: &Tensor) -> Tensor {
                 _ => pack(&plan.to, &logical),
             }
         }
+        _ => plan.evaluate(input),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod clauses;
 pub mod compare;
 mod load;
 pub mod npy;
+pub mod ops;
 pub mod schema;
 pub mod source;
 pub mod value;
@@ -134,27 +135,23 @@ impl Case {
 }
 
 /// Names of attributes that a case also gives as inputs: a case gives each value one way
-/// only (the spec and sweep loaders refuse it otherwise).
+/// only (the spec and sweep loaders refuse it otherwise). An input that stands for an
+/// attribute has the attribute's name (Shuffle's `reshape_dims`, Slice's `start`, ...).
 pub fn given_twice(attrs: &Attrs, inputs: &[Option<Tensor>]) -> Vec<&'static str> {
-    let present = |position: usize| inputs.get(position).is_some_and(Option::is_some);
-    match attrs {
-        Attrs::Shuffle(a) => [(a.reshape_dims.is_some(), 1, "reshape_dims")]
-            .into_iter()
-            .filter(|&(attr, position, _)| attr && present(position))
-            .map(|(_, _, name)| name)
-            .collect(),
-        Attrs::Slice(a) => [
-            (a.start.is_some(), 1, "start"),
-            (a.size.is_some(), 2, "size"),
-            (a.stride.is_some(), 3, "stride"),
-            (a.axes.is_some(), 5, "axes"),
-        ]
-        .into_iter()
-        .filter(|&(attr, position, _)| attr && present(position))
-        .map(|(_, _, name)| name)
-        .collect(),
-        Attrs::AsStrided(_) | Attrs::Scale(_) | Attrs::Reformat(_) => Vec::new(),
+    let names = attrs.op().inputs();
+    let given: Vec<&'static str> = (names.iter().zip(inputs).skip(1))
+        .filter(|(_, input)| input.is_some())
+        .map(|(&name, _)| name)
+        .collect();
+    if given.is_empty() {
+        return given;
     }
+    // The attributes' wire form leaves absent attributes out.
+    let written = serde_json::to_value(attrs).expect("attributes always serialize");
+    given
+        .into_iter()
+        .filter(|name| written.get(name).is_some())
+        .collect()
 }
 
 /// A dtype's name with its indefinite article, as messages read it aloud: "an int32", "an

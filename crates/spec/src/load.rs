@@ -1,4 +1,5 @@
-//! Reading spec folders into cases. Every call to the YAML crate is in this file.
+//! Reading spec folders into cases. Every call to the YAML crate is in this file, except the
+//! attribute decoder's (`crate::ops`), which reads a YAML value as it reads any deserializer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -841,24 +842,15 @@ fn build_cases(
 /// An op's typed attributes from their YAML mapping (absent = all defaults); an error names
 /// the field, e.g. `attrs.start`. Spec and sweep loaders share it.
 pub fn parse_attrs(op: Op, value: Option<serde_yaml::Value>) -> Result<Attrs, CaseProblem> {
-    fn typed<T: serde::de::DeserializeOwned>(value: serde_yaml::Value) -> Result<T, CaseProblem> {
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." {
-                "attrs".to_owned()
-            } else {
-                format!("attrs.{path}")
-            };
-            CaseProblem::new(BadAttrs, field, e.into_inner().to_string())
-        })
-    }
     let value = value.unwrap_or_else(|| serde_yaml::Value::Mapping(Default::default()));
-    Ok(match op {
-        Op::Shuffle => Attrs::Shuffle(typed(value)?),
-        Op::Slice => Attrs::Slice(typed(value)?),
-        Op::AsStrided => Attrs::AsStrided(typed(value)?),
-        Op::Scale => Attrs::Scale(typed::<super::value::ScaleAttrs>(value)?.into()),
-        Op::Reformat => Attrs::Reformat(typed(value)?),
+    crate::ops::entry(op).attrs_from_yaml(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            "attrs".to_owned()
+        } else {
+            format!("attrs.{path}")
+        };
+        CaseProblem::new(BadAttrs, field, e.into_inner().to_string())
     })
 }
 

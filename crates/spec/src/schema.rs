@@ -19,12 +19,11 @@ use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
 use super::clauses::{Catalogue, CatalogueFile};
-use super::load::FileDef;
-use super::value::ScaleAttrs;
+use super::ops::entry;
 use super::TARGETS;
 use opspec::dtype::DType;
 use opspec::error::ErrorKind;
-use opspec::ops::{as_strided, reformat, shuffle, slice, Op};
+use opspec::ops::Op;
 
 /// The folder of the schemas, relative to the repository root.
 pub const SCHEMA_DIR: &str = "schema";
@@ -89,20 +88,12 @@ fn generator() -> SchemaGenerator {
 
 /// The schema of a spec file of `op`.
 pub fn op_schema(op: Op, catalogue: &Catalogue) -> Value {
-    let generator = generator();
-    let root = match op {
-        Op::Shuffle => generator.into_root_schema_for::<FileDef<shuffle::Attrs>>(),
-        Op::Slice => generator.into_root_schema_for::<FileDef<slice::Attrs>>(),
-        Op::AsStrided => generator.into_root_schema_for::<FileDef<as_strided::Attrs>>(),
-        Op::Scale => generator.into_root_schema_for::<FileDef<ScaleAttrs>>(),
-        Op::Reformat => generator.into_root_schema_for::<FileDef<reformat::Attrs>>(),
-    };
-    let mut root = Value::from(root);
+    let mut root = Value::from(entry(op).schema_root(generator()));
     drop_null(&mut root);
     root["title"] = json!(format!("opspec {op} spec file"));
     root["description"] = json!(format!(
         "Cases of `{op}` ({}): specs/{op}/<file>.yaml. The format is in CONTRIBUTING.md, the attributes in docs/protocol.md, the rules in specs/{op}.clauses.yaml.",
-        documented_by(op)
+        entry(op).documented_by
     ));
     // The parts the Rust types leave open: the op's input and output names and its clause ids.
     let case = &mut root["definitions"]["Case"]["properties"];
@@ -189,31 +180,13 @@ pub fn catalogue_schema() -> Value {
     root
 }
 
-fn documented_by(op: Op) -> &'static str {
-    match op {
-        Op::Shuffle => "TensorRT IShuffleLayer",
-        Op::Slice => "TensorRT ISliceLayer",
-        Op::AsStrided => "Ascend ATB AsStridedOperation",
-        Op::Scale => "TensorRT IScaleLayer",
-        Op::Reformat => "TensorRT TensorFormat memory layouts",
-    }
-}
-
 fn input_doc(op: Op, name: &str) -> &'static str {
-    match (op, name) {
-        (_, "input") => "Input 0, the data tensor (required).",
-        (Op::Shuffle, "reshape_dims") => {
-            "Input 1: the reshape dims as a 1-D int32 or int64 tensor, instead of the attribute."
-        }
-        (Op::Slice, "start") => "Input 1: start as a 1-D int32 or int64 tensor.",
-        (Op::Slice, "size") => "Input 2: size as a 1-D int32 or int64 tensor.",
-        (Op::Slice, "stride") => "Input 3: stride as a 1-D int32 or int64 tensor.",
-        (Op::Slice, "fill") => {
-            "Input 4: the fill value, a scalar (shape [] or [1]); FILL mode only (default 0)."
-        }
-        (Op::Slice, "axes") => "Input 5: axes as a 1-D int32 or int64 tensor.",
-        _ => "An input of the op.",
+    if name == "input" {
+        return "Input 0, the data tensor (required).";
     }
+    (entry(op).input_docs.iter())
+        .find(|(input, _)| *input == name)
+        .map_or("An input of the op.", |(_, doc)| doc)
 }
 
 fn names_schema(description: &str, names: Vec<&'static str>) -> Schema {
