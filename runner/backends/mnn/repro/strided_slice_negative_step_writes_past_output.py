@@ -26,7 +26,7 @@ import tempfile
 
 import MNN
 
-RUNS = 16
+RUNS = 24
 
 CHILD = """
 import numpy as np
