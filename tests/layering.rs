@@ -291,36 +291,148 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
     names
 }
 
-/// The top-level modules of the library crate rooted at `src/lib.rs` under `crate_dir`, each with
-/// the modules its code names. A name in `crate::` position that is no module (an item of the
-/// crate root, such as a re-export) is kept as it is, so that the check below refuses it: a
-/// module importing from the root imports everything the root imports.
-fn module_graph(crate_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let src = crate_dir.join("src");
+/// The modules of the library crate whose sources are in `src` (its binaries left out), by
+/// path: `run::harness` for `src/run/harness.rs`, `run` for `src/run/mod.rs`.
+fn module_files(src: &Path) -> BTreeMap<String, PathBuf> {
     let mut modules = BTreeMap::new();
-    for entry in std::fs::read_dir(&src).expect("a src folder") {
-        let path = entry.expect("a folder entry").path();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if path.is_dir() && name != "bin" {
-            modules.insert(name, sources(&path));
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            if !["lib", "main"].contains(&stem) {
-                let mut files = vec![path.clone()];
-                files.extend(sources(&src.join(stem)));
-                modules.insert(stem.to_string(), files);
+    for path in sources(src) {
+        let relative = path.strip_prefix(src).expect("under src/");
+        let mut parts: Vec<String> = (relative.components())
+            .map(|c| {
+                c.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .collect();
+        if parts[0] == "bin" || (parts.len() == 1 && ["lib", "main"].contains(&&*parts[0])) {
+            continue;
+        }
+        if parts.last().is_some_and(|p| p == "mod") {
+            parts.pop();
+        }
+        modules.insert(parts.join("::"), path);
+    }
+    modules
+}
+
+/// Every path `code` names from the crate root, whole and with `crate::` left off: `a::b::C`
+/// for `crate::a::b::C`, `a::b` and `a::c::D` for `use crate::a::{b, c::D}`, and `w::x::f` for
+/// `super::x::f` in a module whose parent is `w` (`parent`, empty at the root).
+fn crate_paths_in(code: &str, parent: &str) -> BTreeSet<String> {
+    /// The paths of the use tree at the start of `text`, each after `prefix`.
+    fn tree(text: &str, prefix: &[String], paths: &mut BTreeSet<String>) {
+        let mut segments = prefix.to_vec();
+        let mut rest = text.trim_start();
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                let (mut depth, mut start) = (0usize, 0usize);
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth > 0 => depth -= 1,
+                        ',' | '}' if depth == 0 => {
+                            tree(&group[start..i], &segments, paths);
+                            start = i + 1;
+                            if c == '}' {
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let name: String = (rest.chars())
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            match name.as_str() {
+                "" => break,
+                "self" => {}
+                _ => segments.push(name.clone()),
+            }
+            rest = rest[name.len()..].trim_start();
+            match rest.strip_prefix("::") {
+                Some(after) => rest = after.trim_start(),
+                None => break,
             }
         }
+        if !segments.is_empty() {
+            paths.insert(segments.join("::"));
+        }
     }
+    let mut paths = BTreeSet::new();
+    let parent: Vec<String> = (parent.split("::"))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    for (start, base) in [("crate::", Vec::new()), ("super::", parent)] {
+        for (at, _) in code.match_indices(start) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue; // `opspec_crate::`, `super::super::` and the like
+            }
+            tree(&code[at + start.len()..], &base, &mut paths);
+        }
+    }
+    paths.remove("");
+    paths
+}
+
+/// The module a crate path names: its longest head that is a module of `modules`. None when
+/// even its first segment is no module (an item of the crate root, such as a re-export).
+fn module_named<'a>(path: &str, modules: &'a BTreeSet<String>) -> Option<&'a String> {
+    let segments: Vec<&str> = path.split("::").collect();
+    (1..=segments.len())
+        .rev()
+        .find_map(|n| modules.get(&segments[..n].join("::")))
+}
+
+/// The modules of the library crate whose sources are in `src`, each with the modules its code
+/// names (`crate::` and `super::` paths, outside comments and the `#[cfg(test)]` tail). A path
+/// that names no module, or an item of a folder's `mod.rs` rather than of the module that
+/// defines it, is kept whole in `<...>`, so that the checks refuse it: a re-export at the root
+/// or in a folder hides the edge to the module behind it.
+fn module_graph_of(
+    src: &Path,
+    code_of: impl Fn(&Path) -> String,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let files = module_files(src);
+    let folders: BTreeSet<String> = (files.iter())
+        .filter(|(_, path)| path.ends_with("mod.rs"))
+        .map(|(module, _)| module.clone())
+        .collect();
+    let names: BTreeSet<String> = files.keys().cloned().collect();
     let mut graph = BTreeMap::new();
-    for (module, files) in &modules {
+    for (module, path) in &files {
+        let parent = match module.rsplit_once("::") {
+            _ if path.ends_with("mod.rs") => module.rsplit_once("::").map_or("", |(p, _)| p),
+            Some((p, _)) => p,
+            None => "",
+        };
         let mut used = BTreeSet::new();
-        for file in files {
-            used.extend(crate_paths(&code_of(file)));
+        for crate_path in crate_paths_in(&code_of(path), parent) {
+            match module_named(&crate_path, &names) {
+                Some(m) if folders.contains(m) && *m != crate_path => {
+                    used.insert(format!("<{crate_path}>"));
+                }
+                Some(m) => {
+                    used.insert(m.clone());
+                }
+                None => {
+                    used.insert(format!("<{crate_path}>"));
+                }
+            }
         }
         used.remove(module);
         graph.insert(module.clone(), used);
     }
     graph
+}
+
+/// The runner's module graph ([`module_graph_of`]).
+fn runner_graph() -> BTreeMap<String, BTreeSet<String>> {
+    module_graph_of(&root().join("runner/src"), code_of)
 }
 
 /// The first import circle of `graph`, as `a -> b -> a`.
@@ -354,24 +466,27 @@ fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
         .find_map(|module| visit(module, graph, &mut Vec::new(), &mut done))
 }
 
-/// The runner's modules import one another one way, and none imports the crate root (whose
-/// re-exports would hide an edge back).
+/// The runner's modules import one another one way, and none names an item through the crate
+/// root or a folder's `mod.rs` (whose re-exports would hide an edge back).
 #[test]
 fn the_runner_modules_have_no_import_circle() {
-    let graph = module_graph(&root().join("runner"));
+    let graph = runner_graph();
     assert!(
-        graph.contains_key("harness") && graph.contains_key("verdict"),
+        graph.contains_key("run::harness") && graph.contains_key("judge::verdict"),
         "{graph:?}"
     );
     let mut through_root = Vec::new();
     for (module, used) in &graph {
-        for name in used.iter().filter(|name| !graph.contains_key(*name)) {
-            through_root.push(format!("{module} uses crate::{name}"));
+        for name in used.iter().filter(|name| name.starts_with('<')) {
+            through_root.push(format!(
+                "{module} uses crate::{}",
+                name.trim_matches(['<', '>'])
+            ));
         }
     }
     assert!(
         through_root.is_empty(),
-        "runner modules name items of the crate root instead of their modules:\n{}",
+        "runner modules name items of the crate root or of a folder instead of their modules:\n{}",
         through_root.join("\n")
     );
     if let Some(circle) = circle(&graph) {
@@ -379,10 +494,10 @@ fn the_runner_modules_have_no_import_circle() {
     }
     // The data flows one way: what judges and records knows nothing of how a run is made.
     for (low, high) in [
-        ("verdict", "harness"),
-        ("report", "harness"),
-        ("backend", "verdict"),
-        ("verdict", "report"),
+        ("judge::verdict", "run::harness"),
+        ("reports::report", "run::harness"),
+        ("backend::interface", "judge::verdict"),
+        ("judge::verdict", "reports::report"),
     ] {
         assert!(
             !graph[low].contains(high),
@@ -392,14 +507,14 @@ fn the_runner_modules_have_no_import_circle() {
     }
 }
 
-/// A trial's status is given in one place, `runner/src/verdict.rs` (its constructors and
+/// A trial's status is given in one place, `runner/src/judge/verdict.rs` (its constructors and
 /// `decide`): every other module of the runner only carries a verdict's status into a record,
 /// or reads it.
 #[test]
 fn only_the_verdict_gives_a_trial_its_status() {
     let mut offenders = Vec::new();
     for path in sources(&root().join("runner/src")) {
-        if path.ends_with("verdict.rs") {
+        if path.ends_with("judge/verdict.rs") {
             continue;
         }
         for line in code_of(&path).lines() {
@@ -416,7 +531,7 @@ fn only_the_verdict_gives_a_trial_its_status() {
     }
     assert!(
         offenders.is_empty(),
-        "statuses set outside runner/src/verdict.rs:\n{}",
+        "statuses set outside runner/src/judge/verdict.rs:\n{}",
         offenders.join("\n")
     );
 }

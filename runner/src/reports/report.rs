@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::expectations::Entry;
-use crate::facts::Facts;
-pub use crate::verdict::{Known, Status};
+use crate::backend::facts::Facts;
+use crate::judge::expectations::Entry;
+pub use crate::judge::verdict::{Known, Status};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
@@ -31,9 +31,9 @@ pub const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
 pub struct Record {
     pub name: String,
     pub op: String,
-    /// The dtype the trial is filed under ([`crate::backend::primary_dtype`]).
+    /// The dtype the trial is filed under ([`crate::backend::interface::primary_dtype`]).
     pub dtype: Option<String>,
-    /// Every dtype the trial involves ([`crate::backend::trial_dtypes`]).
+    /// Every dtype the trial involves ([`crate::backend::interface::trial_dtypes`]).
     #[serde(default)]
     pub dtypes: Vec<String>,
     pub status: Status,
@@ -52,10 +52,10 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known: Option<Known>,
     /// The key of the backend's `composed` the trial falls under: the adapter, not the engine,
-    /// implements what it tests ([`crate::attributes::composed_key`]).
+    /// implements what it tests ([`crate::backend::attributes::composed_key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub composed: Option<String>,
-    /// The command that replays the trial alone ([`crate::replay_command::command`]); none for a trial
+    /// The command that replays the trial alone ([`crate::reports::replay_command::command`]); none for a trial
     /// that is no case (a spec error, a stale expectation, an unused golden).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,
@@ -356,7 +356,7 @@ pub fn exclusion_line(records: &[Record]) -> Option<String> {
 /// With `--require-error-kinds`: why the run is no pass because cases that expect an error
 /// were rejected without an error kind (none when there are none).
 /// Why a run of `records` is no pass although no trial failed: the one place that says it,
-/// for a run ([`crate::harness`]) and for a merge of its parts ([`crate::merge`]). `judged`:
+/// for a run ([`crate::run::harness`]) and for a merge of its parts ([`crate::reports::merge`]). `judged`:
 /// the run is judged as a whole (not one exact trial, not `--allow-skips`);
 /// `require_error_kinds`: a rejection without a kind is a problem.
 pub fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
@@ -610,7 +610,7 @@ pub fn table(records: &[Record]) -> String {
 }
 
 /// The lines of a failure report that describe the case rather than the problem
-/// ([`crate::verdict::describe_case`]), and the replay line that ends it.
+/// ([`crate::judge::verdict::describe_case`]), and the replay line that ends it.
 const CASE_LINES: [&str; 9] = [
     "case:",
     "source:",

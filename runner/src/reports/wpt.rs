@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use crate::report::{read, Record, Report, Status};
+use crate::reports::report::{read, Record, Report, Status};
 
 /// The wpt status of a trial's status, and the status it was expected to have when it is not
 /// that one:
@@ -132,11 +132,11 @@ fn git_revision() -> Option<String> {
 /// `runner export --wpt REPORT --out FILE [--revision REV]`; exit code 2 when the report
 /// cannot be read, the revision is unknown or the file cannot be written.
 pub fn main(report: &Path, out: &Path, revision: Option<&str>) -> ExitCode {
-    let inputs = crate::output::Inputs {
+    let inputs = crate::reports::output::Inputs {
         files: vec![("--wpt", report)],
         folders: Vec::new(),
     };
-    if let Err(e) = crate::output::check_outputs(&[("--out", out)], &inputs) {
+    if let Err(e) = crate::reports::output::check_outputs(&[("--out", out)], &inputs) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
@@ -152,7 +152,7 @@ pub fn main(report: &Path, out: &Path, revision: Option<&str>) -> ExitCode {
         return ExitCode::from(2);
     };
     let text = serde_json::to_string_pretty(&export(&report, &revision)).expect("json") + "\n";
-    if let Err(e) = crate::output::write_replacing(out, text) {
+    if let Err(e) = crate::reports::output::write_replacing(out, text) {
         eprintln!("error: cannot write {}: {e}", out.display());
         return ExitCode::from(2);
     }
@@ -169,7 +169,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::report::Known;
+    use crate::reports::report::Known;
 
     fn record(name: &str, status: Status) -> Record {
         Record {

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::backend::Engine;
+use crate::backend::interface::Engine;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::tensor::Limits;
 use opspec_generate::golden::expectation_of;
@@ -22,8 +22,8 @@ use opspec_generate::shrink::shrink;
 use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_spec::{load_file, Case, Expectation};
 
-use crate::backend::{Backend, Outcome};
-use crate::verdict::{decide, judge_excluding, Status};
+use crate::backend::interface::{Backend, Outcome};
+use crate::judge::verdict::{decide, judge_excluding, Status};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -148,7 +148,8 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) 
     // A power meeting a negative base, or 0 meeting NaN or ±inf, is implementation-defined
     // (docs/semantics.md §3.5), as are non-integer and non-finite powers, whose bases the
     // shrinker may turn negative.
-    case.implementation_defined = !crate::coverage::power_dependencies(&invocation).is_empty()
+    case.implementation_defined = !crate::tools::coverage::power_dependencies(&invocation)
+        .is_empty()
         || matches!(&invocation.attrs, Attrs::Scale(a)
             if a.power.0.iter().any(|&b| { let p = f32::from_bits(b); p.fract() != 0.0 || !p.is_finite() }));
     case.expect = expectation_of(&engine.evaluate(&invocation, Limits::DEFAULT));
@@ -346,7 +347,7 @@ fn minimize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Reference;
+    use crate::backend::interface::Reference;
 
     #[test]
     fn the_reference_agrees_with_itself() {

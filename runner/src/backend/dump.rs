@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use opspec::DType;
 use opspec_spec::Case;
 
-use crate::backend::{Backend, BackendError, Exclusion, LateFault, Outcome};
-use crate::protocol::run_request;
+use crate::backend::interface::{Backend, BackendError, Exclusion, LateFault, Outcome};
+use crate::backend::protocol::run_request;
 
 /// The request dump file could not be created.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ impl Backend for Dumping {
         self.inner.name()
     }
 
-    fn facts(&self) -> crate::facts::Facts {
+    fn facts(&self) -> crate::backend::facts::Facts {
         self.inner.facts()
     }
 
@@ -107,7 +107,7 @@ impl Backend for Dumping {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Reference;
+    use crate::backend::interface::Reference;
 
     #[test]
     fn an_unwritable_dump_is_a_typed_error_naming_its_file() {

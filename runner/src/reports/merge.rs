@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
-use crate::partition::{fingerprint, Partition};
-use crate::report::{self, Record};
+use crate::judge::partition::{fingerprint, Partition};
+use crate::reports::report::{self, Record};
 
 /// What a JSON report says about the run that wrote it, under `"run"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,7 +23,7 @@ pub struct RunInfo {
     pub runner: String,
     /// How many trials the whole run selected, every part together.
     pub selected: usize,
-    /// The fingerprint of the selected trials' names ([`crate::partition::fingerprint`]).
+    /// The fingerprint of the selected trials' names ([`crate::judge::partition::fingerprint`]).
     pub fingerprint: String,
     /// The part this report holds (`K/N`), when the run was partitioned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,7 +85,7 @@ const DATA_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
 /// the same fingerprint, a changed byte gives another. Files that cannot be read count by
 /// their path alone (the run reports them).
 pub fn content_fingerprint(folders: &[PathBuf]) -> String {
-    use crate::partition::stable_hash;
+    use crate::judge::partition::stable_hash;
     fn walk(folder: &Path, below: &Path, files: &mut Vec<(PathBuf, PathBuf)>, depth: usize) {
         let Ok(entries) = std::fs::read_dir(folder) else {
             return;
@@ -128,7 +128,7 @@ pub fn file_fingerprint(path: Option<&Path>) -> String {
     path.map(|path| {
         let contents =
             opspec_spec::source::read_bounded(path, report::REPORT_LIMIT).unwrap_or_default();
-        format!("{:016x}", crate::partition::stable_hash(&contents))
+        format!("{:016x}", crate::judge::partition::stable_hash(&contents))
     })
     .unwrap_or_default()
 }
@@ -425,10 +425,10 @@ pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
     ))
 }
 
-/// Writes `text` to `path` whole ([`crate::output::write_replacing`]: a link written through, a
+/// Writes `text` to `path` whole ([`crate::reports::output::write_replacing`]: a link written through, a
 /// device in place, a FIFO refused).
 fn write_whole(path: &Path, text: &str) -> Result<(), MergeError> {
-    crate::output::write_replacing(path, text).map_err(|e| MergeError::Write {
+    crate::reports::output::write_replacing(path, text).map_err(|e| MergeError::Write {
         path: path.to_owned(),
         message: e.to_string(),
     })

@@ -1,5 +1,5 @@
 //! An external backend: a pool of processes of one command, each speaking the JSON Lines
-//! protocol (docs/protocol.md) through [`crate::child`]: this module is the protocol's side,
+//! protocol (docs/protocol.md) through [`crate::backend::child`]: this module is the protocol's side,
 //! the hello and the capabilities it declares, the replies and what they mean, and the pool.
 //!
 //! `--jobs N` starts N copies of the command (no more than there are cases to send); each
@@ -32,15 +32,17 @@ use opspec::{DType, ErrorKind, Op};
 use opspec_spec::bytes::byte_len;
 use opspec_spec::{Case, Expectation, TARGETS};
 
-use crate::attributes::{declarable, declarable_names};
-use crate::backend::{
+use crate::backend::attributes::{declarable, declarable_names};
+use crate::backend::child::{Log, Session, Trouble};
+pub use crate::backend::child::{
+    BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE,
+};
+use crate::backend::facts::{EngineId, Facts, Platform};
+use crate::backend::interface::{
     trial_dtypes, Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
 };
-use crate::child::{Log, Session, Trouble};
-pub use crate::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE};
-use crate::facts::{EngineId, Facts, Platform};
-use crate::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
-use crate::verdict::dtype_declaration;
+use crate::backend::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
+use crate::judge::verdict::dtype_declaration;
 
 /// Failed starts of a worker in a row (hello not answered, answered wrongly, or the process
 /// gone) after which it is not started again.
@@ -70,12 +72,12 @@ pub struct Capabilities {
     /// Per op, the dtypes it supports; an op absent here supports every dtype.
     pub dtypes: BTreeMap<String, BTreeSet<String>>,
     pub targets: BTreeSet<String>,
-    /// Per op, per declarable attribute ([`crate::attributes`]), the values it implements; an
+    /// Per op, per declarable attribute ([`crate::backend::attributes`]), the values it implements; an
     /// attribute absent here takes every value.
     pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
     /// The hello's `build_only`: the backend answers `built`, never `ok`.
     pub build_only: bool,
-    /// The hello's `engine` and `platform` ([`crate::facts`]).
+    /// The hello's `engine` and `platform` ([`crate::backend::facts`]).
     pub engine: Option<EngineId>,
     pub platform: Option<Platform>,
     /// The hello's `composed`: what the adapter composes rather than the engine implements.
@@ -518,7 +520,7 @@ impl ProcessBackend {
     ) -> Result<(Session, Capabilities), StartError> {
         // Relative paths in the command are relative to the checkout the run reads, wherever
         // cargo runs the test binary from; outside any checkout, to the current folder.
-        let dir = crate::checkout::backend_dir();
+        let dir = crate::backend::checkout::backend_dir();
         // The budget a backend process checks tensors against, when it is not the default.
         let environment: Vec<(&str, String)> = (limits != Limits::DEFAULT)
             .then(|| ("OPSPEC_MAX_ELEMENTS", limits.max_elements.to_string()))
@@ -532,7 +534,7 @@ impl ProcessBackend {
                 &hello_request(),
                 timeout,
                 MIN_REPLY_LINE_LIMIT,
-                &crate::interrupt::REQUESTED,
+                &crate::backend::interrupt::REQUESTED,
             )
             .map_err(|trouble| {
                 StartError::Handshake(format!(

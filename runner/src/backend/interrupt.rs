@@ -3,12 +3,12 @@
 //! On the first such signal the run stops as `--fail-fast` stops it: no case is sent any more,
 //! the exchanges in flight end, every trial not run is recorded as such, every backend process
 //! is stopped as at the end of a run (its process group and every process of its start,
-//! `crate::child`), and the reports are written with what the run has, marked interrupted.
+//! `crate::backend::child`), and the reports are written with what the run has, marked interrupted.
 //! The runner then exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 129
 //! for SIGHUP). Should the run not have ended [`GRACE`] after the signal, or should a second
 //! signal come, every backend process is killed at once and the runner exits with that code.
 //!
-//! A backend process also gets a parent-death signal (`crate::child`): a runner killed with
+//! A backend process also gets a parent-death signal (`crate::backend::child`): a runner killed with
 //! SIGKILL, which nothing can catch, leaves none behind either.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -117,6 +117,6 @@ fn on_signal(signal: i32) {
 
 /// Kills every backend process and exits with the code of `signal`.
 fn end_now(signal: i32) -> ! {
-    crate::child::kill_every_start();
+    crate::backend::child::kill_every_start();
     std::process::exit(i32::from(exit_code(signal)))
 }

@@ -29,7 +29,7 @@
 //! A known failure that fails is reported as ignored with its reason; one that passes is a
 //! failure ("stale": remove the entry); an entry that matches no case is a failure too.
 //!
-//! An entry may end with a condition on the run's facts ([`crate::facts`]: the engine, its
+//! An entry may end with a condition on the run's facts ([`crate::backend::facts`]: the engine, its
 //! version, the OS and CPU), as a last field that starts with `if`:
 //! ```text
 //! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_vendor == AuthenticAMD
@@ -46,7 +46,7 @@ pub const EXPECTATIONS_LIMIT: u64 = 64 << 20;
 
 use opspec::ErrorKind;
 
-use crate::facts::{Condition, ConditionError, Facts};
+use crate::backend::facts::{Condition, ConditionError, Facts};
 use opspec_spec::clauses::{Catalogue, SCOPES};
 use opspec_spec::{Case, Expectation};
 
@@ -219,7 +219,7 @@ impl Expectations {
     /// The clause catalogue of this repository's `specs/` and of the folders in
     /// `OPSPEC_SPECS`, if set: the one [`Self::load`] checks a file against.
     pub fn catalogue() -> Catalogue {
-        let mut dirs = vec![crate::checkout::suite_root().join("specs")];
+        let mut dirs = vec![crate::backend::checkout::suite_root().join("specs")];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
         }

@@ -11,7 +11,7 @@
 //! provenance inputs: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`.
 //!
 //! This module loads the sweeps and their goldens ([`GeneratedTrials`]) and judges a trial
-//! ([`judge`], [`round_trip`]); the harness ([`crate::harness`]) makes them trials and records
+//! ([`judge`], [`round_trip`]); the harness ([`crate::run::harness`]) makes them trials and records
 //! their verdicts, as for spec cases.
 //!
 //! Blessing (`OPSPEC_BLESS=1`) rewrites missing, stale or corrupt goldens from the reference and
@@ -33,9 +33,9 @@ use opspec_generate::GeneratedCase;
 use opspec_spec::compare::compare_exact;
 use opspec_spec::{Case, Expectation, SpecError};
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome, Reference};
-use crate::config::{env_flag, repository_root, Config};
-use crate::verdict::{describe_case, judge_excluding, render_mismatch, Status, Verdict};
+use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
+use crate::judge::verdict::{describe_case, judge_excluding, render_mismatch, Status, Verdict};
+use crate::run::config::{env_flag, repository_root, Config};
 
 /// How many wrong elements a provenance report decodes.
 const DECODED: usize = 8;
@@ -374,7 +374,7 @@ pub fn round_trip(
         Err(mismatch) => {
             let message = format!(
                 "then:   {}\nthe round trip did not give the input back (expected = the input):\n{}",
-                crate::protocol::attrs_json(&second.invocation),
+                crate::backend::protocol::attrs_json(&second.invocation),
                 render_mismatch(&mismatch, input, &back)
             );
             let decoded =
@@ -386,7 +386,7 @@ pub fn round_trip(
 
 /// A generated case, which carries no expectation until its golden is read, with the error
 /// the reference gives it, if any: what known failures match it by
-/// ([`crate::expectations::Expectations::cited`]).
+/// ([`crate::judge::expectations::Expectations::cited`]).
 pub fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> Case {
     let mut case = case.clone();
     if let Some(kind) = reference_error {

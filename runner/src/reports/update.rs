@@ -9,14 +9,14 @@
 //! - A trial that failed under no entry becomes an entry of class `untriaged`, keyed by its
 //!   name and the first clause its case cites, the reason the first line of its failure. A
 //!   run in which an untriaged entry covers a trial is no pass
-//!   ([`crate::report::run_problems`]): a person gives it its class and reason.
+//!   ([`crate::reports::report::run_problems`]): a person gives it its class and reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::expectations::Expectations;
-use crate::report::{Record, Status};
+use crate::judge::expectations::Expectations;
+use crate::reports::report::{Record, Status};
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct Update {
 }
 
 /// The expectations line a failed trial's verdict calls stale, if it does
-/// ([`crate::verdict::decide`] and the harness's `expectations::line_N` trials write these).
+/// ([`crate::judge::verdict::decide`] and the harness's `expectations::line_N` trials write these).
 pub fn stale_line(record: &Record) -> Option<usize> {
     if record.status != Status::Failed {
         return None;
@@ -139,7 +139,7 @@ pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
         eprintln!("error: {message}");
         ExitCode::from(2)
     };
-    let report = match crate::report::read(report) {
+    let report = match crate::reports::report::read(report) {
         Ok(report) => report,
         Err(e) => return fail(e.to_string()),
     };
@@ -154,7 +154,7 @@ pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
             "the updated file would not load, so nothing was written: {e}"
         ));
     }
-    if let Err(e) = crate::output::write_replacing(out, &update.text) {
+    if let Err(e) = crate::reports::output::write_replacing(out, &update.text) {
         return fail(format!("cannot write {}: {e}", out.display()));
     }
     let lines = |numbers: &[usize]| -> String {
@@ -187,7 +187,7 @@ pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::Known;
+    use crate::judge::verdict::Known;
 
     fn record(name: &str, status: Status, message: &str, known: Option<usize>) -> Record {
         Record {
@@ -243,8 +243,8 @@ mod tests {
     /// The stale messages of the verdict are the ones read back.
     #[test]
     fn the_verdicts_stale_messages_name_their_line() {
-        use crate::expectations::{Class, Entry};
-        use crate::verdict::{decide, Verdict};
+        use crate::judge::expectations::{Class, Entry};
+        use crate::judge::verdict::{decide, Verdict};
         let entry = Entry {
             pattern: Some("slice::*".into()),
             by_clause: false,

@@ -19,8 +19,8 @@ use opspec_spec::{Case, Evidence, Expectation};
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{BuiltOutput, Exclusion, Outcome};
-use crate::expectations::Entry;
+use crate::backend::interface::{BuiltOutput, Exclusion, Outcome};
+use crate::judge::expectations::Entry;
 
 /// A trial's status: the one name of what became of a trial, decided here ([`judge`], then
 /// [`decide`]) and only read by the reports.
@@ -111,7 +111,7 @@ impl Status {
     }
 }
 
-/// The known-failures entry a trial matched ([`crate::expectations::Entry`]).
+/// The known-failures entry a trial matched ([`crate::judge::expectations::Entry`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Known {
     /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`).
@@ -508,7 +508,7 @@ pub fn describe_case(case: &Case) -> String {
             case.clauses.join(", ")
         },
         inputs.join(", "),
-        crate::protocol::attrs_json(&case.invocation),
+        crate::backend::protocol::attrs_json(&case.invocation),
     );
     if let Expectation::Outputs(expected) = &case.expect {
         if let Some(Comparison::Within(tolerance)) = expected.first().map(|e| comparison(case, e)) {
@@ -564,7 +564,7 @@ fn describe_tensors(tensors: &[Tensor]) -> String {
 mod tests {
     use super::*;
 
-    use crate::backend::{Backend, BuiltOutput};
+    use crate::backend::interface::{Backend, BuiltOutput};
 
     use opspec::DType;
     use opspec_spec::load_dirs;
@@ -711,7 +711,9 @@ cases:
 "#;
         let cases = load_scale("message", yaml);
         let case = &cases[0];
-        let reference = crate::backend::Reference::default().run(case).unwrap();
+        let reference = crate::backend::interface::Reference::default()
+            .run(case)
+            .unwrap();
         let Verdict {
             status: Status::Failed,
             message: report,
@@ -853,7 +855,9 @@ cases:
 "#;
         let cases = load_scale("impl-error", yaml);
         let case = &cases[0];
-        let reference = crate::backend::Reference::default().run(case).unwrap();
+        let reference = crate::backend::interface::Reference::default()
+            .run(case)
+            .unwrap();
         assert_eq!(judge(case, reference, true), Verdict::pass());
         let outputs = Outcome::Outputs(vec![Tensor::from_bits(
             DType::Float32,
@@ -968,7 +972,7 @@ cases:
             pattern: Some("scale::*".into()),
             by_clause: false,
             clause: "scale.formula".into(),
-            class: crate::expectations::Class::Semantics,
+            class: crate::judge::expectations::Class::Semantics,
             reason: "why".into(),
             line: 7,
             condition: None,

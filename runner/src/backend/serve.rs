@@ -10,7 +10,7 @@ use opspec::tensor::Limits;
 use opspec::{OpError, Tensor};
 use serde_json::{json, Value};
 
-use crate::protocol::{decode_attrs, WireError, WireTensor, PROTOCOL_VERSION};
+use crate::backend::protocol::{decode_attrs, WireError, WireTensor, PROTOCOL_VERSION};
 
 /// Decodes a `run` request into a trial id and an invocation, its tensors within `limits`.
 pub fn decode_run(request: &Value, limits: Limits) -> Result<(String, Invocation), WireError> {

@@ -1,4 +1,4 @@
-//! Who runs a case: the built-in reference, or an external program ([`crate::process`]).
+//! Who runs a case: the built-in reference, or an external program ([`crate::backend::process`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,7 +9,7 @@ use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind, OpError, Tensor};
 use opspec_spec::{Case, Expectation};
 
-use crate::facts::Facts;
+use crate::backend::facts::Facts;
 
 /// What an implementation did with a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,7 +76,7 @@ impl From<Exclusion> for String {
 pub trait Backend: Send + Sync {
     fn name(&self) -> String;
 
-    /// The engine and the machine its verdicts hold on ([`crate::facts`]).
+    /// The engine and the machine its verdicts hold on ([`crate::backend::facts`]).
     fn facts(&self) -> Facts {
         Facts::host()
     }
@@ -106,7 +106,7 @@ pub trait Backend: Send + Sync {
     }
 
     /// The dtypes of the case ([`trial_dtypes`]) that the backend's hello excludes for its op.
-    /// A case that expects an error is sent even so (see [`crate::verdict::judge_excluding`]).
+    /// A case that expects an error is sent even so (see [`crate::judge::verdict::judge_excluding`]).
     fn excluded_dtypes(&self, _case: &Case) -> Vec<DType> {
         Vec::new()
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts::{EngineId, Platform};
+use crate::backend::facts::{EngineId, Platform};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use opspec::ops::scale::Coefficients;
@@ -114,7 +114,7 @@ pub enum Reply {
         #[serde(default)]
         targets: Vec<String>,
         /// Per op, per declarable attribute, the values implemented
-        /// ([`crate::attributes`]).
+        /// ([`crate::backend::attributes`]).
         #[serde(default)]
         attributes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
         /// The backend can only build what a case asks for, not run it: it answers `built`
@@ -122,7 +122,7 @@ pub enum Reply {
         /// backends").
         #[serde(default)]
         build_only: bool,
-        /// The engine's name and version ([`crate::facts`]).
+        /// The engine's name and version ([`crate::backend::facts`]).
         #[serde(default)]
         engine: Option<EngineId>,
         /// Facts of the machine as the engine sees them.
@@ -370,7 +370,7 @@ mod tests {
     /// A request that does not decode says what is missing or wrong, and where.
     #[test]
     fn bad_requests_are_located() {
-        use crate::serve::decode_run;
+        use crate::backend::serve::decode_run;
         assert_eq!(
             decode_run(&json!({"type": "run", "op": "slice"}), Limits::DEFAULT).unwrap_err(),
             WireError::Missing("an id")

@@ -46,8 +46,8 @@ use opspec::{DType, ErrorKind};
 use opspec_spec::clauses::{Catalogue, Clause, Marks};
 use opspec_spec::{load_dirs, Case, Evidence, Expectation};
 
-use crate::attributes::wire;
-use crate::config::Config;
+use crate::backend::attributes::wire;
+use crate::run::config::Config;
 
 /// Combinations a document lists that no case reaches, each with the reason it stays a gap.
 /// The report shows them as known gaps instead of failing. Empty: every listed combination has
@@ -84,7 +84,7 @@ pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
 /// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
 /// built-in ops themselves.
 pub fn builtin_specs() -> PathBuf {
-    crate::checkout::suite_root().join("specs")
+    crate::backend::checkout::suite_root().join("specs")
 }
 
 /// One case: its trials (one per dtype) share name, source and clauses.

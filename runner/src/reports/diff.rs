@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::report::{exclusions, read, Record, Report, Status};
+use crate::reports::report::{exclusions, read, Record, Report, Status};
 
 /// One trial in either report.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,13 +1,13 @@
 //! The harness: one type, [`Harness`], opens a run (the configuration, the spec cases, the
 //! sweeps and their goldens, the known failures, within the run's limits) and starts its backend,
 //! for every way a run is made: `runner` and `cargo test` ([`run`]), `runner replay`
-//! ([`Harness::replay`]), an in-process backend ([`crate::in_process`]) and `opspec-fuzz`
+//! ([`Harness::replay`]), an in-process backend ([`crate::run::in_process`]) and `opspec-fuzz`
 //! ([`start_backend`]). Each trial's verdict gets its status from
-//! [`crate::verdict::decide`] and is recorded here; the reports only read the records.
+//! [`crate::judge::verdict::decide`] and is recorded here; the reports only read the records.
 //!
 //! Data flows one way: the loaded cases (`opspec_spec`, `opspec_generate`) go to the backend
-//! ([`crate::backend`]), its outcome to the verdict ([`crate::verdict`]), the verdict to a
-//! record ([`crate::report`]).
+//! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
+//! record ([`crate::reports::report`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,17 +24,18 @@ use opspec_generate::GeneratedCase;
 use opspec_spec::clauses::Catalogue;
 use opspec_spec::{load_dirs, Case, Loaded};
 
-use crate::attributes::composed_key;
-use crate::backend::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
-use crate::config::{self, Config};
-use crate::dump::Dumping;
-use crate::expectations::{Expectations, TrialClauses};
-use crate::generated::{self, GeneratedTrial, GeneratedTrials};
-use crate::partition::Partition;
-use crate::process::{ProcessBackend, Timeouts};
-use crate::report::{self, count, Record};
-use crate::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
-use crate::{interrupt, merge, output, replay_command};
+use crate::backend::attributes::composed_key;
+use crate::backend::dump::Dumping;
+use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
+use crate::backend::interrupt;
+use crate::backend::process::{ProcessBackend, Timeouts};
+use crate::judge::expectations::{Expectations, TrialClauses};
+use crate::judge::partition::Partition;
+use crate::judge::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
+use crate::reports::report::{self, count, Record};
+use crate::reports::{merge, output, replay_command};
+use crate::run::config::{self, Config};
+use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +86,7 @@ pub struct ClauseIdError {
 /// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
 /// naming the file, the case and the id (`runner coverage` lints the same, and more).
 fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
-    let (catalogue, _) = Catalogue::load_over(&crate::coverage::builtin_specs(), dirs);
+    let (catalogue, _) = Catalogue::load_over(&crate::tools::coverage::builtin_specs(), dirs);
     let mut failing = Vec::new();
     loaded.cases.retain(|case| {
         let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
@@ -573,7 +574,7 @@ impl Harness {
                 println!("{line}");
             }
             let (catalogue, _) =
-                Catalogue::load_over(&crate::coverage::builtin_specs(), &config.specs);
+                Catalogue::load_over(&crate::tools::coverage::builtin_specs(), &config.specs);
             if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
                 println!("{line}");
             }

@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 
 use opspec::DType;
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome};
-use crate::config::Config;
-pub use crate::harness::{RunError, RunSummary};
-use crate::process::Capabilities;
+use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::process::Capabilities;
+use crate::run::config::Config;
+pub use crate::run::harness::{RunError, RunSummary};
 
 /// An implementation under test, in Rust: evaluates one invocation (an op, its attributes and
 /// inputs) as the implementation would. Shared by the test threads.
@@ -160,5 +160,5 @@ pub fn run_in_process(
     backend: impl InProcessBackend + 'static,
 ) -> Result<RunSummary, RunError> {
     let backend = InProcess::new(backend, config.limits())?;
-    crate::harness::run(args, config, Some(Arc::new(backend)))
+    crate::run::harness::run(args, config, Some(Arc::new(backend)))
 }

@@ -9,22 +9,22 @@
 //! folder `runner` is started from, and the repository root for the `cargo test` harness
 //! (cargo starts test binaries in `runner/`, while `OPSPEC_SPECS=target/opspec-fuzz cargo test`
 //! is typed at the root). Backend commands always run from the repository root
-//! ([`crate::process`]).
+//! ([`crate::backend::process`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::backend::Engine;
+use crate::backend::interface::Engine;
 use opspec::tensor::Limits;
 
-use crate::partition::Partition;
+use crate::judge::partition::Partition;
 
-/// The checkout a run reads ([`crate::checkout::suite_root`]): the one the runner is started
+/// The checkout a run reads ([`crate::backend::checkout::suite_root`]): the one the runner is started
 /// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    crate::checkout::suite_root()
+    crate::backend::checkout::suite_root()
 }
 
 /// The default per-case timeout of a backend.
@@ -325,7 +325,7 @@ pub struct Config {
     /// Each trial the hello excludes is a libtest trial, printed as ignored.
     pub list_excluded: bool,
     /// How the runner was started, as replay lines spell it: the `runner` binary's own path
-    /// when it runs (set by its `main`), else [`crate::replay_command::CARGO_RUNNER`].
+    /// when it runs (set by its `main`), else [`crate::reports::replay_command::CARGO_RUNNER`].
     pub program: String,
 }
 
@@ -375,7 +375,7 @@ impl Config {
     /// The flags `runner replay` needs to run a trial as this run did: those whose value is
     /// not the default, with resolved paths; each starts with a space.
     pub fn replay_flags(&self) -> String {
-        use crate::replay_command::shell_quote;
+        use crate::reports::replay_command::shell_quote;
         let default = Options::default()
             .resolve_with(&repository_root(), |_| None)
             .expect("the defaults are valid");
@@ -562,7 +562,7 @@ impl Options {
             fail_fast: self.fail_fast || env_flag(var("OPSPEC_FAIL_FAST")),
             require_error_kinds: self.require_error_kinds
                 || env_flag(var("OPSPEC_REQUIRE_ERROR_KINDS")),
-            program: crate::replay_command::CARGO_RUNNER.to_owned(),
+            program: crate::reports::replay_command::CARGO_RUNNER.to_owned(),
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: backend.clone(),
             timeout,
@@ -582,9 +582,9 @@ impl Options {
                 .map(absolute)
                 .unwrap_or_else(|| {
                     // Outside any checkout, nothing is written into the one read.
-                    let folder = match crate::checkout::found() {
+                    let folder = match crate::backend::checkout::found() {
                         Some(_) => root.join("target"),
-                        None => crate::checkout::outside_log_folder(),
+                        None => crate::backend::checkout::outside_log_folder(),
                     };
                     match backend {
                         // Only a run that starts a backend claims the shared log.
@@ -643,7 +643,7 @@ pub fn default_backend_log(target: &Path) -> PathBuf {
 impl Config {
     /// `Err` when an output of the run (`--report-json`, `--junit`, `--backend-log`,
     /// `--dump-requests`, libtest's `--logfile`) names a file the run reads or another output
-    /// ([`crate::output::check_outputs`]); checked before anything runs.
+    /// ([`crate::reports::output::check_outputs`]); checked before anything runs.
     pub fn check_outputs(&self, logfile: Option<&Path>) -> Result<(), String> {
         let mut outputs: Vec<(&str, &Path)> = Vec::new();
         if let Some(path) = &self.report_json {
@@ -661,7 +661,7 @@ impl Config {
         if let Some(path) = logfile {
             outputs.push(("--logfile", path));
         }
-        let mut inputs = crate::output::Inputs::default();
+        let mut inputs = crate::reports::output::Inputs::default();
         if let Some(path) = &self.expectations {
             inputs.files.push(("--expectations", path));
         }
@@ -674,7 +674,7 @@ impl Config {
         if let Some(folder) = &self.golden {
             inputs.folders.push(("--golden", folder));
         }
-        crate::output::check_outputs(&outputs, &inputs)
+        crate::reports::output::check_outputs(&outputs, &inputs)
     }
 }
 

@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::report::{exclusions, read, xml_escape as escape, Record, Report, Status};
+use crate::reports::report::{exclusions, read, xml_escape as escape, Record, Report, Status};
 
 /// What the page shows beyond its default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -285,12 +285,12 @@ fn replay(record: &Record) -> String {
 }
 
 /// A trial's replay command with `TRIAL` in place of its name, if it names it as
-/// [`crate::replay_command::command`] does.
+/// [`crate::reports::replay_command::command`] does.
 fn replay_template(record: &Record) -> Option<String> {
     let command = record.replay.as_ref()?;
     let name = format!(
         " replay {} ",
-        crate::replay_command::shell_quote(&record.name)
+        crate::reports::replay_command::shell_quote(&record.name)
     );
     let (before, after) = format!("{command} ")
         .split_once(&name)
@@ -656,7 +656,7 @@ fn version_groups(reports: &[Report]) -> Vec<(&str, Vec<usize>)> {
 
 /// For each engine run at several versions ([`version_groups`]): a table of the changes from
 /// each version to the next (in the order of the reports), a row per clause and a column per
-/// upgrade, each trial counted once as `runner diff` counts it ([`crate::diff::Diff::by_clause`]),
+/// upgrade, each trial counted once as `runner diff` counts it ([`crate::reports::diff::Diff::by_clause`]),
 /// each count opening the list of its trials.
 fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
     let groups = version_groups(reports);
@@ -679,12 +679,14 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
                 .unwrap_or_else(|| labels[i].clone())
         };
         let steps: Vec<(usize, usize)> = indices.windows(2).map(|w| (w[0], w[1])).collect();
-        let diffs: Vec<crate::diff::Diff> = steps
+        let diffs: Vec<crate::reports::diff::Diff> = steps
             .iter()
-            .map(|&(a, b)| crate::diff::Diff::new(&reports[a], &reports[b]))
+            .map(|&(a, b)| crate::reports::diff::Diff::new(&reports[a], &reports[b]))
             .collect();
-        let groups: Vec<Vec<crate::diff::ClauseChange>> =
-            diffs.iter().map(crate::diff::Diff::by_clause).collect();
+        let groups: Vec<Vec<crate::reports::diff::ClauseChange>> = diffs
+            .iter()
+            .map(crate::reports::diff::Diff::by_clause)
+            .collect();
         let _ = write!(
             html,
             "<h3>{}</h3>\n<table class=\"versions\"><thead><tr><th>clause</th>",
@@ -717,7 +719,7 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
         let mut clauses: Vec<&str> = groups
             .iter()
             .flatten()
-            .map(crate::diff::ClauseChange::clause_label)
+            .map(crate::reports::diff::ClauseChange::clause_label)
             .collect();
         clauses.sort_by_key(|c| (c.starts_with('('), *c));
         clauses.dedup();
@@ -779,8 +781,8 @@ fn native_and_composed(html: &mut String, reports: &[Report], labels: &[String])
          <th>composed: passed / trials</th><th>composed by the adapter</th></tr></thead><tbody>\n",
     );
     for (report, label) in reports.iter().zip(labels) {
-        let [native, composed] = crate::report::native_and_composed(&report.trials);
-        let keys = crate::report::composed_counts(&report.trials);
+        let [native, composed] = crate::reports::report::native_and_composed(&report.trials);
+        let keys = crate::reports::report::composed_counts(&report.trials);
         let list: Vec<String> = (keys.iter())
             .map(|(key, (trials, passed))| {
                 let how = report.context.composed.get(*key).map_or("", String::as_str);
@@ -961,11 +963,11 @@ pub fn page_with(reports: &[Report], options: PageOptions) -> String {
 /// the page cannot be written.
 pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode {
     let reports_read: Vec<(&str, &Path)> = inputs.iter().map(|p| ("REPORT", p.as_path())).collect();
-    let inputs_read = crate::output::Inputs {
+    let inputs_read = crate::reports::output::Inputs {
         files: reports_read,
         folders: Vec::new(),
     };
-    if let Err(e) = crate::output::check_outputs(&[("--html", output)], &inputs_read) {
+    if let Err(e) = crate::reports::output::check_outputs(&[("--html", output)], &inputs_read) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
@@ -977,7 +979,7 @@ pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = crate::output::write_replacing(output, page_with(&reports, options)) {
+    if let Err(e) = crate::reports::output::write_replacing(output, page_with(&reports, options)) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return ExitCode::from(2);
     }
@@ -993,7 +995,7 @@ pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Known;
+    use crate::reports::report::Known;
 
     fn record(name: &str, dtype: Option<&str>, status: Status) -> Record {
         Record {
@@ -1020,8 +1022,8 @@ mod tests {
                 condition: None,
             }),
             composed: None,
-            replay: Some(crate::replay_command::command(
-                crate::replay_command::CARGO_RUNNER,
+            replay: Some(crate::reports::replay_command::command(
+                crate::reports::replay_command::CARGO_RUNNER,
                 name,
                 " --backend 'my engine'",
             )),

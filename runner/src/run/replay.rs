@@ -1,10 +1,10 @@
 //! `runner replay TRIAL`: one trial run alone, as a run with the same configuration would run
-//! it ([`crate::harness::Harness::replay`]), with every request and reply printed.
+//! it ([`crate::run::harness::Harness::replay`]), with every request and reply printed.
 //!
 //! Every failure report ends with the command that replays the trial
 //! (`cargo run -q -p opspec-runner --bin runner -- replay TRIAL --backend CMD ...`, with the
-//! run's folders and settings that differ from the defaults, [`crate::replay_command`]), to be
-//! run in the repository. The request dump (`--dump-requests`) is [`crate::dump`].
+//! run's folders and settings that differ from the defaults, [`crate::reports::replay_command`]), to be
+//! run in the repository. The request dump (`--dump-requests`) is [`crate::backend::dump`].
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,11 +14,11 @@ use opspec::DType;
 use opspec_spec::Case;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Exclusion, Outcome};
-use crate::config::Config;
-use crate::harness::{Harness, ReplayError, Replayed};
-use crate::protocol::{run_request, WireTensor};
-use crate::report::Status;
+use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::protocol::{run_request, WireTensor};
+use crate::reports::report::Status;
+use crate::run::config::Config;
+use crate::run::harness::{Harness, ReplayError, Replayed};
 
 /// A backend whose every request and reply is printed, for `runner replay`.
 struct Transcript {
@@ -30,7 +30,7 @@ impl Backend for Transcript {
         self.inner.name()
     }
 
-    fn facts(&self) -> crate::facts::Facts {
+    fn facts(&self) -> crate::backend::facts::Facts {
         self.inner.facts()
     }
 
