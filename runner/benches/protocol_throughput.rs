@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use opspec_runner::backend::interface::Backend;
 use opspec_runner::backend::process::ProcessBackend;
-use opspec_runner::judge::verdict::{judge, Status};
+use opspec_runner::judge::record::Status;
+use opspec_runner::judge::verdict::judge;
 use opspec_runner::Config;
 use opspec_spec::load_dirs;
 

@@ -16,6 +16,7 @@ pub mod reports;
 pub mod run;
 pub mod tools;
 
+pub use judge::record::RunSummary;
 pub use run::config::Config;
-pub use run::harness::{main_with, Harness, RunError, RunSummary};
+pub use run::harness::{main_with, Harness, RunError};
 pub use run::in_process::{run_in_process, Declaration, InProcessBackend, Refusal};

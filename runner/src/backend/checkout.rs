@@ -70,6 +70,12 @@ pub fn suite_root() -> PathBuf {
     .clone()
 }
 
+/// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
+/// built-in ops themselves.
+pub fn builtin_specs() -> PathBuf {
+    suite_root().join("specs")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ pub mod checkout;
 pub mod child;
 pub mod dump;
 pub mod facts;
+pub mod hello;
 pub mod interface;
 pub mod interrupt;
 pub mod process;

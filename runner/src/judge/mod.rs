@@ -2,4 +2,5 @@
 
 pub mod expectations;
 pub mod partition;
+pub mod record;
 pub mod verdict;

@@ -17,117 +17,10 @@ use opspec::{DType, ErrorKind, Tensor};
 use opspec_spec::compare::{compare, comparison_for, Comparison, Mismatch};
 use opspec_spec::{Case, Evidence, Expectation};
 
-use serde::{Deserialize, Serialize};
-
+use crate::backend::hello::dtype_declaration;
 use crate::backend::interface::{BuiltOutput, Exclusion, Outcome};
 use crate::judge::expectations::Entry;
-
-/// A trial's status: the one name of what became of a trial, decided here ([`judge`], then
-/// [`decide`]) and only read by the reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Passed,
-    Failed,
-    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
-    /// libtest as ignored).
-    Unsupported,
-    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
-    KnownFailure,
-    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
-    /// target it declares) (reported as ignored).
-    Excluded,
-    /// An implementation-defined case on which the backend differs from the reference's
-    /// reading (reported as ignored, with the difference).
-    ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
-    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
-    /// failed in the table.
-    NotRun,
-    /// A build-only backend built the case with the expected output dtypes and shapes; its
-    /// values were never computed, so this is no pass (reported as ignored).
-    ShapeChecked,
-    /// A case that expects an error was rejected, but without an error kind: the rejection
-    /// may be for another rule, so this is no pass (reported as ignored; fails the run under
-    /// `--require-error-kinds`).
-    RejectedUnclassified,
-}
-
-impl Status {
-    /// Every status, in the order pages and lists show them.
-    pub const ALL: [Status; 9] = [
-        Status::Passed,
-        Status::Failed,
-        Status::ShapeChecked,
-        Status::RejectedUnclassified,
-        Status::KnownFailure,
-        Status::Unsupported,
-        Status::ImplementationDefined,
-        Status::Excluded,
-        Status::NotRun,
-    ];
-
-    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
-    pub fn is_skip(self) -> bool {
-        matches!(
-            self,
-            Status::Unsupported | Status::KnownFailure | Status::Excluded
-        )
-    }
-
-    /// Whether a trial of this status fails the run.
-    pub fn fails(self) -> bool {
-        matches!(self, Status::Failed | Status::NotRun)
-    }
-
-    /// As the JSON report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Unsupported => "unsupported",
-            Status::KnownFailure => "known_failure",
-            Status::Excluded => "excluded",
-            Status::ImplementationDefined => "implementation_defined",
-            Status::NotRun => "not_run",
-            Status::ShapeChecked => "shape_checked",
-            Status::RejectedUnclassified => "rejected_unclassified",
-        }
-    }
-
-    /// How pages and lists name it to people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::KnownFailure => "known failure",
-            Status::Unsupported => "unsupported",
-            Status::ImplementationDefined => "implementation-defined",
-            Status::Excluded => "excluded",
-            Status::NotRun => "not run",
-            Status::ShapeChecked => "shape-checked",
-            Status::RejectedUnclassified => "rejected without kind",
-        }
-    }
-}
-
-/// The known-failures entry a trial matched ([`crate::judge::expectations::Entry`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Known {
-    /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`).
-    #[serde(default)]
-    pub selector: String,
-    /// The clause the backend breaks.
-    pub clause: String,
-    /// `semantics`, `defect` or `adapter`.
-    pub class: String,
-    pub reason: String,
-    /// The entry's line in the expectations file.
-    pub line: usize,
-    /// The entry's condition on the run's facts, as written, if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
-}
+use crate::judge::record::{Known, Status};
 
 /// What became of a trial: its status, and the report or reason a person reads (empty for a
 /// pass).
@@ -527,12 +420,6 @@ pub fn describe_case(case: &Case) -> String {
 }
 
 /// `fp8, int8`.
-/// The declaration a dtype exclusion is counted under: `<op> dtype <dtype>[,<dtype>...]`.
-pub fn dtype_declaration(case: &Case, excluded: &[DType]) -> String {
-    let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
-    format!("{} dtype {}", case.op.name(), names.join(","))
-}
-
 fn dtype_list(dtypes: &[DType]) -> String {
     dtypes
         .iter()

@@ -29,7 +29,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::reports::report::{exclusions, read, Record, Report, Status};
+use crate::judge::record::{Record, Report, Status};
+use crate::reports::report::{exclusions, read};
 
 /// One trial in either report.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -33,7 +33,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::reports::report::{exclusions, read, xml_escape as escape, Record, Report, Status};
+use crate::judge::record::{Record, Report, Status};
+use crate::reports::report::{exclusions, read, xml_escape as escape};
 
 /// What the page shows beyond its default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -995,7 +996,7 @@ pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reports::report::Known;
+    use crate::judge::record::Known;
 
     fn record(name: &str, dtype: Option<&str>, status: Status) -> Record {
         Record {

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use crate::judge::partition::{fingerprint, Partition};
-use crate::reports::report::{self, Record};
+use crate::judge::record::{Record, Report};
+use crate::reports::report;
 
 /// What a JSON report says about the run that wrote it, under `"run"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,7 +228,7 @@ pub enum MergeError {
 
 /// A part's report read back with its run description.
 struct Part {
-    report: report::Report,
+    report: Report,
     info: RunInfo,
     partition: Partition,
 }

@@ -1,5 +1,5 @@
-//! What a run found, kept per trial and written as a JSON report, a JUnit file and an
-//! op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
+//! A run's records ([`crate::judge::record`], which holds the report file's fields) written as
+//! a JSON report, a JUnit file and an op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
 //! read back ([`read`]) for `runner report` and `runner diff`.
 //!
 //! A run whose trials all pass one by one can still be no pass: when nothing passed, or when
@@ -8,146 +8,20 @@
 //! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
 //! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
 //! runner does with skips").
-//!
-//! The JSON report is read by later versions of the runner: fields are only ever added, and a
-//! field a report lacks (one written before the field existed) reads as empty.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::backend::facts::Facts;
-use crate::judge::expectations::Entry;
-pub use crate::judge::verdict::{Known, Status};
+use crate::judge::record::{
+    count, ComposedCount, Context, EntryMatches, JsonReport, Record, Report, ReportFile, Status,
+};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
 pub const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    pub name: String,
-    pub op: String,
-    /// The dtype the trial is filed under ([`crate::backend::interface::primary_dtype`]).
-    pub dtype: Option<String>,
-    /// Every dtype the trial involves ([`crate::backend::interface::trial_dtypes`]).
-    #[serde(default)]
-    pub dtypes: Vec<String>,
-    pub status: Status,
-    /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
-    /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub excluded_by: Option<String>,
-    /// The failure report or the reason it was not run; empty when it passed.
-    pub message: String,
-    pub seconds: f64,
-    /// The clause ids the trial's case names (none for a problem found before running, such as
-    /// a spec error).
-    #[serde(default)]
-    pub clauses: Vec<String>,
-    /// The expectations entry that made the trial a known failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub known: Option<Known>,
-    /// The key of the backend's `composed` the trial falls under: the adapter, not the engine,
-    /// implements what it tests ([`crate::backend::attributes::composed_key`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub composed: Option<String>,
-    /// The command that replays the trial alone ([`crate::reports::replay_command::command`]); none for a trial
-    /// that is no case (a spec error, a stale expectation, an unused golden).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<String>,
-}
-
-/// What a run's verdicts hold for: the engine and the machine, every expectations entry with
-/// its condition and whether it held, and what the adapter composes rather than the engine
-/// implements.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Context {
-    #[serde(default)]
-    pub facts: Facts,
-    #[serde(default)]
-    pub expectation_entries: Vec<EntryState>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub composed: BTreeMap<String, String>,
-}
-
-/// An expectations entry as a run found it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryState {
-    pub line: usize,
-    pub selector: String,
-    pub clause: String,
-    pub class: String,
-    pub reason: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
-    /// Whether its condition held (an entry without one always holds).
-    pub held: bool,
-    /// The facts its condition tests that the run did not know.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unknown_facts: Vec<String>,
-}
-
-impl EntryState {
-    pub fn of(entry: &Entry) -> EntryState {
-        EntryState {
-            line: entry.line,
-            selector: entry.selector(),
-            clause: entry.clause.clone(),
-            class: entry.class.name().to_owned(),
-            reason: entry.reason.clone(),
-            condition: entry.condition.as_ref().map(|c| c.text.clone()),
-            held: entry.holds,
-            unknown_facts: entry.unknown_facts.iter().map(|f| f.to_string()).collect(),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    backend: &'a str,
-    #[serde(flatten)]
-    context: &'a Context,
-    passed: usize,
-    failed: usize,
-    unsupported: usize,
-    known_failures: usize,
-    excluded: usize,
-    /// The excluded trials per hello declaration ([`exclusions`]).
-    excluded_by: BTreeMap<&'a str, usize>,
-    implementation_defined: usize,
-    not_run: usize,
-    shape_checked: usize,
-    rejected_unclassified: usize,
-    /// Why the run is no pass although no trial failed ([`run_problems`]).
-    problems: &'a [String],
-    /// Each expectations entry that matched, with the trials it made known failures.
-    known_failure_entries: Vec<EntryMatches<'a>>,
-    /// Per key of the hello's `composed`, the trials under it and how many passed.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    composed_counts: BTreeMap<&'a str, ComposedCount>,
-    trials: &'a [Record],
-}
-
-#[derive(Serialize)]
-struct ComposedCount {
-    trials: usize,
-    passed: usize,
-}
-
-/// An expectations entry and the trials it matched.
-#[derive(Serialize)]
-struct EntryMatches<'a> {
-    line: usize,
-    selector: &'a str,
-    clause: &'a str,
-    class: &'a str,
-    reason: &'a str,
-    trials: Vec<&'a str>,
-}
 
 /// The matched expectations entries, by line.
 fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
@@ -169,11 +43,6 @@ fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
         }
     }
     entries.into_values().collect()
-}
-
-/// How many of `records` have `status`.
-pub fn count(records: &[Record], status: Status) -> usize {
-    records.iter().filter(|r| r.status == status).count()
 }
 
 pub fn json(backend: &str, context: &Context, records: &[Record], problems: &[String]) -> String {
@@ -607,90 +476,6 @@ pub fn table(records: &[Record]) -> String {
     }
     text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence (or, from a build-only backend or a rejection without a kind: shape-checked, rejected without an error kind)\n");
     text
-}
-
-/// The lines of a failure report that describe the case rather than the problem
-/// ([`crate::judge::verdict::describe_case`]), and the replay line that ends it.
-const CASE_LINES: [&str; 9] = [
-    "case:",
-    "source:",
-    "clauses:",
-    "inputs:",
-    "attrs:",
-    "compare:",
-    "note:",
-    "round trip:",
-    "replay:",
-];
-
-#[cfg(test)]
-impl Record {
-    /// A Slice trial of `status` with nothing else: the tests' starting point, each adding what
-    /// it looks at.
-    pub(crate) fn bare(name: &str, status: Status) -> Record {
-        Record {
-            name: name.into(),
-            op: "slice".into(),
-            dtype: None,
-            dtypes: Vec::new(),
-            status,
-            excluded_by: None,
-            message: String::new(),
-            seconds: 0.0,
-            clauses: Vec::new(),
-            known: None,
-            composed: None,
-            replay: None,
-        }
-    }
-}
-
-impl Record {
-    /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
-    /// it was not run, or the first line of its failure report after the case's description.
-    /// Empty when it passed. Works on reports of any version (it reads the message).
-    pub fn reason(&self) -> String {
-        if let Some(known) = &self.known {
-            return known.reason.clone();
-        }
-        let mut lines = self
-            .message
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !CASE_LINES.iter().any(|p| l.starts_with(p)));
-        let line = lines.next().unwrap_or("");
-        let line = line.strip_prefix("known failure: ").unwrap_or(line);
-        // A line announcing a list ("2 of 4 elements differ ...; first 2:") with its first item.
-        match lines.next() {
-            Some(next) if line.ends_with(':') => format!("{line} {next}"),
-            _ => line.to_owned(),
-        }
-    }
-}
-
-/// A JSON report read back ([`read`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Report {
-    pub path: PathBuf,
-    /// The backend's name, as its hello gave it.
-    pub backend: String,
-    /// Why the run was no pass although no trial failed ([`run_problems`]).
-    pub problems: Vec<String>,
-    /// The engine, the machine and the expectations entries (empty in a report written
-    /// before they were recorded).
-    pub context: Context,
-    pub trials: Vec<Record>,
-}
-
-/// The fields of a JSON report that are read back; the counts are derived from the trials.
-#[derive(Deserialize)]
-struct ReportFile {
-    backend: String,
-    #[serde(flatten)]
-    context: Context,
-    #[serde(default)]
-    problems: Vec<String>,
-    trials: Vec<Record>,
 }
 
 /// Why a JSON report cannot be read.

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::judge::expectations::Expectations;
-use crate::reports::report::{Record, Status};
+use crate::judge::record::{Record, Status};
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -187,7 +187,7 @@ pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::verdict::Known;
+    use crate::judge::record::Known;
 
     fn record(name: &str, status: Status, message: &str, known: Option<usize>) -> Record {
         Record {

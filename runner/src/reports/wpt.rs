@@ -24,7 +24,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use crate::reports::report::{read, Record, Report, Status};
+use crate::judge::record::{Record, Report, Status};
+use crate::reports::report::read;
 
 /// The wpt status of a trial's status, and the status it was expected to have when it is not
 /// that one:
@@ -169,7 +170,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::reports::report::Known;
+    use crate::judge::record::Known;
 
     fn record(name: &str, status: Status) -> Record {
         Record {

@@ -34,7 +34,8 @@ use opspec_spec::compare::compare_exact;
 use opspec_spec::{Case, Expectation, SpecError};
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
-use crate::judge::verdict::{describe_case, judge_excluding, render_mismatch, Status, Verdict};
+use crate::judge::record::Status;
+use crate::judge::verdict::{describe_case, judge_excluding, render_mismatch, Verdict};
 use crate::run::config::{env_flag, repository_root, Config};
 
 /// How many wrong elements a provenance report decodes.

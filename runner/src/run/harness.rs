@@ -31,8 +31,9 @@ use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
-use crate::judge::verdict::{decide, describe_case, judge_excluding, Status, Verdict};
-use crate::reports::report::{self, count, Record};
+use crate::judge::record::{self, Record, RunSummary, Status};
+use crate::judge::verdict::{decide, describe_case, judge_excluding, Verdict};
+use crate::reports::report;
 use crate::reports::{merge, output, replay_command};
 use crate::run::config::{self, Config};
 use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
@@ -86,7 +87,7 @@ pub struct ClauseIdError {
 /// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
 /// naming the file, the case and the id (`runner coverage` lints the same, and more).
 fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
-    let (catalogue, _) = Catalogue::load_over(&crate::tools::coverage::builtin_specs(), dirs);
+    let (catalogue, _) = Catalogue::load_over(&crate::backend::checkout::builtin_specs(), dirs);
     let mut failing = Vec::new();
     loaded.cases.retain(|case| {
         let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
@@ -171,60 +172,6 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
         }
         None => backend,
     })
-}
-
-/// What a run found: the trials per status, the reasons the run is no pass (beyond failed
-/// trials: nothing passed, too many unasked skips; docs/protocol.md, "Reports"), and the
-/// verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunSummary {
-    pub passed: usize,
-    pub failed: usize,
-    pub unsupported: usize,
-    pub excluded: usize,
-    pub known_failures: usize,
-    pub implementation_defined: usize,
-    pub not_run: usize,
-    /// Built by a build-only backend, its output dtypes and shapes judged, no values.
-    pub shape_checked: usize,
-    /// Rejected without an error kind where the case expects one.
-    pub rejected_unclassified: usize,
-    pub problems: Vec<String>,
-    /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
-    /// failure, a problem of the goldens).
-    pub trial_failed: bool,
-    /// The run passes: no trial failed and no problem ([`RunSummary::exit_code`] 0).
-    pub success: bool,
-}
-
-impl RunSummary {
-    pub(crate) fn new(records: &[Record], problems: Vec<String>, trial_failed: bool) -> RunSummary {
-        RunSummary {
-            success: !trial_failed && problems.is_empty(),
-            trial_failed,
-            passed: count(records, Status::Passed),
-            failed: count(records, Status::Failed),
-            unsupported: count(records, Status::Unsupported),
-            excluded: count(records, Status::Excluded),
-            known_failures: count(records, Status::KnownFailure),
-            implementation_defined: count(records, Status::ImplementationDefined),
-            not_run: count(records, Status::NotRun),
-            shape_checked: count(records, Status::ShapeChecked),
-            rejected_unclassified: count(records, Status::RejectedUnclassified),
-            problems,
-        }
-    }
-
-    /// The exit code `runner` gives the run: 101 (libtest's) when a trial failed, 1 when only
-    /// a problem makes it no pass, 0 when it passes.
-    pub fn exit_code(&self) -> ExitCode {
-        match (self.trial_failed, self.problems.is_empty()) {
-            (true, _) => ExitCode::from(101),
-            (false, false) => ExitCode::FAILURE,
-            (false, true) => ExitCode::SUCCESS,
-        }
-    }
 }
 
 /// The runner's subcommands: given after an option, each is read as a name filter.
@@ -552,10 +499,10 @@ impl Harness {
                 record.message = verdict.message;
             }
         }
-        let context = report::Context {
+        let context = record::Context {
             facts: backend.facts(),
             expectation_entries: (trials.expectations.entries.iter())
-                .map(report::EntryState::of)
+                .map(record::EntryState::of)
                 .collect(),
             composed: backend.composed(),
         };
@@ -574,7 +521,7 @@ impl Harness {
                 println!("{line}");
             }
             let (catalogue, _) =
-                Catalogue::load_over(&crate::tools::coverage::builtin_specs(), &config.specs);
+                Catalogue::load_over(&crate::backend::checkout::builtin_specs(), &config.specs);
             if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
                 println!("{line}");
             }

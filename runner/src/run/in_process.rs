@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 
 use opspec::DType;
 
+use crate::backend::hello::Capabilities;
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
-use crate::backend::process::Capabilities;
+pub use crate::judge::record::RunSummary;
 use crate::run::config::Config;
-pub use crate::run::harness::{RunError, RunSummary};
+pub use crate::run::harness::RunError;
 
 /// An implementation under test, in Rust: evaluates one invocation (an op, its attributes and
 /// inputs) as the implementation would. Shared by the test threads.

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
 use crate::backend::protocol::{run_request, WireTensor};
-use crate::reports::report::Status;
+use crate::judge::record::Status;
 use crate::run::config::Config;
 use crate::run::harness::{Harness, ReplayError, Replayed};
 

@@ -81,12 +81,6 @@ pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
     }
 }
 
-/// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
-/// built-in ops themselves.
-pub fn builtin_specs() -> PathBuf {
-    crate::backend::checkout::suite_root().join("specs")
-}
-
 /// One case: its trials (one per dtype) share name, source and clauses.
 struct CaseGroup<'a> {
     trials: Vec<&'a Case>,
@@ -108,7 +102,7 @@ impl CaseGroup<'_> {
 pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
     // Linting reads and evaluates cases within the default limits (no run's budget applies).
     let loaded = load_dirs(dirs, None, Limits::DEFAULT);
-    let builtin = builtin_specs();
+    let builtin = crate::backend::checkout::builtin_specs();
     let (catalogue, catalogue_errors) = Catalogue::load_over(&builtin, dirs);
     // The clauses the folders catalogue themselves; only they must have cases there.
     let own = |clause: &Clause| dirs.iter().any(|dir| clause.path.starts_with(dir));

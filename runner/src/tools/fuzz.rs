@@ -23,7 +23,8 @@ use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_spec::{load_file, Case, Expectation};
 
 use crate::backend::interface::{Backend, Outcome};
-use crate::judge::verdict::{decide, judge_excluding, Status};
+use crate::judge::record::Status;
+use crate::judge::verdict::{decide, judge_excluding};
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
