@@ -8,8 +8,12 @@
 //!   reaches back to itself, through dev-dependencies included.
 //! - No import circle among the modules of a library crate (the reference, the spec model,
 //!   the kernels, the generators, the runner). In the runner, where the data flows one way
-//!   (YAML → typed case → backend → verdict → report), no module imports the crate root either,
-//!   and only the verdict gives a trial its status.
+//!   (YAML → typed case → backend → verdict → report), no module imports the crate root or a
+//!   folder's `mod.rs` either, and only the verdict gives a trial its status.
+//! - The runner's modules are in five folders, in the order `backend`, `judge`, `reports`,
+//!   `run`, `tools`; a module imports from its own folder and the folders before it only (so
+//!   the backend imports neither judge nor run, and the reports never the run), and of the
+//!   backend the reports import only its facts (`backend::facts`, plain data).
 //! - The reference has no engine hook (an `Engine` trait) and exports no macro: what a crate
 //!   boundary cannot say.
 //! - The libraries read no environment variable: the runner's binaries map their flags and
@@ -291,29 +295,28 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
     names
 }
 
-/// The modules of the library crate whose sources are in `src` (its binaries left out), by
-/// path: `run::harness` for `src/run/harness.rs`, `run` for `src/run/mod.rs`.
-fn module_files(src: &Path) -> BTreeMap<String, PathBuf> {
-    let mut modules = BTreeMap::new();
-    for path in sources(src) {
-        let relative = path.strip_prefix(src).expect("under src/");
-        let mut parts: Vec<String> = (relative.components())
-            .map(|c| {
-                c.as_os_str()
-                    .to_string_lossy()
-                    .trim_end_matches(".rs")
-                    .to_string()
-            })
-            .collect();
-        if parts[0] == "bin" || (parts.len() == 1 && ["lib", "main"].contains(&&*parts[0])) {
-            continue;
-        }
-        if parts.last().is_some_and(|p| p == "mod") {
-            parts.pop();
-        }
-        modules.insert(parts.join("::"), path);
+/// The sources of the library crate whose files are in `src` (its binaries left out): each
+/// file's path under `src` (`run/harness.rs`) with its code ([`code_of`]).
+fn library_sources(src: &Path) -> BTreeMap<String, String> {
+    (sources(src).into_iter())
+        .filter_map(|path| {
+            let relative = path.strip_prefix(src).expect("under src/");
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            let binary =
+                relative.starts_with("bin/") || ["lib.rs", "main.rs"].contains(&&*relative);
+            (!binary).then(|| (relative, code_of(&path)))
+        })
+        .collect()
+}
+
+/// The module a source file defines, from its path under `src`: `run::harness` for
+/// `run/harness.rs`, `run` for `run/mod.rs`.
+fn module_of_file(relative: &str) -> String {
+    let mut parts: Vec<&str> = relative.trim_end_matches(".rs").split('/').collect();
+    if parts.len() > 1 && parts.last() == Some(&"mod") {
+        parts.pop();
     }
-    modules
+    parts.join("::")
 }
 
 /// Every path `code` names from the crate root, whole and with `crate::` left off: `a::b::C`
@@ -388,51 +391,97 @@ fn module_named<'a>(path: &str, modules: &'a BTreeSet<String>) -> Option<&'a Str
         .find_map(|n| modules.get(&segments[..n].join("::")))
 }
 
-/// The modules of the library crate whose sources are in `src`, each with the modules its code
-/// names (`crate::` and `super::` paths, outside comments and the `#[cfg(test)]` tail). A path
-/// that names no module, or an item of a folder's `mod.rs` rather than of the module that
-/// defines it, is kept whole in `<...>`, so that the checks refuse it: a re-export at the root
-/// or in a folder hides the edge to the module behind it.
-fn module_graph_of(
-    src: &Path,
-    code_of: impl Fn(&Path) -> String,
-) -> BTreeMap<String, BTreeSet<String>> {
-    let files = module_files(src);
-    let folders: BTreeSet<String> = (files.iter())
-        .filter(|(_, path)| path.ends_with("mod.rs"))
-        .map(|(module, _)| module.clone())
+/// The modules of a library crate, from its sources as [`library_sources`] gives them, each
+/// with the modules its code names (`crate::` and `super::` paths). A path that names no
+/// module, or an item of a folder's `mod.rs` rather than of the module that defines it, is kept
+/// whole in `<...>`, so that the checks refuse it: a re-export at the root or in a folder hides
+/// the edge to the module behind it.
+fn module_graph_of(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let folders: BTreeSet<String> = (files.keys())
+        .filter(|file| file.ends_with("mod.rs"))
+        .map(|file| module_of_file(file))
         .collect();
-    let names: BTreeSet<String> = files.keys().cloned().collect();
+    let names: BTreeSet<String> = files.keys().map(|file| module_of_file(file)).collect();
     let mut graph = BTreeMap::new();
-    for (module, path) in &files {
-        let parent = match module.rsplit_once("::") {
-            _ if path.ends_with("mod.rs") => module.rsplit_once("::").map_or("", |(p, _)| p),
-            Some((p, _)) => p,
-            None => "",
-        };
+    for (file, code) in files {
+        let module = module_of_file(file);
+        // `super` of `run::harness` is `run`; of `run` (run/mod.rs), the root.
+        let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
         let mut used = BTreeSet::new();
-        for crate_path in crate_paths_in(&code_of(path), parent) {
-            match module_named(&crate_path, &names) {
-                Some(m) if folders.contains(m) && *m != crate_path => {
-                    used.insert(format!("<{crate_path}>"));
+        for path in crate_paths_in(code, parent) {
+            match module_named(&path, &names) {
+                Some(named) if !folders.contains(named) || *named == path => {
+                    used.insert(named.clone());
                 }
-                Some(m) => {
-                    used.insert(m.clone());
-                }
-                None => {
-                    used.insert(format!("<{crate_path}>"));
+                _ => {
+                    used.insert(format!("<{path}>"));
                 }
             }
         }
-        used.remove(module);
-        graph.insert(module.clone(), used);
+        used.remove(&module);
+        graph.insert(module, used);
     }
     graph
 }
 
-/// The runner's module graph ([`module_graph_of`]).
-fn runner_graph() -> BTreeMap<String, BTreeSet<String>> {
-    module_graph_of(&root().join("runner/src"), code_of)
+/// The runner's folders, in the order its data flows: a case is run by a backend, its outcome
+/// judged, the records reported; a run ties them together, and the tools stand beside runs. A
+/// module imports only from its own folder and the folders before it.
+const WINGS: [&str; 5] = ["backend", "judge", "reports", "run", "tools"];
+
+/// What the reports read of the backend: the engine and platform facts of its hello, plain
+/// data that imports nothing of the crate. No process, no protocol, no hello parsing.
+const BACKEND_FOR_REPORTS: [&str; 1] = ["backend::facts"];
+
+/// The position in [`WINGS`] of the folder of `module`.
+fn wing_of(module: &str) -> Option<usize> {
+    let folder = module.split("::").next()?;
+    WINGS.iter().position(|wing| *wing == folder)
+}
+
+/// Every breach of the runner's layering in its sources (`files`, as [`library_sources`] gives
+/// them): a module outside the folders of [`WINGS`], an import from a later folder (so the
+/// backend imports neither judge nor run, and the reports never the run), the reports
+/// importing of the backend more than [`BACKEND_FOR_REPORTS`], an item named through the
+/// crate root or a folder's `mod.rs`, an import circle.
+fn runner_layering_problems(files: &BTreeMap<String, String>) -> Vec<String> {
+    let graph = module_graph_of(files);
+    let mut problems = Vec::new();
+    for (module, used) in &graph {
+        let Some(rank) = wing_of(module) else {
+            problems.push(format!("{module} is in none of the folders {WINGS:?}"));
+            continue;
+        };
+        for name in used {
+            if let Some(path) = name.strip_prefix('<') {
+                let path = path.trim_end_matches('>');
+                problems.push(format!(
+                    "{module} names crate::{path} through the crate root or a folder, not its module"
+                ));
+            } else if let Some(theirs) = wing_of(name).filter(|&theirs| theirs > rank) {
+                problems.push(format!(
+                    "{module} imports {name}: {} comes after {} in {WINGS:?}",
+                    WINGS[theirs], WINGS[rank]
+                ));
+            } else if WINGS[rank] == "reports"
+                && name.starts_with("backend")
+                && !BACKEND_FOR_REPORTS.contains(&name.as_str())
+            {
+                problems.push(format!(
+                    "{module} imports {name}: the reports read only {BACKEND_FOR_REPORTS:?} of the backend"
+                ));
+            }
+        }
+    }
+    if let Some(circle) = circle(&graph) {
+        problems.push(format!("an import circle: {circle}"));
+    }
+    problems
+}
+
+/// The runner's sources, by path under runner/src.
+fn runner_sources() -> BTreeMap<String, String> {
+    library_sources(&root().join("runner/src"))
 }
 
 /// The first import circle of `graph`, as `a -> b -> a`.
@@ -466,45 +515,112 @@ fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
         .find_map(|module| visit(module, graph, &mut Vec::new(), &mut done))
 }
 
-/// The runner's modules import one another one way, and none names an item through the crate
-/// root or a folder's `mod.rs` (whose re-exports would hide an edge back).
+/// The runner's modules import one another one way, folder by folder ([`WINGS`]), and none
+/// names an item through the crate root or a folder's `mod.rs` (whose re-exports would hide an
+/// edge back).
 #[test]
-fn the_runner_modules_have_no_import_circle() {
-    let graph = runner_graph();
+fn the_runner_keeps_its_layering() {
+    let files = runner_sources();
+    let graph = module_graph_of(&files);
     assert!(
         graph.contains_key("run::harness") && graph.contains_key("judge::verdict"),
         "{graph:?}"
     );
-    let mut through_root = Vec::new();
-    for (module, used) in &graph {
-        for name in used.iter().filter(|name| name.starts_with('<')) {
-            through_root.push(format!(
-                "{module} uses crate::{}",
-                name.trim_matches(['<', '>'])
-            ));
-        }
-    }
+    let problems = runner_layering_problems(&files);
     assert!(
-        through_root.is_empty(),
-        "runner modules name items of the crate root or of a folder instead of their modules:\n{}",
-        through_root.join("\n")
+        problems.is_empty(),
+        "the runner's layering (tests/layering.rs, WINGS) is broken:\n{}",
+        problems.join("\n")
     );
-    if let Some(circle) = circle(&graph) {
-        panic!("an import circle in runner/src: {circle}");
-    }
-    // The data flows one way: what judges and records knows nothing of how a run is made.
-    for (low, high) in [
-        ("judge::verdict", "run::harness"),
-        ("reports::report", "run::harness"),
-        ("backend::interface", "judge::verdict"),
-        ("judge::verdict", "reports::report"),
-    ] {
-        assert!(
-            !graph[low].contains(high),
-            "{low} imports {high}: {:?}",
-            graph[low]
-        );
-    }
+}
+
+/// The layering check finds an upward import planted in the runner's own sources, and each
+/// kind of breach in a made-up crate: through `crate::` and `super::` paths, grouped imports
+/// and paths in code.
+#[test]
+fn a_breach_of_the_runner_layering_is_found() {
+    let mut files = runner_sources();
+    files
+        .get_mut("backend/child.rs")
+        .expect("runner/src/backend/child.rs")
+        .push_str("\nuse crate::run::harness::Harness;\n");
+    assert_eq!(
+        runner_layering_problems(&files),
+        [
+            "backend::child imports run::harness: run comes after backend in \
+             [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]",
+            // The harness stops the backend processes on a signal: the edge back closes a circle.
+            "an import circle: backend::child -> run::harness -> backend::interrupt -> backend::child",
+        ]
+    );
+
+    let made_up = |sources: &[(&str, &str)]| -> Vec<String> {
+        let files = sources
+            .iter()
+            .map(|(file, code)| (file.to_string(), code.to_string()))
+            .collect();
+        runner_layering_problems(&files)
+    };
+    let wings = [
+        ("backend/mod.rs", ""),
+        ("backend/facts.rs", ""),
+        ("backend/process.rs", ""),
+        ("judge/mod.rs", ""),
+        ("reports/mod.rs", ""),
+        ("run/mod.rs", ""),
+        ("run/config.rs", ""),
+        ("tools/mod.rs", ""),
+    ];
+    let with = |more: &[(&'static str, &'static str)]| {
+        let mut sources = wings.to_vec();
+        sources.extend_from_slice(more);
+        made_up(&sources)
+    };
+    assert_eq!(with(&[]), Vec::<String>::new());
+    assert_eq!(
+        with(&[
+            (
+                "judge/verdict.rs",
+                "use crate::{backend::{facts::F, process}, reports::html::x};"
+            ),
+            (
+                "reports/html.rs",
+                "fn f() { crate::backend::facts::F::new(); }"
+            ),
+        ]),
+        [
+            "judge::verdict imports reports::html: reports comes after judge in \
+          [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]"
+        ]
+    );
+    assert_eq!(
+        with(&[(
+            "reports/html.rs",
+            "fn f() { crate::backend::process::start(); }"
+        )]),
+        [
+            "reports::html imports backend::process: the reports read only \
+          [\"backend::facts\"] of the backend"
+        ]
+    );
+    assert_eq!(
+        with(&[(
+            "run/harness.rs",
+            "use super::config::Config; use crate::run::Re;"
+        )]),
+        ["run::harness names crate::run::Re through the crate root or a folder, not its module"]
+    );
+    assert_eq!(
+        with(&[
+            ("run/harness.rs", "use super::replay::Replay;"),
+            ("run/replay.rs", "use crate::run::harness::Harness;"),
+        ]),
+        ["an import circle: run::harness -> run::replay -> run::harness"]
+    );
+    assert_eq!(
+        with(&[("extra.rs", "")]),
+        ["extra is in none of the folders [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]"]
+    );
 }
 
 /// A trial's status is given in one place, `runner/src/judge/verdict.rs` (its constructors and

@@ -4,11 +4,12 @@
 //! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`run::config`]):
 //! the variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
 //!
-//! The modules are in five folders: [`backend`] runs a case, [`judge`] gives its outcome a
-//! status, [`reports`] writes what a run found, [`run`] makes the cases trials
-//! ([`run::harness`]), [`tools`] are the commands beside a run. No module imports another one
-//! that imports it back, nor this root (tests/layering.rs checks). This file only declares
-//! them and re-exports the entry points.
+//! The modules are in five folders, in this order: [`backend`] runs a case, [`judge`] gives
+//! its outcome a status and a record, [`reports`] writes what a run found, [`run`] makes the
+//! cases trials ([`run::harness`]), [`tools`] are the commands beside a run. A module imports
+//! only from its own folder and the folders before it (of the backend, the reports read only
+//! its facts), never in a circle, and never through this root (tests/layering.rs checks). This
+//! file only declares the folders and re-exports the entry points.
 
 pub mod backend;
 pub mod judge;
