@@ -17,7 +17,9 @@ pub mod reports;
 pub mod run;
 pub mod tools;
 
-pub use judge::record::RunSummary;
+pub use backend::interface::{Backend, Engine};
+pub use backend::serve::serve;
+pub use judge::record::{Record, RunSummary, Status};
 pub use run::config::Config;
 pub use run::harness::{main_with, Harness, RunError};
 pub use run::in_process::{run_in_process, Declaration, InProcessBackend, Refusal};

@@ -30,10 +30,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
-use opspec_runner::backend::serve::serve;
 use opspec_runner::reports::replay_command;
 use opspec_runner::run::config::{parse_command_line, parse_paths, Options, PathList};
 use opspec_runner::run::replay;
+use opspec_runner::serve;
 use opspec_runner::{main_with, Config};
 
 /// Runs the opspec conformance suite against the built-in reference or a backend process.

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use opspec_runner::backend::interface::Backend;
 use opspec_runner::backend::process::{ProcessBackend, StartError};
+use opspec_runner::Backend;
 use opspec_spec::Case;
 
 use fixtures::faulty_backend;

@@ -11,14 +11,14 @@ use opspec::ops::{reformat, scale, slice, Attrs, Op};
 use serde::Serialize;
 
 /// An attribute a hello may declare values for.
-pub struct Declarable {
-    pub op: Op,
+pub(crate) struct Declarable {
+    pub(crate) op: Op,
     /// The name in the hello: the attribute's own, or `format` for Reformat's `from` and `to`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Every value, in the wire's spelling.
-    pub values: fn() -> Vec<String>,
+    pub(crate) values: fn() -> Vec<String>,
     /// The values a case uses (defaults included).
-    pub used: fn(&Attrs) -> Vec<String>,
+    pub(crate) used: fn(&Attrs) -> Vec<String>,
 }
 
 /// The wire name of an enum value (its serde spelling, as in spec files and requests).
@@ -29,7 +29,7 @@ pub(crate) fn wire<T: Serialize>(value: T) -> String {
     }
 }
 
-pub const DECLARABLE: [Declarable; 4] = [
+pub(crate) const DECLARABLE: [Declarable; 4] = [
     Declarable {
         op: Op::Slice,
         name: "mode",
@@ -71,7 +71,7 @@ pub const DECLARABLE: [Declarable; 4] = [
 /// The key of a hello's `composed` that a case of `op` with `attrs` falls under: `op:value`
 /// for a value of a declarable attribute it uses (`reformat:CHW4`, `slice:WRAP`; letter case
 /// aside), else `op`; none when neither is listed (the engine implements it).
-pub fn composed_key(
+pub(crate) fn composed_key(
     op: Op,
     attrs: &Attrs,
     composed: &std::collections::BTreeMap<String, String>,
@@ -95,12 +95,12 @@ pub fn composed_key(
 }
 
 /// The declarable attribute `name` of `op`.
-pub fn declarable(op: Op, name: &str) -> Option<&'static Declarable> {
+pub(crate) fn declarable(op: Op, name: &str) -> Option<&'static Declarable> {
     DECLARABLE.iter().find(|d| d.op == op && d.name == name)
 }
 
 /// The names of the declarable attributes of `op`, for error messages.
-pub fn declarable_names(op: Op) -> Vec<&'static str> {
+pub(crate) fn declarable_names(op: Op) -> Vec<&'static str> {
     DECLARABLE
         .iter()
         .filter(|d| d.op == op)

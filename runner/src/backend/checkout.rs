@@ -3,27 +3,27 @@
 //! A runner binary is found where it was built, but a user may start it from another clone
 //! (their own, with private changes): the suite is the one of the checkout the runner is
 //! started in, the nearest folder at or above the current one that holds it
-//! ([`holds_suite`]). Started outside any checkout, it reads the one it was built from and
+//! (`holds_suite`). Started outside any checkout, it reads the one it was built from and
 //! says so on stderr, naming it; but its backend starts in the current folder (the command's
-//! relative paths are the user's, [`backend_dir`]) and its backend log goes to the temporary
-//! folder ([`outside_log_folder`]): nothing is written into the checkout it was built from.
+//! relative paths are the user's, `backend_dir`) and its backend log goes to the temporary
+//! folder (`outside_log_folder`): nothing is written into the checkout it was built from.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The checkout this runner was built from.
-pub fn built_from() -> PathBuf {
+pub(crate) fn built_from() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
 /// Whether `dir` holds the suite: `specs/` with its common clause catalogue, and `sweeps/`.
-pub fn holds_suite(dir: &Path) -> bool {
+pub(crate) fn holds_suite(dir: &Path) -> bool {
     dir.join("specs").join("common.clauses.yaml").is_file() && dir.join("sweeps").is_dir()
 }
 
 /// The nearest folder at or above `start` that holds the suite.
-pub fn find_from(start: &Path) -> Option<PathBuf> {
+pub(crate) fn find_from(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .find(|dir| holds_suite(dir))
@@ -31,7 +31,7 @@ pub fn find_from(start: &Path) -> Option<PathBuf> {
 }
 
 /// The checkout the current folder is in, if any.
-pub fn found() -> Option<PathBuf> {
+pub(crate) fn found() -> Option<PathBuf> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
         .get_or_init(|| std::env::current_dir().ok().as_deref().and_then(find_from))
@@ -39,13 +39,13 @@ pub fn found() -> Option<PathBuf> {
 }
 
 /// The folder of the backend log by default when the runner is started outside any checkout.
-pub fn outside_log_folder() -> PathBuf {
+pub(crate) fn outside_log_folder() -> PathBuf {
     std::env::temp_dir().join("opspec")
 }
 
 /// The folder a backend is started in: the checkout's root, or the current folder outside any
 /// checkout.
-pub fn backend_dir() -> PathBuf {
+pub(crate) fn backend_dir() -> PathBuf {
     found().unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| built_from()))
 }
 
@@ -72,7 +72,7 @@ pub fn suite_root() -> PathBuf {
 
 /// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
 /// built-in ops themselves.
-pub fn builtin_specs() -> PathBuf {
+pub(crate) fn builtin_specs() -> PathBuf {
     suite_root().join("specs")
 }
 

@@ -41,12 +41,12 @@ pub const MIN_REPLY_LINE_LIMIT: usize = 64 << 20;
 pub const BACKEND_LOG_LIMIT: u64 = 16 << 20;
 
 /// Time a backend's processes have to end after TERM before they are killed.
-pub const TERM_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// The environment variable every process of a backend start inherits: the runner's process id
 /// and the start's number, so that a process that left the start's process group is still known
 /// as one of its own.
-pub const SESSION_VARIABLE: &str = "OPSPEC_BACKEND_SESSION";
+pub(crate) const SESSION_VARIABLE: &str = "OPSPEC_BACKEND_SESSION";
 
 /// How often the shell's exit is checked while waiting for a reply.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
@@ -269,7 +269,7 @@ fn live() -> std::sync::MutexGuard<'static, BTreeMap<i32, String>> {
 
 /// Kills (KILL) every process of every start not yet stopped: its process group and the
 /// processes carrying its [`SESSION_VARIABLE`], without waiting; for a runner about to exit.
-pub fn kill_every_start() {
+pub(crate) fn kill_every_start() {
     let live = live();
     let table = process_table();
     for (&pgid, token) in live.iter() {

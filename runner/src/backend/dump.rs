@@ -17,15 +17,15 @@ use crate::backend::protocol::run_request;
 /// The request dump file could not be created.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write the request dump {}: {source}", path.display())]
-pub struct DumpError {
+pub(crate) struct DumpError {
     /// The dump file asked for.
-    pub path: std::path::PathBuf,
+    pub(crate) path: std::path::PathBuf,
     /// Why it could not be created.
-    pub source: std::io::Error,
+    pub(crate) source: std::io::Error,
 }
 
 /// A backend whose requests are also written to a file.
-pub struct Dumping {
+pub(crate) struct Dumping {
     inner: Arc<dyn Backend>,
     file: Mutex<File>,
     path: std::path::PathBuf,
@@ -33,7 +33,7 @@ pub struct Dumping {
 
 impl Dumping {
     /// Creates (or empties) the dump file.
-    pub fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
+    pub(crate) fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }

@@ -1,7 +1,7 @@
 //! What a verdict may depend on besides the case: the engine and its version, and the machine
 //! it ran on. The hello gives the engine's (`engine`, `platform`); the runner reads the rest of
 //! the machine itself (`/proc/cpuinfo` on Linux). Known-failure entries carry conditions on
-//! these facts ([`Condition`]), and every report records them.
+//! these facts (`Condition`), and every report records them.
 //!
 //! ```text
 //! engine == openvino and version >= 2026.4 and cpu_vendor == AuthenticAMD
@@ -12,7 +12,7 @@
 //! ordering ones on `version` only, compared part by part, numbers as numbers), or
 //! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
 //! written in double quotes. A test of a fact the run does not know is false, and the report
-//! says so ([`Evaluation::unknown`]).
+//! says so (`Evaluation::unknown`).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -24,60 +24,60 @@ use serde::{Deserialize, Serialize};
 pub struct Facts {
     /// The engine's name, as its hello gives it (`openvino`, `onnxruntime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
+    pub(crate) engine: Option<String>,
     /// The engine's version (`2026.4.1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// `linux`, `macos`, `windows` (Rust's `std::env::consts::OS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<String>,
+    pub(crate) os: Option<String>,
     /// `x86_64`, `aarch64`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arch: Option<String>,
+    pub(crate) arch: Option<String>,
     /// `GenuineIntel`, `AuthenticAMD` (the CPUID vendor string).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_vendor: Option<String>,
+    pub(crate) cpu_vendor: Option<String>,
     /// The CPU's model name (`AMD EPYC`, `Intel(R) Xeon(R) Processor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_model: Option<String>,
+    pub(crate) cpu_model: Option<String>,
     /// The CPU's ISA flags as the OS lists them (`avx512f`, `amx_tile`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cpu_flags: Vec<String>,
+    pub(crate) cpu_flags: Vec<String>,
     /// The capabilities the engine itself reports for the device it runs on (OpenVINO's
     /// `OPTIMIZATION_CAPABILITIES`: `BF16`, `FP16`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub engine_flags: Vec<String>,
+    pub(crate) engine_flags: Vec<String>,
 }
 
 /// The hello's `engine` object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineId {
-    pub name: String,
+pub(crate) struct EngineId {
+    pub(crate) name: String,
     #[serde(default)]
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
 /// The hello's `platform` object: facts of the machine as the engine sees them, which take the
 /// place of the runner's own reading.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Platform {
+pub(crate) struct Platform {
     #[serde(default)]
-    pub os: Option<String>,
+    pub(crate) os: Option<String>,
     #[serde(default)]
-    pub arch: Option<String>,
+    pub(crate) arch: Option<String>,
     #[serde(default)]
-    pub cpu_vendor: Option<String>,
+    pub(crate) cpu_vendor: Option<String>,
     #[serde(default)]
-    pub cpu_model: Option<String>,
+    pub(crate) cpu_model: Option<String>,
     #[serde(default)]
-    pub cpu_flags: Option<Vec<String>>,
+    pub(crate) cpu_flags: Option<Vec<String>>,
     #[serde(default)]
-    pub engine_flags: Option<Vec<String>>,
+    pub(crate) engine_flags: Option<Vec<String>>,
 }
 
 impl Facts {
     /// This machine, as the runner reads it; no engine.
-    pub fn host() -> Facts {
+    pub(crate) fn host() -> Facts {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let mut facts = Facts::from_cpuinfo(&cpuinfo);
         facts.os = Some(std::env::consts::OS.to_owned());
@@ -86,7 +86,7 @@ impl Facts {
     }
 
     /// The CPU facts of the first processor in a `/proc/cpuinfo` text.
-    pub fn from_cpuinfo(text: &str) -> Facts {
+    pub(crate) fn from_cpuinfo(text: &str) -> Facts {
         let mut facts = Facts::default();
         let first = text.split("\n\n").next().unwrap_or_default();
         for line in first.lines() {
@@ -109,7 +109,11 @@ impl Facts {
     }
 
     /// These facts with the engine and the platform a hello gives.
-    pub fn with_hello(mut self, engine: Option<&EngineId>, platform: Option<&Platform>) -> Facts {
+    pub(crate) fn with_hello(
+        mut self,
+        engine: Option<&EngineId>,
+        platform: Option<&Platform>,
+    ) -> Facts {
         if let Some(engine) = engine {
             self.engine = Some(engine.name.clone());
             self.version = engine.version.clone();
@@ -136,7 +140,7 @@ impl Facts {
 
     /// One line for a console or a page: `openvino 2026.4.1, linux x86_64, AuthenticAMD AMD
     /// EPYC`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let join = |parts: [&Option<String>; 2]| {
             let words: Vec<&str> = parts.iter().filter_map(|p| p.as_deref()).collect();
             words.join(" ")
@@ -174,7 +178,7 @@ impl Facts {
     }
 
     /// The facts as `name: value` pairs, lists joined by spaces (JUnit properties).
-    pub fn pairs(&self) -> BTreeMap<&'static str, String> {
+    pub(crate) fn pairs(&self) -> BTreeMap<&'static str, String> {
         let mut pairs = BTreeMap::new();
         for fact in Fact::ALL {
             let value = match fact.is_list() {
@@ -191,7 +195,7 @@ impl Facts {
 
 /// A fact a condition can test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fact {
+pub(crate) enum Fact {
     Engine,
     Version,
     Os,
@@ -203,7 +207,7 @@ pub enum Fact {
 }
 
 impl Fact {
-    pub const ALL: [Fact; 8] = [
+    pub(crate) const ALL: [Fact; 8] = [
         Fact::Engine,
         Fact::Version,
         Fact::Os,
@@ -214,7 +218,7 @@ impl Fact {
         Fact::EngineFlags,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Fact::Engine => "engine",
             Fact::Version => "version",
@@ -238,7 +242,7 @@ impl Fact {
 
 /// How a test compares its fact with its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Relation {
+pub(crate) enum Relation {
     Eq,
     Ne,
     Lt,
@@ -279,34 +283,34 @@ impl Relation {
 
 /// One `<fact> <relation> <value>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Test {
-    pub fact: Fact,
-    pub relation: Relation,
-    pub value: String,
+pub(crate) struct Test {
+    pub(crate) fact: Fact,
+    pub(crate) relation: Relation,
+    pub(crate) value: String,
 }
 
 /// Tests in disjunctive form: any group of which every test holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Condition {
-    pub any_of: Vec<Vec<Test>>,
+pub(crate) struct Condition {
+    pub(crate) any_of: Vec<Vec<Test>>,
     /// As written, for reports.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A condition that cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("condition `{text}`: {problem}")]
-pub struct ConditionError {
-    pub text: String,
-    pub problem: String,
+pub(crate) struct ConditionError {
+    pub(crate) text: String,
+    pub(crate) problem: String,
 }
 
 /// What a condition came to on a run's facts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Evaluation {
-    pub holds: bool,
+pub(crate) struct Evaluation {
+    pub(crate) holds: bool,
     /// The facts it tests that the run does not know (each such test is false).
-    pub unknown: Vec<&'static str>,
+    pub(crate) unknown: Vec<&'static str>,
 }
 
 /// The words of a condition; a double-quoted value is one word.
@@ -339,7 +343,7 @@ fn words(text: &str) -> Result<Vec<String>, String> {
 }
 
 impl Condition {
-    pub fn parse(text: &str) -> Result<Condition, ConditionError> {
+    pub(crate) fn parse(text: &str) -> Result<Condition, ConditionError> {
         let error = |problem: String| ConditionError {
             text: text.to_owned(),
             problem,
@@ -409,7 +413,7 @@ impl Condition {
         })
     }
 
-    pub fn evaluate(&self, facts: &Facts) -> Evaluation {
+    pub(crate) fn evaluate(&self, facts: &Facts) -> Evaluation {
         let mut unknown = Vec::new();
         let mut test = |t: &Test| -> bool {
             if t.fact.is_list() {
@@ -457,7 +461,7 @@ impl Condition {
 /// Versions part by part (split at `.`, `-`, `+`), numbers as numbers, text as text; a
 /// version that is a prefix of the other is the smaller (`2026.4` < `2026.4.1`), so a bound
 /// `< 2027` means every 2026 release.
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     let parts = |v: &str| -> Vec<String> {
         v.split(['.', '-', '+'])
             .map(str::to_owned)

@@ -13,42 +13,42 @@ use crate::backend::interface::{trial_dtypes, Exclusion};
 
 /// What the backend said it can do in its hello.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Capabilities {
-    pub name: String,
-    pub ops: BTreeSet<String>,
+pub(crate) struct Capabilities {
+    pub(crate) name: String,
+    pub(crate) ops: BTreeSet<String>,
     /// Per op, the dtypes it supports; an op absent here supports every dtype.
-    pub dtypes: BTreeMap<String, BTreeSet<String>>,
-    pub targets: BTreeSet<String>,
+    pub(crate) dtypes: BTreeMap<String, BTreeSet<String>>,
+    pub(crate) targets: BTreeSet<String>,
     /// Per op, per declarable attribute ([`crate::backend::attributes`]), the values it implements; an
     /// attribute absent here takes every value.
-    pub attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
+    pub(crate) attributes: BTreeMap<Op, BTreeMap<&'static str, BTreeSet<String>>>,
     /// The hello's `build_only`: the backend answers `built`, never `ok`.
-    pub build_only: bool,
+    pub(crate) build_only: bool,
     /// The hello's `engine` and `platform` ([`crate::backend::facts`]).
-    pub engine: Option<EngineId>,
-    pub platform: Option<Platform>,
+    pub(crate) engine: Option<EngineId>,
+    pub(crate) platform: Option<Platform>,
     /// The hello's `composed`: what the adapter composes rather than the engine implements.
-    pub composed: BTreeMap<String, String>,
+    pub(crate) composed: BTreeMap<String, String>,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum HelloProblem {
+pub(crate) enum UnknownName {
     /// `field` is `ops` or `dtypes` (a key of it).
     #[error(
         "unknown op {name:?} in `{field}` (known: {}){}",
         known(Op::ALL.map(Op::name)),
         opspec_spec::did_you_mean(name, Op::ALL.map(Op::name))
     )]
-    UnknownOp { name: String, field: &'static str },
+    Op { name: String, field: &'static str },
     #[error("unknown dtype {name:?} in `dtypes.{op}` (known: {})", known(DType::ALL.map(DType::name)))]
-    UnknownDtype { name: String, op: String },
+    Dtype { name: String, op: String },
     #[error("unknown target {name:?} in `targets` (known: {})", known(TARGETS))]
-    UnknownTarget { name: String },
+    Target { name: String },
     #[error("unknown attribute {name:?} in `attributes.{op}` (known: {})", declarable_names(*op).join(", "))]
-    UnknownAttribute { name: String, op: Op },
+    Attribute { name: String, op: Op },
     #[error("unknown value {name:?} in `attributes.{op}.{attribute}` (known: {})", (declarable(*op, attribute).expect("a declarable attribute").values)().join(", "))]
-    UnknownValue {
+    Value {
         name: String,
         op: Op,
         attribute: &'static str,
@@ -62,11 +62,11 @@ fn known<const N: usize>(names: [&str; N]) -> String {
 /// Every unknown name of a hello.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-pub struct HelloError(pub Vec<HelloProblem>);
+pub(crate) struct HelloError(pub Vec<UnknownName>);
 
 impl Capabilities {
     /// The capabilities of a hello, or every name in it that the suite does not know.
-    pub fn from_hello(
+    pub(crate) fn from_hello(
         name: String,
         ops: Vec<String>,
         dtypes: BTreeMap<String, Vec<String>>,
@@ -75,12 +75,10 @@ impl Capabilities {
     ) -> Result<Capabilities, HelloError> {
         let mut problems = Vec::new();
         let unknown_op = |name: &String, field| {
-            Op::from_name(name)
-                .is_none()
-                .then(|| HelloProblem::UnknownOp {
-                    name: name.clone(),
-                    field,
-                })
+            Op::from_name(name).is_none().then(|| UnknownName::Op {
+                name: name.clone(),
+                field,
+            })
         };
         problems.extend(ops.iter().filter_map(|op| unknown_op(op, "ops")));
         for (op, list) in &dtypes {
@@ -88,7 +86,7 @@ impl Capabilities {
             problems.extend(
                 list.iter()
                     .filter(|d| DType::from_name(d).is_none())
-                    .map(|d| HelloProblem::UnknownDtype {
+                    .map(|d| UnknownName::Dtype {
                         name: d.clone(),
                         op: op.clone(),
                     }),
@@ -98,7 +96,7 @@ impl Capabilities {
             targets
                 .iter()
                 .filter(|t| !TARGETS.contains(&t.as_str()))
-                .map(|t| HelloProblem::UnknownTarget { name: t.clone() }),
+                .map(|t| UnknownName::Target { name: t.clone() }),
         );
         let mut declared = BTreeMap::new();
         for (op_name, lists) in attributes {
@@ -109,12 +107,12 @@ impl Capabilities {
             let per_op: &mut BTreeMap<_, _> = declared.entry(op).or_default();
             for (name, values) in lists {
                 let Some(attribute) = declarable(op, &name) else {
-                    problems.push(HelloProblem::UnknownAttribute { name, op });
+                    problems.push(UnknownName::Attribute { name, op });
                     continue;
                 };
                 let known = (attribute.values)();
                 problems.extend(values.iter().filter(|v| !known.contains(v)).map(|v| {
-                    HelloProblem::UnknownValue {
+                    UnknownName::Value {
                         name: v.clone(),
                         op,
                         attribute: attribute.name,
@@ -144,7 +142,7 @@ impl Capabilities {
 
     /// `Err` when the declaration leaves the case out: its op, a target it is restricted on,
     /// an attribute value, or (for a case that expects outputs) a dtype.
-    pub fn supports(&self, case: &Case) -> Result<(), Exclusion> {
+    pub(crate) fn supports(&self, case: &Case) -> Result<(), Exclusion> {
         let op = case.op.name();
         let backend = &self.name;
         if !self.ops.contains(op) {
@@ -187,7 +185,7 @@ impl Capabilities {
     }
 
     /// The dtypes of the case ([`trial_dtypes`]) that the declaration leaves out for its op.
-    pub fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
+    pub(crate) fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
         match self.dtypes.get(case.op.name()) {
             Some(listed) => trial_dtypes(case)
                 .into_iter()
@@ -199,7 +197,7 @@ impl Capabilities {
 }
 
 /// The declaration a dtype exclusion is counted under: `<op> dtype <dtype>[,<dtype>...]`.
-pub fn dtype_declaration(case: &Case, excluded: &[DType]) -> String {
+pub(crate) fn dtype_declaration(case: &Case, excluded: &[DType]) -> String {
     let names: Vec<&str> = excluded.iter().map(|d| d.name()).collect();
     format!("{} dtype {}", case.op.name(), names.join(","))
 }

@@ -29,10 +29,10 @@ pub enum Outcome {
 /// One output of a built engine, as a build-only backend describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuiltOutput {
-    pub dtype: DType,
-    pub shape: Vec<usize>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Vec<usize>,
     /// The engine's description of the output's format, when it gives one.
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
 }
 
 /// Why a backend gave no outcome for a case.
@@ -52,8 +52,8 @@ pub enum BackendError {
 /// backend worked on a later one, or as it ended. The run fails that trial.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LateFault {
-    pub trial: String,
-    pub message: String,
+    pub(crate) trial: String,
+    pub(crate) message: String,
 }
 
 /// Why a case is not sent: the hello declaration that excludes it, and the reason reported.
@@ -62,8 +62,8 @@ pub struct LateFault {
 pub struct Exclusion {
     /// The declaration, as the summary counts it: `op scale`, `target dla`,
     /// `slice dtype fp8`, `slice mode=reflect` (docs/protocol.md, "Reports").
-    pub by: String,
-    pub reason: String,
+    pub(crate) by: String,
+    pub(crate) reason: String,
 }
 
 impl From<Exclusion> for String {
@@ -105,8 +105,8 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
-    /// The dtypes of the case ([`trial_dtypes`]) that the backend's hello excludes for its op.
-    /// A case that expects an error is sent even so (see [`crate::judge::verdict::judge_excluding`]).
+    /// The dtypes of the case (`trial_dtypes`) that the backend's hello excludes for its op.
+    /// A case that expects an error is sent even so (see `crate::judge::verdict::judge_excluding`).
     fn excluded_dtypes(&self, _case: &Case) -> Vec<DType> {
         Vec::new()
     }
@@ -133,7 +133,7 @@ const DATA_INPUTS: [&str; 2] = ["input", "fill"];
 /// The dtypes a trial involves, in [`DType::ALL`] order: those of its data inputs (the input
 /// and Slice's fill) and of its expected outputs. The hello's `dtypes` filter and the reports
 /// use them (docs/protocol.md).
-pub fn trial_dtypes(case: &Case) -> Vec<DType> {
+pub(crate) fn trial_dtypes(case: &Case) -> Vec<DType> {
     let inputs = case
         .op
         .inputs()
@@ -154,7 +154,7 @@ pub fn trial_dtypes(case: &Case) -> Vec<DType> {
 
 /// The dtype a report files a trial under: the one it was instantiated in (a case's `dtypes`
 /// entry), else its input's, else its first output's.
-pub fn primary_dtype(case: &Case) -> Option<DType> {
+pub(crate) fn primary_dtype(case: &Case) -> Option<DType> {
     case.dtype
         .or_else(|| {
             let input = case.invocation.inputs.first().and_then(Option::as_ref);
@@ -179,9 +179,9 @@ pub enum Engine {
 }
 
 impl Engine {
-    pub const ALL: [Engine; 2] = [Engine::Plain, Engine::Fast];
+    pub(crate) const ALL: [Engine; 2] = [Engine::Plain, Engine::Fast];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Engine::Plain => "plain",
             Engine::Fast => "fast",
@@ -222,14 +222,14 @@ impl FromStr for Engine {
 
 /// The interpreter in this repository, on its engine, within the run's limits.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Reference {
-    pub engine: Engine,
-    pub limits: Limits,
+pub(crate) struct Reference {
+    pub(crate) engine: Engine,
+    pub(crate) limits: Limits,
 }
 
 impl Reference {
     /// The invocation's plan within the limits, evaluated by the engine.
-    pub fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
+    pub(crate) fn evaluate(&self, invocation: &Invocation) -> Result<Vec<Tensor>, OpError> {
         self.engine.evaluate(invocation, self.limits)
     }
 }

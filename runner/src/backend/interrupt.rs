@@ -19,13 +19,13 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 /// How long the run has to end by itself after the signal before it is ended.
-pub const GRACE: Duration = Duration::from_secs(20);
+pub(crate) const GRACE: Duration = Duration::from_secs(20);
 
 /// The signal that stopped the run, 0 while none came.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// Set once a signal came: whatever waits on a backend stops waiting.
-pub static REQUESTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static REQUESTED: AtomicBool = AtomicBool::new(false);
 
 /// What to do when a signal comes: halting each backend of the run.
 type Halt = Box<dyn Fn() + Send>;
@@ -33,7 +33,7 @@ static HALTS: Mutex<Vec<Halt>> = Mutex::new(Vec::new());
 
 /// Catches SIGINT, SIGTERM and SIGHUP for the rest of the process (once; later calls do
 /// nothing). `Err` when the handlers cannot be installed.
-pub fn install() -> Result<(), String> {
+pub(crate) fn install() -> Result<(), String> {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
     ONCE.call_once(|| {
@@ -54,7 +54,7 @@ pub fn install() -> Result<(), String> {
 }
 
 /// `halt` is called when a signal comes (at once, when one already came).
-pub fn on_signal_call(halt: impl Fn() + Send + 'static) {
+pub(crate) fn on_signal_call(halt: impl Fn() + Send + 'static) {
     let mut halts = HALTS.lock().unwrap_or_else(|p| p.into_inner());
     if signal().is_some() {
         halt();
@@ -63,7 +63,7 @@ pub fn on_signal_call(halt: impl Fn() + Send + 'static) {
 }
 
 /// The signal that stopped the run, if one came.
-pub fn signal() -> Option<i32> {
+pub(crate) fn signal() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         signal => Some(signal),
@@ -71,7 +71,7 @@ pub fn signal() -> Option<i32> {
 }
 
 /// The name of one of the signals caught.
-pub fn name(signal: i32) -> &'static str {
+pub(crate) fn name(signal: i32) -> &'static str {
     match signal {
         SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",
@@ -81,7 +81,7 @@ pub fn name(signal: i32) -> &'static str {
 }
 
 /// The exit code of a run stopped by `signal`: 128 + its number, as a shell reports it.
-pub fn exit_code(signal: i32) -> u8 {
+pub(crate) fn exit_code(signal: i32) -> u8 {
     u8::try_from(128 + signal).unwrap_or(255)
 }
 

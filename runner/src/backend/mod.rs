@@ -1,13 +1,13 @@
 //! Who runs a case: the `Backend` trait, the built-in reference and a backend process.
 
-pub mod attributes;
+pub(crate) mod attributes;
 pub mod checkout;
-pub mod child;
-pub mod dump;
+pub(crate) mod child;
+pub(crate) mod dump;
 pub mod facts;
-pub mod hello;
+pub(crate) mod hello;
 pub mod interface;
-pub mod interrupt;
+pub(crate) mod interrupt;
 pub mod process;
-pub mod protocol;
-pub mod serve;
+pub(crate) mod protocol;
+pub(crate) mod serve;

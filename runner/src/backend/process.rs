@@ -1,7 +1,7 @@
 //! An external backend: a pool of processes of one command, each speaking the JSON Lines
-//! protocol (docs/protocol.md) through [`crate::backend::child`]: this module is the protocol's side,
+//! protocol (docs/protocol.md) through `crate::backend::child`: this module is the protocol's side,
 //! the replies and what they mean, and the pool; what a hello declares is
-//! [`crate::backend::hello`].
+//! `crate::backend::hello`.
 //!
 //! `--jobs N` starts N copies of the command (no more than there are cases to send); each
 //! answers its own hello, within the hello's own deadline (`--hello-timeout`; every copy must
@@ -10,7 +10,7 @@
 //! when a case needs it, as a copy that crashes; the run stops only when no copy starts.
 //! One copy is a worker: a worker that exits, closes its output, stops reading its input, does
 //! not answer within the timeout, answers with a line longer than the case's limit
-//! ([`reply_line_limit`]) or answers out of step (bad JSON, another case's id) fails that case;
+//! (`reply_line_limit`) or answers out of step (bad JSON, another case's id) fails that case;
 //! it is then stopped and started again for its next case, so one bad case never hides the
 //! others, and the other workers go on meanwhile. After [`MAX_FAILED_STARTS`] failed starts in
 //! a row a worker is not started again; once no worker is left the remaining cases are not run.
@@ -34,9 +34,7 @@ use opspec_spec::bytes::byte_len;
 use opspec_spec::{Case, Expectation};
 
 use crate::backend::child::{Log, Session, Trouble};
-pub use crate::backend::child::{
-    BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT, SESSION_VARIABLE, TERM_GRACE,
-};
+pub use crate::backend::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT};
 use crate::backend::facts::Facts;
 use crate::backend::hello::Capabilities;
 use crate::backend::interface::{
@@ -53,7 +51,7 @@ pub const MAX_FAILED_STARTS: u32 = 3;
 /// of the expected outputs in base64, so the limit never fails a right answer, and the memory
 /// a reply takes is bounded by the case itself. Cases whose expected outputs are not known
 /// (errors, round trips) get the minimum.
-pub fn reply_line_limit(case: &Case) -> usize {
+pub(crate) fn reply_line_limit(case: &Case) -> usize {
     let expected: usize = match &case.expect {
         Expectation::Outputs(outputs) => outputs
             .iter()
@@ -66,12 +64,12 @@ pub fn reply_line_limit(case: &Case) -> usize {
 
 /// The deadlines of a backend process: of its hello, and of each case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// Writing a case's request and reading its reply.
-    pub case: Duration,
+    pub(crate) case: Duration,
     /// Starting the process and reading its hello: an engine may load for longer than a
     /// case takes (`--hello-timeout`).
-    pub hello: Duration,
+    pub(crate) hello: Duration,
 }
 
 /// A backend run as a pool of processes (one by default).
@@ -139,7 +137,7 @@ impl Pool {
 /// The worker a case goes to when it is free: the same for every case of the same op and input
 /// dtypes and shapes, so that an engine that compiles a program per shape (XLA, a TensorRT
 /// builder) compiles it once per run rather than once per copy.
-pub fn preferred_worker(case: &Case, jobs: usize) -> usize {
+pub(crate) fn preferred_worker(case: &Case, jobs: usize) -> usize {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     case.op.name().hash(&mut hasher);
@@ -212,7 +210,7 @@ impl ProcessBackend {
     /// fails its hello is started again when a case needs it; `Err` when none answers, or a
     /// hello is wrong in what it says. `limits` bound the tensors of the run (the backend's
     /// environment says them).
-    pub fn start_pool(
+    pub(crate) fn start_pool(
         command: &str,
         timeouts: Timeouts,
         log: PathBuf,
@@ -313,15 +311,6 @@ impl ProcessBackend {
             halted: AtomicBool::new(false),
             late: Mutex::default(),
         })
-    }
-
-    pub fn capabilities(&self) -> &Capabilities {
-        &self.capabilities
-    }
-
-    /// How many processes the backend runs at most at once.
-    pub fn jobs(&self) -> usize {
-        self.workers.len()
     }
 
     fn handshake(

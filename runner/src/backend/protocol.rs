@@ -15,12 +15,12 @@ use opspec_spec::value::ScaleAttrs;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-pub const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
 
 /// A part of a message that does not decode, with where it is (`attrs: scale: ...`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum WireError {
+pub(crate) enum WireError {
     #[error("unknown dtype {0:?}")]
     UnknownDtype(String),
     #[error("data is not base64: {0}")]
@@ -48,7 +48,7 @@ pub enum WireError {
 
 impl WireError {
     /// This error, located in `part`.
-    pub fn within(self, part: impl Into<String>) -> WireError {
+    pub(crate) fn within(self, part: impl Into<String>) -> WireError {
         WireError::In {
             part: part.into(),
             source: Box::new(self),
@@ -64,14 +64,14 @@ impl From<serde_json::Error> for WireError {
 
 /// A tensor on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireTensor {
-    pub dtype: String,
-    pub shape: Vec<usize>,
-    pub data: String,
+pub(crate) struct WireTensor {
+    pub(crate) dtype: String,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) data: String,
 }
 
 impl WireTensor {
-    pub fn encode(tensor: &Tensor) -> WireTensor {
+    pub(crate) fn encode(tensor: &Tensor) -> WireTensor {
         WireTensor {
             dtype: tensor.dtype.name().to_owned(),
             shape: tensor.shape.clone(),
@@ -81,7 +81,7 @@ impl WireTensor {
 
     /// Checks the dtype name, the base64 and the byte count against the shape, which stays
     /// within `limits`.
-    pub fn decode(&self, limits: Limits) -> Result<Tensor, WireError> {
+    pub(crate) fn decode(&self, limits: Limits) -> Result<Tensor, WireError> {
         let dtype = DType::from_name(&self.dtype)
             .ok_or_else(|| WireError::UnknownDtype(self.dtype.clone()))?;
         let bytes = BASE64
@@ -94,17 +94,17 @@ impl WireTensor {
 /// An output of a `built` reply: its dtype and shape, and the engine's own description of
 /// its format if it gives one (shown in reports, not judged).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct BuiltTensor {
-    pub dtype: String,
-    pub shape: Vec<usize>,
+pub(crate) struct BuiltTensor {
+    pub(crate) dtype: String,
+    pub(crate) shape: Vec<usize>,
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
 }
 
 /// A message from the backend.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum Reply {
+pub(crate) enum Reply {
     Hello {
         protocol: u64,
         name: String,
@@ -157,7 +157,7 @@ pub enum Reply {
 }
 
 impl Reply {
-    pub fn id(&self) -> Option<&str> {
+    pub(crate) fn id(&self) -> Option<&str> {
         match self {
             Reply::Hello { .. } => None,
             Reply::Ok { id, .. }
@@ -168,12 +168,12 @@ impl Reply {
     }
 }
 
-pub fn hello_request() -> String {
+pub(crate) fn hello_request() -> String {
     json!({"type": "hello", "protocol": PROTOCOL_VERSION}).to_string()
 }
 
 /// The `run` line for one case.
-pub fn run_request(id: &str, invocation: &Invocation) -> String {
+pub(crate) fn run_request(id: &str, invocation: &Invocation) -> String {
     let inputs: Vec<Value> = invocation
         .inputs
         .iter()
@@ -195,7 +195,7 @@ pub fn run_request(id: &str, invocation: &Invocation) -> String {
 /// The case's attributes as the wire's JSON object: their own serialisation, except Scale's
 /// coefficient lists, which travel as float32 tensor objects of their bit patterns so that
 /// a backend reads them as it reads any tensor (docs/protocol.md, "Scale's coefficients").
-pub fn attrs_json(invocation: &Invocation) -> Value {
+pub(crate) fn attrs_json(invocation: &Invocation) -> Value {
     let mut value = serde_json::to_value(&invocation.attrs).expect("attributes always serialize");
     if let (Attrs::Scale(attrs), Some(object)) = (&invocation.attrs, value.as_object_mut()) {
         let lists = [
@@ -234,7 +234,7 @@ fn coefficients_from_wire(wire: Value, limits: Limits) -> Result<Coefficients, W
 }
 
 /// The inverse of [`attrs_json`]: attributes of `op` from the wire.
-pub fn decode_attrs(op: Op, mut value: Value, limits: Limits) -> Result<Attrs, WireError> {
+pub(crate) fn decode_attrs(op: Op, mut value: Value, limits: Limits) -> Result<Attrs, WireError> {
     let mut coefficients = Vec::new();
     if let (Op::Scale, Some(object)) = (op, value.as_object_mut()) {
         for name in ["scale", "shift", "power"] {

@@ -13,7 +13,10 @@ use serde_json::{json, Value};
 use crate::backend::protocol::{decode_attrs, WireError, WireTensor, PROTOCOL_VERSION};
 
 /// Decodes a `run` request into a trial id and an invocation, its tensors within `limits`.
-pub fn decode_run(request: &Value, limits: Limits) -> Result<(String, Invocation), WireError> {
+pub(crate) fn decode_run(
+    request: &Value,
+    limits: Limits,
+) -> Result<(String, Invocation), WireError> {
     let id = request["id"]
         .as_str()
         .ok_or(WireError::Missing("an id"))?
@@ -40,7 +43,7 @@ pub fn decode_run(request: &Value, limits: Limits) -> Result<(String, Invocation
 }
 
 /// The reply line for one evaluated request.
-pub fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
+pub(crate) fn encode_result(id: &str, result: Result<Vec<Tensor>, OpError>) -> String {
     match result {
         Ok(outputs) => json!({
             "type": "ok",

@@ -71,7 +71,7 @@ struct Cli {
     /// The reference's engine, `fast` (default) or `plain`: the expected results, and the
     /// backend when none is given
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    engine: Option<opspec_runner::backend::interface::Engine>,
+    engine: Option<opspec_runner::Engine>,
 }
 
 /// The longest campaign accepted, in seconds (a week): a deadline past it is a typo, and one

@@ -42,7 +42,7 @@
 use std::path::{Path, PathBuf};
 
 /// The largest known-failures file read (64 MiB).
-pub const EXPECTATIONS_LIMIT: u64 = 64 << 20;
+pub(crate) const EXPECTATIONS_LIMIT: u64 = 64 << 20;
 
 use opspec::ErrorKind;
 
@@ -52,7 +52,7 @@ use opspec_spec::{Case, Expectation};
 
 /// Why a backend fails a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Class {
+pub(crate) enum Class {
     /// The engine's semantics differ from TensorRT's.
     Semantics,
     /// A defect of the engine.
@@ -65,14 +65,14 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 4] = [
+    pub(crate) const ALL: [Class; 4] = [
         Class::Semantics,
         Class::Defect,
         Class::Adapter,
         Class::Untriaged,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Class::Semantics => "semantics",
             Class::Defect => "defect",
@@ -81,36 +81,36 @@ impl Class {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Class> {
+    pub(crate) fn parse(text: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == text)
     }
 }
 
 /// One declared known failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The trial name or `prefix*` it matches; with `by_clause`, the one it is limited to, if
     /// any.
-    pub pattern: Option<String>,
+    pub(crate) pattern: Option<String>,
     /// The entry covers the trials whose cases cite `clause` (`clause`, `clause in ...`).
-    pub by_clause: bool,
-    pub clause: String,
-    pub class: Class,
-    pub reason: String,
-    pub line: usize,
+    pub(crate) by_clause: bool,
+    pub(crate) clause: String,
+    pub(crate) class: Class,
+    pub(crate) reason: String,
+    pub(crate) line: usize,
     /// The entry's condition, if it has one.
-    pub condition: Option<Condition>,
+    pub(crate) condition: Option<Condition>,
     /// Whether the condition held on the run's facts ([`Expectations::resolve`]); true for an
     /// entry without one.
-    pub holds: bool,
+    pub(crate) holds: bool,
     /// The facts the condition tests that the run did not know.
-    pub unknown_facts: Vec<&'static str>,
+    pub(crate) unknown_facts: Vec<&'static str>,
 }
 
 impl Entry {
     /// Whether the entry covers a trial named `trial` whose case cites `clauses`, whether or
     /// not its condition holds.
-    pub fn matches(&self, trial: &str, clauses: &[String]) -> bool {
+    pub(crate) fn matches(&self, trial: &str, clauses: &[String]) -> bool {
         let named = self
             .pattern
             .as_deref()
@@ -119,7 +119,7 @@ impl Entry {
     }
 
     /// The selector as the file writes it.
-    pub fn selector(&self) -> String {
+    pub(crate) fn selector(&self) -> String {
         match (&self.pattern, self.by_clause) {
             (Some(pattern), false) => pattern.clone(),
             (Some(pattern), true) => format!("clause in {pattern}"),
@@ -138,15 +138,15 @@ fn name_matches(pattern: &str, trial: &str) -> bool {
 
 /// A trial as the expectations see it: its name and the clauses its case cites.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TrialClauses {
-    pub name: String,
-    pub clauses: Vec<String>,
+pub(crate) struct TrialClauses {
+    pub(crate) name: String,
+    pub(crate) clauses: Vec<String>,
 }
 
 /// A problem with an expectations file; `line` is 1-based.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ExpectationsError {
+pub(crate) enum ExpectationsError {
     #[error("cannot read expectations file {}: {message}", path.display())]
     Read { path: PathBuf, message: String },
     #[error("line {line}: expected `<selector> | <clause id> | <class> | <reason>`, got {text:?}")]
@@ -202,8 +202,8 @@ impl From<ExpectationsError> for String {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Expectations {
-    pub entries: Vec<Entry>,
+pub(crate) struct Expectations {
+    pub(crate) entries: Vec<Entry>,
     /// The catalogue's clauses that name an error kind: `(scope, kind, id)`. A case that
     /// expects an error cites the clauses of its kind, besides its own ([`Self::cited`]).
     error_clauses: Vec<(String, ErrorKind, String)>,
@@ -212,13 +212,13 @@ pub struct Expectations {
 impl Expectations {
     /// Reads a file and checks its clause ids against the catalogue of this repository's
     /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
-    pub fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
+    pub(crate) fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
         Self::load_with(path, &Self::catalogue())
     }
 
     /// The clause catalogue of this repository's `specs/` and of the folders in
     /// `OPSPEC_SPECS`, if set: the one [`Self::load`] checks a file against.
-    pub fn catalogue() -> Catalogue {
+    pub(crate) fn catalogue() -> Catalogue {
         let mut dirs = vec![crate::backend::checkout::suite_root().join("specs")];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
@@ -231,7 +231,7 @@ impl Expectations {
 
     /// Reads a file (a regular file of at most [`EXPECTATIONS_LIMIT`] bytes) and checks its
     /// clause ids against `catalogue`.
-    pub fn load_with(
+    pub(crate) fn load_with(
         path: &Path,
         catalogue: &Catalogue,
     ) -> Result<Expectations, ExpectationsError> {
@@ -253,7 +253,10 @@ impl Expectations {
         })
     }
 
-    pub fn parse(text: &str, catalogue: &Catalogue) -> Result<Expectations, ExpectationsError> {
+    pub(crate) fn parse(
+        text: &str,
+        catalogue: &Catalogue,
+    ) -> Result<Expectations, ExpectationsError> {
         // A byte-order mark (an editor's UTF-8 signature) is not part of the first selector.
         let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         let mut entries = Vec::new();
@@ -351,7 +354,7 @@ impl Expectations {
     /// that expects an error, the clauses of its op (or common ones) that name that error's
     /// kind (a bfloat16 sweep case in CLAMP mode expects `unsupported_dtype` under the dtype
     /// clause that its `clauses` need not repeat).
-    pub fn cited(&self, case: &Case) -> Vec<String> {
+    pub(crate) fn cited(&self, case: &Case) -> Vec<String> {
         let mut cited = case.clauses.clone();
         if let Expectation::Error { kind, .. } = &case.expect {
             let op = case.op.name();
@@ -366,7 +369,7 @@ impl Expectations {
 
     /// Evaluates each entry's condition on the run's facts: an entry whose condition does not
     /// hold covers no trial of the run.
-    pub fn resolve(&mut self, facts: &Facts) {
+    pub(crate) fn resolve(&mut self, facts: &Facts) {
         for entry in &mut self.entries {
             if let Some(condition) = &entry.condition {
                 let evaluation = condition.evaluate(facts);
@@ -377,14 +380,14 @@ impl Expectations {
     }
 
     /// The first entry that holds and covers a trial named `trial` whose case cites `clauses`.
-    pub fn lookup(&self, trial: &str, clauses: &[String]) -> Option<&Entry> {
+    pub(crate) fn lookup(&self, trial: &str, clauses: &[String]) -> Option<&Entry> {
         self.entries
             .iter()
             .find(|entry| entry.holds && entry.matches(trial, clauses))
     }
 
     /// Entries that match none of `trials`.
-    pub fn unmatched<'a>(&'a self, trials: &[TrialClauses]) -> Vec<&'a Entry> {
+    pub(crate) fn unmatched<'a>(&'a self, trials: &[TrialClauses]) -> Vec<&'a Entry> {
         self.entries
             .iter()
             .filter(|entry| !trials.iter().any(|t| entry.matches(&t.name, &t.clauses)))
@@ -394,7 +397,7 @@ impl Expectations {
     /// Checks every entry keyed by name against the trials it matches: each must cite the
     /// entry's clause. The error lists every entry that matches one that does not (with the
     /// first such trial), one a line.
-    pub fn check(&self, trials: &[TrialClauses]) -> Result<(), Vec<ExpectationsError>> {
+    pub(crate) fn check(&self, trials: &[TrialClauses]) -> Result<(), Vec<ExpectationsError>> {
         let mut errors = Vec::new();
         for entry in self.entries.iter().filter(|e| !e.by_clause) {
             let Some(pattern) = &entry.pattern else {

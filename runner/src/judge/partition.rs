@@ -7,21 +7,21 @@ use std::fmt;
 /// One of N parts of the trials: `index` from 1 to `total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Partition {
-    pub index: u64,
-    pub total: u64,
+    pub(crate) index: u64,
+    pub(crate) total: u64,
 }
 
 /// Why a partition's text is not one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum PartitionError {
+pub(crate) enum PartitionError {
     #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
     Malformed,
 }
 
 impl Partition {
     /// `K/N`, with 1 <= K <= N.
-    pub fn parse(text: &str) -> Result<Partition, PartitionError> {
+    pub(crate) fn parse(text: &str) -> Result<Partition, PartitionError> {
         let (index, total) = text
             .trim()
             .split_once('/')
@@ -41,7 +41,7 @@ impl Partition {
     }
 
     /// Bazel's sharding: `TEST_SHARD_INDEX` counts from 0, `TEST_TOTAL_SHARDS` is N.
-    pub fn from_bazel(index: &str, total: &str) -> Result<Partition, PartitionError> {
+    pub(crate) fn from_bazel(index: &str, total: &str) -> Result<Partition, PartitionError> {
         let index: u64 = index
             .trim()
             .parse()
@@ -50,12 +50,12 @@ impl Partition {
     }
 
     /// The part (from 1 to `total`) a trial named `name` belongs to.
-    pub fn part_of(name: &str, total: u64) -> u64 {
+    pub(crate) fn part_of(name: &str, total: u64) -> u64 {
         stable_hash(name.as_bytes()) % total.max(1) + 1
     }
 
     /// Whether the trial named `name` is in this part.
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         Partition::part_of(name, self.total) == self.index
     }
 }
@@ -68,7 +68,7 @@ impl fmt::Display for Partition {
 
 /// 64-bit FNV-1a: fixed by its definition, the same on every platform and in every version
 /// (std's hashers promise neither), so a trial stays in its part.
-pub fn stable_hash(bytes: &[u8]) -> u64 {
+pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -76,7 +76,7 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
 
 /// A fingerprint of a set of trial names, whatever their order: the stable hash of the sorted
 /// names, one a line, in hex.
-pub fn fingerprint<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn fingerprint<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let mut names: Vec<&str> = names.into_iter().collect();
     names.sort_unstable();
     let mut text = Vec::new();

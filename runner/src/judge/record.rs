@@ -15,7 +15,7 @@ use crate::backend::facts::Facts;
 use crate::judge::expectations::Entry;
 
 /// A trial's status: the one name of what became of a trial, decided by the verdict
-/// ([`crate::judge::verdict::judge`], then [`crate::judge::verdict::decide`]) and only read by
+/// ([`crate::judge::verdict::judge`], then `crate::judge::verdict::decide`) and only read by
 /// the reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -48,7 +48,7 @@ pub enum Status {
 
 impl Status {
     /// Every status, in the order pages and lists show them.
-    pub const ALL: [Status; 9] = [
+    pub(crate) const ALL: [Status; 9] = [
         Status::Passed,
         Status::Failed,
         Status::ShapeChecked,
@@ -61,7 +61,7 @@ impl Status {
     ];
 
     /// Not run, or run without a verdict: what the `skipped` counts and columns show.
-    pub fn is_skip(self) -> bool {
+    pub(crate) fn is_skip(self) -> bool {
         matches!(
             self,
             Status::Unsupported | Status::KnownFailure | Status::Excluded
@@ -69,12 +69,12 @@ impl Status {
     }
 
     /// Whether a trial of this status fails the run.
-    pub fn fails(self) -> bool {
+    pub(crate) fn fails(self) -> bool {
         matches!(self, Status::Failed | Status::NotRun)
     }
 
     /// As the JSON report spells it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
@@ -89,7 +89,7 @@ impl Status {
     }
 
     /// How pages and lists name it to people.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
@@ -106,88 +106,88 @@ impl Status {
 
 /// The known-failures entry a trial matched ([`crate::judge::expectations::Entry`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Known {
+pub(crate) struct Known {
     /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`).
     #[serde(default)]
-    pub selector: String,
+    pub(crate) selector: String,
     /// The clause the backend breaks.
-    pub clause: String,
+    pub(crate) clause: String,
     /// `semantics`, `defect` or `adapter`.
-    pub class: String,
-    pub reason: String,
+    pub(crate) class: String,
+    pub(crate) reason: String,
     /// The entry's line in the expectations file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The entry's condition on the run's facts, as written, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
+    pub(crate) condition: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    pub name: String,
-    pub op: String,
+    pub(crate) name: String,
+    pub(crate) op: String,
     /// The dtype the trial is filed under ([`crate::backend::interface::primary_dtype`]).
-    pub dtype: Option<String>,
+    pub(crate) dtype: Option<String>,
     /// Every dtype the trial involves ([`crate::backend::interface::trial_dtypes`]).
     #[serde(default)]
-    pub dtypes: Vec<String>,
-    pub status: Status,
+    pub(crate) dtypes: Vec<String>,
+    pub(crate) status: Status,
     /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
     /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub excluded_by: Option<String>,
+    pub(crate) excluded_by: Option<String>,
     /// The failure report or the reason it was not run; empty when it passed.
-    pub message: String,
-    pub seconds: f64,
+    pub(crate) message: String,
+    pub(crate) seconds: f64,
     /// The clause ids the trial's case names (none for a problem found before running, such as
     /// a spec error).
     #[serde(default)]
-    pub clauses: Vec<String>,
+    pub(crate) clauses: Vec<String>,
     /// The expectations entry that made the trial a known failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub known: Option<Known>,
+    pub(crate) known: Option<Known>,
     /// The key of the backend's `composed` the trial falls under: the adapter, not the engine,
     /// implements what it tests ([`crate::backend::attributes::composed_key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub composed: Option<String>,
+    pub(crate) composed: Option<String>,
     /// The command that replays the trial alone ([`crate::reports::replay_command::command`]); none for a trial
     /// that is no case (a spec error, a stale expectation, an unused golden).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<String>,
+    pub(crate) replay: Option<String>,
 }
 
 /// What a run's verdicts hold for: the engine and the machine, every expectations entry with
 /// its condition and whether it held, and what the adapter composes rather than the engine
 /// implements.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Context {
+pub(crate) struct Context {
     #[serde(default)]
-    pub facts: Facts,
+    pub(crate) facts: Facts,
     #[serde(default)]
-    pub expectation_entries: Vec<EntryState>,
+    pub(crate) expectation_entries: Vec<EntryState>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub composed: BTreeMap<String, String>,
+    pub(crate) composed: BTreeMap<String, String>,
 }
 
 /// An expectations entry as a run found it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryState {
-    pub line: usize,
-    pub selector: String,
-    pub clause: String,
-    pub class: String,
-    pub reason: String,
+pub(crate) struct EntryState {
+    pub(crate) line: usize,
+    pub(crate) selector: String,
+    pub(crate) clause: String,
+    pub(crate) class: String,
+    pub(crate) reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
+    pub(crate) condition: Option<String>,
     /// Whether its condition held (an entry without one always holds).
-    pub held: bool,
+    pub(crate) held: bool,
     /// The facts its condition tests that the run did not know.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unknown_facts: Vec<String>,
+    pub(crate) unknown_facts: Vec<String>,
 }
 
 impl EntryState {
-    pub fn of(entry: &Entry) -> EntryState {
+    pub(crate) fn of(entry: &Entry) -> EntryState {
         EntryState {
             line: entry.line,
             selector: entry.selector(),
@@ -248,7 +248,7 @@ pub(crate) struct EntryMatches<'a> {
 }
 
 /// How many of `records` have `status`.
-pub fn count(records: &[Record], status: Status) -> usize {
+pub(crate) fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
 }
 
@@ -262,13 +262,13 @@ pub struct RunSummary {
     pub failed: usize,
     pub unsupported: usize,
     pub excluded: usize,
-    pub known_failures: usize,
-    pub implementation_defined: usize,
+    pub(crate) known_failures: usize,
+    pub(crate) implementation_defined: usize,
     pub not_run: usize,
     /// Built by a build-only backend, its output dtypes and shapes judged, no values.
-    pub shape_checked: usize,
+    pub(crate) shape_checked: usize,
     /// Rejected without an error kind where the case expects one.
-    pub rejected_unclassified: usize,
+    pub(crate) rejected_unclassified: usize,
     pub problems: Vec<String>,
     /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
     /// failure, a problem of the goldens).
@@ -324,7 +324,7 @@ impl Record {
     /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
     /// it was not run, or the first line of its failure report after the case's description.
     /// Empty when it passed. Works on reports of any version (it reads the message).
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         if let Some(known) = &self.known {
             return known.reason.clone();
         }
@@ -345,17 +345,17 @@ impl Record {
 
 /// A JSON report read back ([`crate::reports::report::read`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Report {
-    pub path: PathBuf,
+pub(crate) struct Report {
+    pub(crate) path: PathBuf,
     /// The backend's name, as its hello gave it.
-    pub backend: String,
+    pub(crate) backend: String,
     /// Why the run was no pass although no trial failed
     /// ([`crate::reports::report::run_problems`]).
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
     /// The engine, the machine and the expectations entries (empty in a report written
     /// before they were recorded).
-    pub context: Context,
-    pub trials: Vec<Record>,
+    pub(crate) context: Context,
+    pub(crate) trials: Vec<Record>,
 }
 
 /// The fields of a JSON report that are read back; the counts are derived from the trials.

@@ -27,11 +27,11 @@ use crate::judge::record::{Known, Status};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     pub status: Status,
-    pub message: String,
+    pub(crate) message: String,
     /// The hello declaration that excluded the trial, when it is [`Status::Excluded`].
-    pub excluded_by: Option<String>,
+    pub(crate) excluded_by: Option<String>,
     /// The expectations entry that made it a [`Status::KnownFailure`].
-    pub known: Option<Known>,
+    pub(crate) known: Option<Known>,
 }
 
 impl Verdict {
@@ -44,22 +44,22 @@ impl Verdict {
         }
     }
 
-    pub fn pass() -> Verdict {
+    pub(crate) fn pass() -> Verdict {
         Verdict::new(Status::Passed, String::new())
     }
 
-    pub fn fail(report: String) -> Verdict {
+    pub(crate) fn fail(report: String) -> Verdict {
         Verdict::new(Status::Failed, report)
     }
 
     /// The backend replied `unsupported` to a case its hello did not exclude.
-    pub fn unsupported(reason: String) -> Verdict {
+    pub(crate) fn unsupported(reason: String) -> Verdict {
         Verdict::new(Status::Unsupported, reason)
     }
 
     /// Not run because the backend's hello excludes it, or an `unsupported` reply to such a
     /// case.
-    pub fn excluded(exclusion: Exclusion) -> Verdict {
+    pub(crate) fn excluded(exclusion: Exclusion) -> Verdict {
         Verdict {
             excluded_by: Some(exclusion.by),
             ..Verdict::new(Status::Excluded, exclusion.reason)
@@ -67,19 +67,19 @@ impl Verdict {
     }
 
     /// Not sent to the backend, for this reason (it was given up on); fails the run.
-    pub fn not_run(reason: String) -> Verdict {
+    pub(crate) fn not_run(reason: String) -> Verdict {
         Verdict::new(Status::NotRun, format!("not run: {reason}"))
     }
 
     /// Not sent because `--fail-fast` stopped the run at the failure of the trial `first`.
-    pub fn stopped(first: &str) -> Verdict {
+    pub(crate) fn stopped(first: &str) -> Verdict {
         Verdict::not_run(format!(
             "--fail-fast stopped the run at the failure of {first}"
         ))
     }
 
     /// A pass that says what it did (a trial that removes an unused golden when blessing).
-    pub fn pass_with(message: String) -> Verdict {
+    pub(crate) fn pass_with(message: String) -> Verdict {
         Verdict::new(Status::Passed, message)
     }
 }
@@ -95,7 +95,7 @@ pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
 /// [`judge`] for a backend whose hello excludes `excluded`, dtypes of the case: an
 /// `unsupported` reply is then [`Status::Excluded`], and `unsupported_dtype` answers an error
 /// case whatever kind it expects.
-pub fn judge_excluding(
+pub(crate) fn judge_excluding(
     case: &Case,
     outcome: Outcome,
     is_reference: bool,
@@ -242,7 +242,7 @@ fn built_mismatch(expected: &[Tensor], built: &[BuiltOutput]) -> Option<String> 
 /// known failure; any other status under an entry makes the entry stale, which fails the
 /// trial. An unexpected failure of a case gets the command that replays it (`replay`; none
 /// for a trial that is no case, such as a spec problem).
-pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Verdict {
+pub(crate) fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Verdict {
     let message = verdict.message.clone();
     match (verdict.status, known) {
         (Status::Failed | Status::Unsupported, Some(entry)) => {
@@ -289,14 +289,14 @@ pub fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> 
 }
 
 /// Outputs of at most this many elements get their values shown whole, as a line diff.
-pub const SMALL_TENSOR: usize = 64;
+pub(crate) const SMALL_TENSOR: usize = 64;
 
 /// The report of a mismatch: [`Mismatch`]'s own text; for an output of at most
 /// [`SMALL_TENSOR`] elements with more differing elements than that text lists, its summary
 /// lines and then every value as a line diff (one element a line, `-` expected, `+` actual),
 /// where a misplaced block is easier to see than in a list of the first differences. Each
 /// difference is shown once.
-pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) -> String {
+pub(crate) fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) -> String {
     let text = mismatch.to_string();
     let Mismatch::Elements(elements) = mismatch else {
         return text;
@@ -332,7 +332,7 @@ pub fn render_mismatch(mismatch: &Mismatch, expected: &Tensor, actual: &Tensor) 
 /// `expected` against `actual` as similar-asserts' line diff, headed
 /// `<title> (-<label>|+actual):`, in plain text: reports are written to files too, so the
 /// diff's terminal colours are left out.
-pub fn line_diff(title: &str, expected: &str, label: &str, actual: &str) -> String {
+pub(crate) fn line_diff(title: &str, expected: &str, label: &str, actual: &str) -> String {
     let diff = similar_asserts::SimpleDiff::from_str(expected, actual, label, "actual").to_string();
     let plain = strip_ansi(&diff);
     match plain.strip_prefix("Differences") {
@@ -362,12 +362,12 @@ fn strip_ansi(text: &str) -> String {
 }
 
 /// How the case's output `expected` is compared.
-pub fn comparison(case: &Case, expected: &Tensor) -> Comparison {
+pub(crate) fn comparison(case: &Case, expected: &Tensor) -> Comparison {
     comparison_for(&case.invocation.attrs, expected.dtype, case.tolerance)
 }
 
 /// The header of a failure report: which case, where from, with what.
-pub fn describe_case(case: &Case) -> String {
+pub(crate) fn describe_case(case: &Case) -> String {
     let inputs: Vec<String> = case
         .op
         .inputs()

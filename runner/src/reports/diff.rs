@@ -19,7 +19,7 @@
 //! report's line the trials its hello excluded, per declaration (`slice mode=reflect`,
 //! `target dla`, ...), and after the lists the declarations whose counts differ, old → new;
 //! nothing about exclusions when they are the same. Then the changes by clause
-//! ([`Diff::by_clause`]): each trial of the lists once, under the clause of its case that the
+//! (`Diff::by_clause`): each trial of the lists once, under the clause of its case that the
 //! most of the listed trials cite (ties by name; `(no clause)` for a trial whose case names
 //! none), counted per change of status, as in `slice.size.negative: 4 passed → failed`. Exit
 //! code: 1 on a regression, 0 otherwise, 2 when a report cannot be read.
@@ -34,10 +34,10 @@ use crate::reports::report::{exclusions, read};
 
 /// One trial in either report.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Change<'a> {
-    pub name: &'a str,
-    pub old: Option<&'a Record>,
-    pub new: Option<&'a Record>,
+pub(crate) struct Change<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) old: Option<&'a Record>,
+    pub(crate) new: Option<&'a Record>,
 }
 
 impl Change<'_> {
@@ -50,7 +50,7 @@ impl Change<'_> {
     }
 
     /// A trial that passed and no longer does, or that fails and did not.
-    pub fn is_regression(&self) -> bool {
+    pub(crate) fn is_regression(&self) -> bool {
         let lost_pass =
             self.old_status() == Some(Status::Passed) && self.new_status() != Some(Status::Passed);
         let new_failure = self.new_status().is_some_and(Status::fails)
@@ -61,26 +61,26 @@ impl Change<'_> {
 
 /// The trials of one clause whose status changed the same way ([`Diff::by_clause`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ClauseChange<'a> {
+pub(crate) struct ClauseChange<'a> {
     /// The clause; empty for trials whose case names none.
-    pub clause: &'a str,
+    pub(crate) clause: &'a str,
     /// The status in the old report; `None` when the trial is only in the new one.
-    pub old: Option<Status>,
+    pub(crate) old: Option<Status>,
     /// The status in the new report; `None` when the trial is only in the old one.
-    pub new: Option<Status>,
+    pub(crate) new: Option<Status>,
     /// The trials, by name.
-    pub trials: Vec<&'a str>,
+    pub(crate) trials: Vec<&'a str>,
 }
 
 impl ClauseChange<'_> {
     /// `passed → failed`, `absent → passed`.
-    pub fn change(&self) -> String {
+    pub(crate) fn change(&self) -> String {
         let label = |s: Option<Status>| s.map_or("absent", Status::label);
         format!("{} → {}", label(self.old), label(self.new))
     }
 
     /// The clause, or `(no clause)`.
-    pub fn clause_label(&self) -> &str {
+    pub(crate) fn clause_label(&self) -> &str {
         if self.clause.is_empty() {
             "(no clause)"
         } else {
@@ -92,19 +92,19 @@ impl ClauseChange<'_> {
 /// The trials of two reports that differ, in the lists of the module documentation, each
 /// sorted by name.
 #[derive(Debug, Default, PartialEq)]
-pub struct Diff<'a> {
+pub(crate) struct Diff<'a> {
     /// How many trials the two reports hold together.
-    pub trials: usize,
-    pub newly_failing: Vec<Change<'a>>,
-    pub newly_passing: Vec<Change<'a>>,
-    pub no_longer_passing: Vec<Change<'a>>,
-    pub other_changes: Vec<Change<'a>>,
-    pub appeared: Vec<Change<'a>>,
-    pub disappeared: Vec<Change<'a>>,
+    pub(crate) trials: usize,
+    pub(crate) newly_failing: Vec<Change<'a>>,
+    pub(crate) newly_passing: Vec<Change<'a>>,
+    pub(crate) no_longer_passing: Vec<Change<'a>>,
+    pub(crate) other_changes: Vec<Change<'a>>,
+    pub(crate) appeared: Vec<Change<'a>>,
+    pub(crate) disappeared: Vec<Change<'a>>,
 }
 
 impl<'a> Diff<'a> {
-    pub fn new(old: &'a Report, new: &'a Report) -> Diff<'a> {
+    pub(crate) fn new(old: &'a Report, new: &'a Report) -> Diff<'a> {
         let mut trials: BTreeMap<&str, Change> = BTreeMap::new();
         for record in &old.trials {
             trials.insert(
@@ -158,7 +158,7 @@ impl<'a> Diff<'a> {
     }
 
     /// The changes that are regressions, by name.
-    pub fn regressions(&self) -> Vec<&Change<'a>> {
+    pub(crate) fn regressions(&self) -> Vec<&Change<'a>> {
         let mut all: Vec<&Change> = self
             .lists()
             .into_iter()
@@ -173,7 +173,7 @@ impl<'a> Diff<'a> {
     /// report's record, or the old one's when it is gone) that the most changed trials cite,
     /// ties going to the first by name; grouped by that clause and the change of status, sorted
     /// by clause, then by the number of trials (most first), then by change.
-    pub fn by_clause(&self) -> Vec<ClauseChange<'a>> {
+    pub(crate) fn by_clause(&self) -> Vec<ClauseChange<'a>> {
         let changes: Vec<&Change<'a>> = self.lists().into_iter().flat_map(|(_, l)| l).collect();
         let clauses_of = |change: &Change<'a>| -> &'a [String] {
             match change.new.or(change.old) {
@@ -230,7 +230,7 @@ impl<'a> Diff<'a> {
     }
 
     /// The lists, then a last line: `regression: ...` or `no regression: ...`.
-    pub fn text(&self, old: &Report, new: &Report) -> String {
+    pub(crate) fn text(&self, old: &Report, new: &Report) -> String {
         let mut text = String::new();
         // The exclusions are news only when they changed.
         let exclusions_changed = exclusions(&old.trials) != exclusions(&new.trials);

@@ -814,12 +814,13 @@ fn native_and_composed(html: &mut String, reports: &[Report], labels: &[String])
     html.push_str("</tbody></table>\n");
 }
 
-pub fn page(reports: &[Report]) -> String {
+#[cfg(test)]
+fn page(reports: &[Report]) -> String {
     page_with(reports, PageOptions::default())
 }
 
 /// The page.
-pub fn page_with(reports: &[Report], options: PageOptions) -> String {
+pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
     let labels = engine_labels(reports);
     let cells = cells(reports, options);
     let mut html = String::new();

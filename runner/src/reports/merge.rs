@@ -1,6 +1,6 @@
 //! `runner merge`: the JSON reports of the parts of one run (`--partition K/N` on N machines)
 //! joined into one report equal to the whole run's, and the description of a run that every
-//! JSON report carries so that its parts can be checked ([`RunInfo`]).
+//! JSON report carries so that its parts can be checked (`RunInfo`).
 //!
 //! The parts must come from one run: the same backend, the same runner version and the same
 //! selection of trials (the same spec and sweep files, filter and flags; the selection's
@@ -19,54 +19,54 @@ use crate::reports::report;
 
 /// What a JSON report says about the run that wrote it, under `"run"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunInfo {
+pub(crate) struct RunInfo {
     /// The runner's version.
-    pub runner: String,
+    pub(crate) runner: String,
     /// How many trials the whole run selected, every part together.
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// The fingerprint of the selected trials' names ([`crate::judge::partition::fingerprint`]).
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
     /// The part this report holds (`K/N`), when the run was partitioned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<String>,
+    pub(crate) partition: Option<String>,
     /// Whether the run's problems (nothing passed, too many skips) were judged: not with
     /// `--allow-skips`, nor for one exact trial.
-    pub judged: bool,
+    pub(crate) judged: bool,
     /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
     #[serde(default)]
-    pub require_error_kinds: bool,
+    pub(crate) require_error_kinds: bool,
     /// A fingerprint of the contents of the spec and sweep files read (and their goldens):
     /// parts of one run read the same files ([`content_fingerprint`]).
     #[serde(default)]
-    pub inputs: String,
+    pub(crate) inputs: String,
     /// A fingerprint of the known-failures file's contents (`--expectations`); empty without.
     #[serde(default)]
-    pub expectations: String,
+    pub(crate) expectations: String,
     /// The element budget (`--max-elements`).
     #[serde(default)]
-    pub max_elements: u64,
+    pub(crate) max_elements: u64,
     /// The reference's engine (`--engine`).
     #[serde(default)]
-    pub engine: String,
+    pub(crate) engine: String,
     /// The backend's command (`--backend`); empty for the built-in reference.
     #[serde(default)]
-    pub backend_command: String,
+    pub(crate) backend_command: String,
 }
 
 /// What a run is given besides its selection of trials, for [`RunInfo::given`]: parts of one
 /// run are given the same.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Given {
-    pub inputs: String,
-    pub expectations: String,
-    pub max_elements: u64,
-    pub engine: String,
-    pub backend_command: String,
+pub(crate) struct Given {
+    pub(crate) inputs: String,
+    pub(crate) expectations: String,
+    pub(crate) max_elements: u64,
+    pub(crate) engine: String,
+    pub(crate) backend_command: String,
 }
 
 impl RunInfo {
     /// `self` with what the run was given.
-    pub fn given(self, given: Given) -> RunInfo {
+    pub(crate) fn given(self, given: Given) -> RunInfo {
         RunInfo {
             inputs: given.inputs,
             expectations: given.expectations,
@@ -85,7 +85,7 @@ const DATA_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
 /// `folders`, their paths below each folder included: two runs that read the same files get
 /// the same fingerprint, a changed byte gives another. Files that cannot be read count by
 /// their path alone (the run reports them).
-pub fn content_fingerprint(folders: &[PathBuf]) -> String {
+pub(crate) fn content_fingerprint(folders: &[PathBuf]) -> String {
     use crate::judge::partition::stable_hash;
     fn walk(folder: &Path, below: &Path, files: &mut Vec<(PathBuf, PathBuf)>, depth: usize) {
         let Ok(entries) = std::fs::read_dir(folder) else {
@@ -125,7 +125,7 @@ pub fn content_fingerprint(folders: &[PathBuf]) -> String {
 }
 
 /// A fingerprint of one file's contents; empty without a file.
-pub fn file_fingerprint(path: Option<&Path>) -> String {
+pub(crate) fn file_fingerprint(path: Option<&Path>) -> String {
     path.map(|path| {
         let contents =
             opspec_spec::source::read_bounded(path, report::REPORT_LIMIT).unwrap_or_default();
@@ -136,7 +136,7 @@ pub fn file_fingerprint(path: Option<&Path>) -> String {
 
 impl RunInfo {
     /// The description of a run that selected the trials `names`, of which it runs `partition`.
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         names: impl IntoIterator<Item = &'a str>,
         partition: Option<Partition>,
         judged: bool,
@@ -160,7 +160,7 @@ impl RunInfo {
 
 /// A JSON report (`report::json`'s text) with `info` under `"run"`, last, the rest of the text
 /// as it was.
-pub fn with_run_info(report: String, info: &RunInfo) -> String {
+pub(crate) fn with_run_info(report: String, info: &RunInfo) -> String {
     let run = serde_json::to_string_pretty(info)
         .expect("run info serializes")
         .replace('\n', "\n  ");
@@ -173,7 +173,7 @@ pub fn with_run_info(report: String, info: &RunInfo) -> String {
 /// Why parts cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum MergeError {
+pub(crate) enum MergeError {
     #[error("{0}")]
     Read(#[from] report::ReadError),
     #[error("{}: no run description (`\"run\"`): written by a runner without `--partition` support, or not by `--report-json`", path.display())]
@@ -265,7 +265,7 @@ fn read_part(path: &Path) -> Result<Part, MergeError> {
 
 /// The merged report's text: the parts' trials as one run's, its counts and problems worked
 /// out again over every trial.
-pub fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
+pub(crate) fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
     let parts = paths
         .iter()
         .map(|p| read_part(p))

@@ -3,8 +3,8 @@
 pub mod diff;
 pub mod html;
 pub mod merge;
-pub mod output;
+pub(crate) mod output;
 pub mod replay_command;
-pub mod report;
+pub(crate) mod report;
 pub mod update;
 pub mod wpt;

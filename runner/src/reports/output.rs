@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `path` made absolute and free of `.`/`..` and symbolic links as far as it exists: two
 /// spellings of one file compare equal.
-pub fn resolved(path: &Path) -> PathBuf {
+pub(crate) fn resolved(path: &Path) -> PathBuf {
     if let Ok(path) = path.canonicalize() {
         return path;
     }
@@ -31,12 +31,12 @@ pub fn resolved(path: &Path) -> PathBuf {
 
 /// What a run reads, for [`check_outputs`].
 #[derive(Debug, Default)]
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     /// Files read, each with the flag that names it.
-    pub files: Vec<(&'a str, &'a Path)>,
+    pub(crate) files: Vec<(&'a str, &'a Path)>,
     /// Folders whose data files are read (spec, sweep and golden folders): any `.yaml`,
     /// `.yml`, `.npy` or `.json` file in them is an input.
-    pub folders: Vec<(&'a str, &'a Path)>,
+    pub(crate) folders: Vec<(&'a str, &'a Path)>,
 }
 
 /// The extensions of the files read from an input folder.
@@ -44,7 +44,7 @@ const READ_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
 
 /// `Err` naming the flags when an output names an input file, lies in a folder the run reads,
 /// or is also another output.
-pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &Inputs) -> Result<(), String> {
+pub(crate) fn check_outputs(outputs: &[(&str, &Path)], inputs: &Inputs) -> Result<(), String> {
     let outputs: Vec<(&str, PathBuf)> = outputs.iter().map(|(f, p)| (*f, resolved(p))).collect();
     for (index, (flag, path)) in outputs.iter().enumerate() {
         let shown = path.display();
@@ -151,7 +151,7 @@ fn writable_kind(path: &Path) -> std::io::Result<Writing> {
 /// symbolic link's target), then renamed over it. On failure `path` is as it was and the
 /// temporary file is gone. A device is written in place; a FIFO, a folder or a socket is an
 /// error, and nothing is written.
-pub fn write_replacing(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+pub(crate) fn write_replacing(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
     match writable_kind(path)? {
         Writing::Replace(target) => replace(&target, contents.as_ref()),
         Writing::InPlace(target) => std::fs::OpenOptions::new()

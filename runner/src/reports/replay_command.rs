@@ -1,14 +1,14 @@
 //! How the command that replays one trial is spelled in failure reports and on the page:
 //! the runner as a run was started, `replay`, the trial as one shell word, and the run's flags
-//! that differ from the defaults ([`crate::run::config::Config::replay_flags`]).
+//! that differ from the defaults (`crate::run::config::Config::replay_flags`).
 
 /// How the runner is invoked in replay lines when it is not known how it was started (the
 /// `cargo test` harness, a library caller): from the checkout, through cargo.
-pub const CARGO_RUNNER: &str = "cargo run -q -p opspec-runner --bin runner --";
+pub(crate) const CARGO_RUNNER: &str = "cargo run -q -p opspec-runner --bin runner --";
 
 /// The command that replays `trial`: `program` (the runner as the run was started,
 /// [`crate::run::config::Config::program`]), `replay`, the trial and the run's flags.
-pub fn command(program: &str, trial: &str, flags: &str) -> String {
+pub(crate) fn command(program: &str, trial: &str, flags: &str) -> String {
     format!("{program} replay {}{flags}", shell_quote(trial))
 }
 

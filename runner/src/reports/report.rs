@@ -21,7 +21,7 @@ use crate::judge::record::{
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
-pub const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
+pub(crate) const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
 
 /// The matched expectations entries, by line.
 fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
@@ -45,7 +45,12 @@ fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
     entries.into_values().collect()
 }
 
-pub fn json(backend: &str, context: &Context, records: &[Record], problems: &[String]) -> String {
+pub(crate) fn json(
+    backend: &str,
+    context: &Context,
+    records: &[Record],
+    problems: &[String],
+) -> String {
     let report = JsonReport {
         backend,
         context,
@@ -85,7 +90,7 @@ pub(crate) fn xml_escape(text: &str) -> String {
 }
 
 /// One line per trial status with its count: `passed 12, failed 0, ...`.
-pub fn summary(records: &[Record]) -> String {
+pub(crate) fn summary(records: &[Record]) -> String {
     let counts = [
         (Status::Passed, "passed"),
         (Status::Failed, "failed"),
@@ -115,7 +120,7 @@ pub fn summary(records: &[Record]) -> String {
 }
 
 /// Trials per `composed` key of the backend's hello, and how many of them passed.
-pub fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
+pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for record in records.iter().filter(|r| r.status != Status::Excluded) {
         if let Some(key) = &record.composed {
@@ -130,7 +135,7 @@ pub fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
 /// `native: 4,120 trials (4,000 passed); composed by the adapter: 1,300 (1,290 passed):
 /// as_strided 130/130, reformat:CHW4 80/90`: the trials the engine implements apart from those
 /// the adapter composes from other operations, or nothing when the hello lists none.
-pub fn composed_line(records: &[Record]) -> Option<String> {
+pub(crate) fn composed_line(records: &[Record]) -> Option<String> {
     let counts = composed_counts(records);
     if counts.is_empty() {
         return None;
@@ -152,7 +157,7 @@ pub fn composed_line(records: &[Record]) -> Option<String> {
 /// `[native, composed]`, each `(passed, trials)`: the trials the engine implements and those
 /// the adapter composes. Excluded trials, and expectations entries that match no case, count
 /// in neither.
-pub fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
+pub(crate) fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
     let mut counts = [(0, 0); 2];
     let sent = (records.iter())
         .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"));
@@ -168,7 +173,7 @@ pub fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
 /// counted under each clause their cases cite (most first; clauses of one count in the order
 /// `position` gives, the catalogue's, then by id), or nothing when none failed. A trial citing
 /// no clause (a spec error, a stale entry) counts under `(no clause)`.
-pub fn failures_by_clause(
+pub(crate) fn failures_by_clause(
     records: &[Record],
     position: impl Fn(&str) -> Option<usize>,
 ) -> Option<String> {
@@ -197,7 +202,7 @@ pub fn failures_by_clause(
 }
 
 /// How many trials each hello declaration excluded, most first (then by name).
-pub fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
+pub(crate) fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for record in records {
         if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
@@ -211,7 +216,7 @@ pub fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
 
 /// `excluded: 120 by slice mode=reflect, 40 by scale dtype fp8`, or nothing when the hello
 /// excluded no trial.
-pub fn exclusion_line(records: &[Record]) -> Option<String> {
+pub(crate) fn exclusion_line(records: &[Record]) -> Option<String> {
     let counts = exclusions(records);
     (!counts.is_empty()).then(|| {
         let parts: Vec<String> = counts
@@ -228,7 +233,7 @@ pub fn exclusion_line(records: &[Record]) -> Option<String> {
 /// for a run ([`crate::run::harness`]) and for a merge of its parts ([`crate::reports::merge`]). `judged`:
 /// the run is judged as a whole (not one exact trial, not `--allow-skips`);
 /// `require_error_kinds`: a rejection without a kind is a problem.
-pub fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
+pub(crate) fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
     let mut problems = match judged {
         true => run_problems(records),
         false => Vec::new(),
@@ -239,7 +244,7 @@ pub fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> 
     problems
 }
 
-pub fn unclassified_problem(records: &[Record]) -> Option<String> {
+pub(crate) fn unclassified_problem(records: &[Record]) -> Option<String> {
     let unclassified = count(records, Status::RejectedUnclassified);
     (unclassified > 0).then(|| {
         format!(
@@ -250,7 +255,7 @@ pub fn unclassified_problem(records: &[Record]) -> Option<String> {
 
 /// Why a run is no pass although its trials may all be: nothing passed, or the backend
 /// answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials sent to it.
-pub fn run_problems(records: &[Record]) -> Vec<String> {
+pub(crate) fn run_problems(records: &[Record]) -> Vec<String> {
     let mut problems = Vec::new();
     if records.is_empty() {
         return problems;
@@ -300,7 +305,12 @@ pub fn run_problems(records: &[Record]) -> Vec<String> {
 /// the run. Each trial that neither passed nor failed carries its status as the property
 /// `opspec.status`; an implementation-defined divergence is neither failed nor skipped (it
 /// ran, and its answer is acceptable).
-pub fn junit(backend: &str, facts: &Facts, records: &[Record], problems: &[String]) -> String {
+pub(crate) fn junit(
+    backend: &str,
+    facts: &Facts,
+    records: &[Record],
+    problems: &[String],
+) -> String {
     let mut by_op: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for record in records {
         by_op.entry(&record.op).or_default().push(record);
@@ -431,7 +441,7 @@ pub fn junit(backend: &str, facts: &Facts, records: &[Record], problems: &[Strin
 /// The op × dtype table (of the ops the backend declares): passed / failed (not run included: it fails the run) / skipped
 /// (unsupported, excluded, known failure) / implementation-defined divergences (with the
 /// shape-checked and unclassified rejections, which are neither passes nor failures) per cell.
-pub fn table(records: &[Record]) -> String {
+pub(crate) fn table(records: &[Record]) -> String {
     let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
     let mut dtypes: Vec<&str> = Vec::new();
     // An op the backend does not declare has no row: the exclusion line counts it.
@@ -481,7 +491,7 @@ pub fn table(records: &[Record]) -> String {
 /// Why a JSON report cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ReadError {
+pub(crate) enum ReadError {
     #[error("cannot read the report {}: {message}", path.display())]
     Read { path: PathBuf, message: String },
     #[error("{} is not a JSON report of `runner --report-json`: {message}", path.display())]
@@ -491,11 +501,11 @@ pub enum ReadError {
 }
 
 /// The largest JSON report read (1 GiB): a report of the whole suite is a few MiB.
-pub const REPORT_LIMIT: u64 = 1 << 30;
+pub(crate) const REPORT_LIMIT: u64 = 1 << 30;
 
 /// The text of a report file: only a regular file, of at most [`REPORT_LIMIT`] bytes, is read
 /// (a FIFO or a device such as `/dev/zero` is refused before it is read).
-pub fn read_text(path: &Path) -> Result<String, ReadError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
     let read = |message: String| ReadError::Read {
         path: path.to_owned(),
         message,
@@ -508,7 +518,7 @@ pub fn read_text(path: &Path) -> Result<String, ReadError> {
 }
 
 /// Reads a report written by `--report-json`, of this version or an earlier one.
-pub fn read(path: &Path) -> Result<Report, ReadError> {
+pub(crate) fn read(path: &Path) -> Result<Report, ReadError> {
     let text = read_text(path)?;
     let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
         path: path.to_owned(),

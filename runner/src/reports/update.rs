@@ -9,7 +9,7 @@
 //! - A trial that failed under no entry becomes an entry of class `untriaged`, keyed by its
 //!   name and the first clause its case cites, the reason the first line of its failure. A
 //!   run in which an untriaged entry covers a trial is no pass
-//!   ([`crate::reports::report::run_problems`]): a person gives it its class and reason.
+//!   (`crate::reports::report::run_problems`): a person gives it its class and reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -20,23 +20,23 @@ use crate::judge::record::{Record, Status};
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Update {
+pub(crate) struct Update {
     /// The new text of the file.
-    pub text: String,
+    pub(crate) text: String,
     /// Lines removed (1-based, of the old file): matched nothing, or every trial passes.
-    pub removed: Vec<usize>,
+    pub(crate) removed: Vec<usize>,
     /// Lines narrowed to the trials they still cover, with how many.
-    pub narrowed: Vec<(usize, usize)>,
+    pub(crate) narrowed: Vec<(usize, usize)>,
     /// The trials added as untriaged entries.
-    pub added: Vec<String>,
+    pub(crate) added: Vec<String>,
     /// Failed trials that cannot be an entry (they cite no clause: a spec error, an unused
     /// golden), with why.
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
 }
 
 /// The expectations line a failed trial's verdict calls stale, if it does
 /// ([`crate::judge::verdict::decide`] and the harness's `expectations::line_N` trials write these).
-pub fn stale_line(record: &Record) -> Option<usize> {
+pub(crate) fn stale_line(record: &Record) -> Option<usize> {
     if record.status != Status::Failed {
         return None;
     }
@@ -75,7 +75,7 @@ fn after_selector(line: &str) -> Option<&str> {
 }
 
 /// `old` rewritten from the trials of a run that used it.
-pub fn update(old: &str, trials: &[Record]) -> Update {
+pub(crate) fn update(old: &str, trials: &[Record]) -> Update {
     let mut stale: BTreeSet<usize> = BTreeSet::new();
     let mut still: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     let mut update = Update::default();

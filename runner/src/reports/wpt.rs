@@ -15,7 +15,7 @@
 //! `engine`), the backend's name when the hello gave no engine. Each trial is one test, its
 //! path `/opspec/` then its name with `::` as `/` (a `/` of the name as `%2F`), so a dashboard
 //! shows the suite's tree of ops and groups. `duration` is in milliseconds. A status the wpt
-//! statuses lack is mapped as [`wpt_status`] says; the message of a trial that did not pass
+//! statuses lack is mapped as `wpt_status` says; the message of a trial that did not pass
 //! starts with its status in the JSON report (`known_failure: ...`). wptreport writes
 //! `expected` only when the status is not the expected one: here, a trial that fails the run.
 
@@ -49,7 +49,7 @@ use crate::reports::report::read;
 /// trial is neither pass nor fail. An excluded trial was never sent (its op, dtype, attribute
 /// or target is not in the engine's hello): SKIP. A trial not run because the backend was given
 /// up on or the run stopped is an ERROR, as a harness error is in wpt.
-pub fn wpt_status(status: Status) -> (&'static str, Option<&'static str>) {
+pub(crate) fn wpt_status(status: Status) -> (&'static str, Option<&'static str>) {
     match status {
         Status::Passed | Status::ImplementationDefined => ("PASS", None),
         Status::Failed => ("FAIL", Some("PASS")),
@@ -63,7 +63,7 @@ pub fn wpt_status(status: Status) -> (&'static str, Option<&'static str>) {
 }
 
 /// A trial's wpt test path: `/opspec/` then its name, `::` as `/`.
-pub fn test_path(name: &str) -> String {
+pub(crate) fn test_path(name: &str) -> String {
     format!(
         "/opspec/{}",
         name.split("::")
@@ -96,7 +96,7 @@ fn result(record: &Record) -> Value {
 }
 
 /// The report as a wptreport, for the suite at `revision`.
-pub fn export(report: &Report, revision: &str) -> Value {
+pub(crate) fn export(report: &Report, revision: &str) -> Value {
     let facts = &report.context.facts;
     let product = facts
         .engine

@@ -28,23 +28,23 @@ pub fn repository_root() -> PathBuf {
 }
 
 /// The default per-case timeout of a backend.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The shortest default deadline of a backend's hello: an engine may load for longer than it
 /// may take for one case.
-pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The deadline of a backend's hello when `--hello-timeout` is not given: twice the case
 /// timeout, and at least [`DEFAULT_HELLO_TIMEOUT`].
-pub fn default_hello_timeout(timeout: Duration) -> Duration {
+pub(crate) fn default_hello_timeout(timeout: Duration) -> Duration {
     DEFAULT_HELLO_TIMEOUT
         .max(timeout.saturating_mul(2))
         .min(Duration::from_secs_f64(MAX_TIMEOUT_SECONDS))
 }
 
 /// The shortest timeout accepted, in seconds: below it no backend could answer.
-pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
+pub(crate) const MIN_TIMEOUT_SECONDS: f64 = 0.001;
 /// The longest timeout accepted, in seconds (a day): beyond it a hung backend is never noticed.
-pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+pub(crate) const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// Why a flag's or variable's value is not usable.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,7 +69,7 @@ pub enum ValueError {
 }
 
 /// The memory an element of the budget may take: an 8-byte input, its output and one copy.
-pub const BYTES_PER_BUDGETED_ELEMENT: u64 = 24;
+pub(crate) const BYTES_PER_BUDGETED_ELEMENT: u64 = 24;
 
 /// The machine's memory in bytes (`MemTotal` of /proc/meminfo), when it can be read.
 fn machine_memory() -> Option<u64> {
@@ -81,7 +81,7 @@ fn machine_memory() -> Option<u64> {
 
 /// An element budget given by flag or variable, refused up front when the tensors it allows
 /// could not fit this machine's memory (a run would abort on an allocation instead).
-pub fn check_budget(budget: u64, memory: Option<u64>) -> Result<u64, ValueError> {
+pub(crate) fn check_budget(budget: u64, memory: Option<u64>) -> Result<u64, ValueError> {
     // Without /proc/meminfo, assume 64 GiB.
     let memory = memory.unwrap_or(64 << 30);
     let bound = memory / BYTES_PER_BUDGETED_ELEMENT;
@@ -116,8 +116,8 @@ pub enum ConfigError {
     Conflict(String),
 }
 
-/// Seconds a backend may take for one case: finite, from [`MIN_TIMEOUT_SECONDS`] to
-/// [`MAX_TIMEOUT_SECONDS`].
+/// Seconds a backend may take for one case: finite, from `MIN_TIMEOUT_SECONDS` to
+/// `MAX_TIMEOUT_SECONDS`.
 pub fn parse_timeout(text: &str) -> Result<Duration, ValueError> {
     let seconds: f64 = text.trim().parse().map_err(|_| ValueError::NotSeconds)?;
     if !(MIN_TIMEOUT_SECONDS..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
@@ -140,10 +140,10 @@ pub fn parse_count(text: &str) -> Result<u64, ValueError> {
 }
 
 /// The most copies of a backend a run starts (`--jobs`).
-pub const MAX_JOBS: usize = 256;
+pub(crate) const MAX_JOBS: usize = 256;
 
 /// A number of backend processes, from 1 to [`MAX_JOBS`].
-pub fn parse_jobs(text: &str) -> Result<usize, ValueError> {
+pub(crate) fn parse_jobs(text: &str) -> Result<usize, ValueError> {
     match parse_count(text) {
         Ok(n) if n as usize <= MAX_JOBS => Ok(n as usize),
         _ => Err(ValueError::NotJobs),
@@ -151,13 +151,13 @@ pub fn parse_jobs(text: &str) -> Result<usize, ValueError> {
 }
 
 /// `K/N` ([`Partition`]).
-pub fn parse_partition(text: &str) -> Result<Partition, ValueError> {
+pub(crate) fn parse_partition(text: &str) -> Result<Partition, ValueError> {
     Partition::parse(text).map_err(|_| ValueError::NotAPartition)
 }
 
 /// A backend's command line: not blank (`--backend ''` would start a shell that exits at
 /// once).
-pub fn parse_command(text: &str) -> Result<String, String> {
+pub(crate) fn parse_command(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
         return Err(
             "names no command: give the backend's command line, or leave --backend out for the built-in reference"
@@ -325,7 +325,7 @@ pub struct Config {
     /// Each trial the hello excludes is a libtest trial, printed as ignored.
     pub list_excluded: bool,
     /// How the runner was started, as replay lines spell it: the `runner` binary's own path
-    /// when it runs (set by its `main`), else [`crate::reports::replay_command::CARGO_RUNNER`].
+    /// when it runs (set by its `main`), else `crate::reports::replay_command::CARGO_RUNNER`.
     pub program: String,
 }
 
@@ -347,7 +347,7 @@ impl Config {
     }
 
     /// The spec and sweep folders a run reads, for its summary.
-    pub fn folders(&self) -> String {
+    pub(crate) fn folders(&self) -> String {
         let list = |paths: &[PathBuf]| {
             paths
                 .iter()
@@ -374,7 +374,7 @@ impl Config {
 impl Config {
     /// The flags `runner replay` needs to run a trial as this run did: those whose value is
     /// not the default, with resolved paths; each starts with a space.
-    pub fn replay_flags(&self) -> String {
+    pub(crate) fn replay_flags(&self) -> String {
         use crate::reports::replay_command::shell_quote;
         let default = Options::default()
             .resolve_with(&repository_root(), |_| None)
@@ -622,7 +622,7 @@ impl Options {
 /// The default backend log, `<target>/opspec-backend.log`, unless another run that is still
 /// going uses it: then `opspec-backend.<pid>.log`, so that concurrent runs never write one log.
 /// The run using the default log says so in `opspec-backend.log.pid`.
-pub fn default_backend_log(target: &Path) -> PathBuf {
+pub(crate) fn default_backend_log(target: &Path) -> PathBuf {
     let shared = target.join("opspec-backend.log");
     let owner = target.join("opspec-backend.log.pid");
     let me = std::process::id();
@@ -644,7 +644,7 @@ impl Config {
     /// `Err` when an output of the run (`--report-json`, `--junit`, `--backend-log`,
     /// `--dump-requests`, libtest's `--logfile`) names a file the run reads or another output
     /// ([`crate::reports::output::check_outputs`]); checked before anything runs.
-    pub fn check_outputs(&self, logfile: Option<&Path>) -> Result<(), String> {
+    pub(crate) fn check_outputs(&self, logfile: Option<&Path>) -> Result<(), String> {
         let mut outputs: Vec<(&str, &Path)> = Vec::new();
         if let Some(path) = &self.report_json {
             outputs.push(("--report-json", path));
@@ -680,7 +680,10 @@ impl Config {
 
 /// `Err` for libtest options a run cannot honour: `--test-threads 0` (no thread would run a
 /// trial) and a `--logfile` that names no file or a file in a folder that does not exist.
-pub fn check_arguments(test_threads: Option<usize>, logfile: Option<&str>) -> Result<(), String> {
+pub(crate) fn check_arguments(
+    test_threads: Option<usize>,
+    logfile: Option<&str>,
+) -> Result<(), String> {
     if test_threads == Some(0) {
         return Err(
             "--test-threads 0 runs no trial: give 1 or more (or leave it out for one per core)"
@@ -707,7 +710,7 @@ pub fn check_arguments(test_threads: Option<usize>, logfile: Option<&str>) -> Re
 }
 
 /// Whether a variable's value is set to something other than `0` or `false`.
-pub fn env_flag(value: Option<OsString>) -> bool {
+pub(crate) fn env_flag(value: Option<OsString>) -> bool {
     value.is_some_and(|v| {
         let v = v.to_string_lossy().trim().to_ascii_lowercase();
         !v.is_empty() && v != "0" && v != "false"

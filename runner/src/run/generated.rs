@@ -43,21 +43,21 @@ const DECODED: usize = 8;
 
 /// Where the sweeps and goldens are, and whether to bless.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GeneratedConfig {
-    pub sweeps: Vec<PathBuf>,
-    pub golden: PathBuf,
+pub(crate) struct GeneratedConfig {
+    pub(crate) sweeps: Vec<PathBuf>,
+    pub(crate) golden: PathBuf,
     /// How the golden folder is named in messages.
-    pub label: String,
-    pub bless: bool,
+    pub(crate) label: String,
+    pub(crate) bless: bool,
     /// The run's bounds of every tensor, which the sweeps' inputs and the goldens read stay
     /// within.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
 }
 
 impl GeneratedConfig {
     /// From the run's sweep and golden folders, and whether to bless. `Ok(None)`: no sweep
     /// folder, so no generated trials. `Err` when blessing is asked for while `CI` is set.
-    pub fn from_config(config: &Config) -> Result<Option<GeneratedConfig>, String> {
+    pub(crate) fn from_config(config: &Config) -> Result<Option<GeneratedConfig>, String> {
         let Some(first) = config.sweeps.first() else {
             return Ok(None);
         };
@@ -92,7 +92,7 @@ impl GeneratedConfig {
 }
 
 /// The generated cases of a run and their golden store.
-pub struct GeneratedTrials {
+pub(crate) struct GeneratedTrials {
     sweeps: Sweeps,
     store: Arc<GoldenStore>,
     unused: Vec<Unused>,
@@ -101,7 +101,10 @@ pub struct GeneratedTrials {
 impl GeneratedTrials {
     /// Loads the sweeps the arguments can select (one file for an exact trial name, as cargo
     /// nextest runs them); `None` when generated trials are off.
-    pub fn load(args: &Arguments, config: &Config) -> Result<Option<GeneratedTrials>, String> {
+    pub(crate) fn load(
+        args: &Arguments,
+        config: &Config,
+    ) -> Result<Option<GeneratedTrials>, String> {
         let Some(config) = GeneratedConfig::from_config(config)? else {
             return Ok(None);
         };
@@ -111,7 +114,10 @@ impl GeneratedTrials {
         )))
     }
 
-    pub fn with_config(config: &GeneratedConfig, only: Option<(&str, &str)>) -> GeneratedTrials {
+    pub(crate) fn with_config(
+        config: &GeneratedConfig,
+        only: Option<(&str, &str)>,
+    ) -> GeneratedTrials {
         let sweeps = load_dirs(&config.sweeps, only, config.limits);
         // The tests of an interrupted bless ask for a fault through the environment.
         let fault = std::env::var("OPSPEC_BLESS_FAULT").ok();
@@ -134,26 +140,26 @@ impl GeneratedTrials {
         }
     }
 
-    pub fn cases(&self) -> &[GeneratedCase] {
+    pub(crate) fn cases(&self) -> &[GeneratedCase] {
         &self.sweeps.cases
     }
 
-    pub fn unused(&self) -> &[Unused] {
+    pub(crate) fn unused(&self) -> &[Unused] {
         &self.unused
     }
 
     /// The problems of the sweep files, each a failing trial.
-    pub fn errors(&self) -> &[SpecError] {
+    pub(crate) fn errors(&self) -> &[SpecError] {
         &self.sweeps.errors
     }
 
     /// The golden store the generated trials are judged against (and blessing writes).
-    pub fn store(&self) -> &Arc<GoldenStore> {
+    pub(crate) fn store(&self) -> &Arc<GoldenStore> {
         &self.store
     }
 
     /// The case of every generated trial (a sweep case, and its round trip's first step).
-    pub fn trial_cases(&self) -> Vec<&Case> {
+    pub(crate) fn trial_cases(&self) -> Vec<&Case> {
         let mut cases = Vec::new();
         for generated in &self.sweeps.cases {
             cases.push(&generated.case);
@@ -164,7 +170,7 @@ impl GeneratedTrials {
 
     /// The generated case whose trial is `name`: the sweep case, or a round trip
     /// ([`GeneratedTrial::RoundTrip`]).
-    pub fn find(&self, name: &str) -> Option<GeneratedTrial<'_>> {
+    pub(crate) fn find(&self, name: &str) -> Option<GeneratedTrial<'_>> {
         self.sweeps.cases.iter().find_map(|generated| {
             if generated.case.trial_name() == name {
                 return Some(GeneratedTrial::Sweep(generated));
@@ -179,7 +185,7 @@ impl GeneratedTrials {
     }
 
     /// Writes what blessing changed, and says so.
-    pub fn finish(&self) -> Result<(), GoldenError> {
+    pub(crate) fn finish(&self) -> Result<(), GoldenError> {
         if !self.store.is_blessing() {
             // What a stopped bless left is named; the next bless removes it.
             for line in self.store.leftovers() {
@@ -221,7 +227,7 @@ fn exact_sweep(args: &Arguments) -> Option<(&str, &str)> {
 
 /// One generated trial: a sweep case judged against its golden, or the round trip of one.
 #[derive(Clone, Copy, Debug)]
-pub enum GeneratedTrial<'a> {
+pub(crate) enum GeneratedTrial<'a> {
     Sweep(&'a GeneratedCase),
     RoundTrip {
         /// The round trip's first step.
@@ -232,14 +238,14 @@ pub enum GeneratedTrial<'a> {
 
 /// A generated case's verdict, with the error the reference gives the case (if any): the
 /// case's expected error, by which known failures match it ([`with_expected_error`]).
-pub struct GeneratedVerdict {
-    pub verdict: Verdict,
-    pub reference_error: Option<ErrorKind>,
+pub(crate) struct GeneratedVerdict {
+    pub(crate) verdict: Verdict,
+    pub(crate) reference_error: Option<ErrorKind>,
 }
 
 /// Judges a generated case: the golden first (intact, fresh against the reference's result),
 /// then the backend against it.
-pub fn judge(
+pub(crate) fn judge(
     backend: &dyn Backend,
     reference: Reference,
     generated: &GeneratedCase,
@@ -304,7 +310,7 @@ fn judge_against_golden(
 
 /// Judges a round trip: the backend runs `first`, then its inverse on the output, and must
 /// give the input back bit for bit; `limits` bound the second step's tensors.
-pub fn round_trip(
+pub(crate) fn round_trip(
     backend: &dyn Backend,
     first: &Case,
     provenance: Option<&Provenance>,
@@ -388,7 +394,7 @@ pub fn round_trip(
 /// A generated case, which carries no expectation until its golden is read, with the error
 /// the reference gives it, if any: what known failures match it by
 /// ([`crate::judge::expectations::Expectations::cited`]).
-pub fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> Case {
+pub(crate) fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> Case {
     let mut case = case.clone();
     if let Some(kind) = reference_error {
         case.expect = Expectation::Error {
@@ -400,7 +406,7 @@ pub fn with_expected_error(case: &Case, reference_error: Option<ErrorKind>) -> C
 }
 
 /// The error the reference gives `case`, if any.
-pub fn reference_error(reference: Reference, case: &Case) -> Option<ErrorKind> {
+pub(crate) fn reference_error(reference: Reference, case: &Case) -> Option<ErrorKind> {
     reference
         .evaluate(&case.invocation)
         .err()
@@ -409,7 +415,7 @@ pub fn reference_error(reference: Reference, case: &Case) -> Option<ErrorKind> {
 
 /// What the second step of a round trip adds to the case name, and so to its request id:
 /// `<op>::metamorphic::<file>::<case>::back[::<dtype>]`.
-pub const BACK_STEP: &str = "back";
+pub(crate) const BACK_STEP: &str = "back";
 
 /// `report` with `lines` appended on lines of their own.
 fn with_lines(mut report: String, lines: Option<String>) -> String {
@@ -424,7 +430,7 @@ fn with_lines(mut report: String, lines: Option<String>) -> String {
 /// Where the wrong elements of a layout op's output came from, decoded from the provenance
 /// input: `out[2,0,1] holds in[1,2,0], expected in[0,1,2]`. `None` for scale (it computes) or
 /// when dtype or shape differ.
-pub fn provenance_report(
+pub(crate) fn provenance_report(
     op: Op,
     provenance: &Provenance,
     input_shape: &[usize],

@@ -1,13 +1,13 @@
 //! The harness: one type, [`Harness`], opens a run (the configuration, the spec cases, the
 //! sweeps and their goldens, the known failures, within the run's limits) and starts its backend,
-//! for every way a run is made: `runner` and `cargo test` ([`run`]), `runner replay`
-//! ([`Harness::replay`]), an in-process backend ([`crate::run::in_process`]) and `opspec-fuzz`
+//! for every way a run is made: `runner` and `cargo test` (`run`), `runner replay`
+//! (`Harness::replay`), an in-process backend (`crate::run::in_process`) and `opspec-fuzz`
 //! ([`start_backend`]). Each trial's verdict gets its status from
-//! [`crate::judge::verdict::decide`] and is recorded here; the reports only read the records.
+//! `crate::judge::verdict::decide` and is recorded here; the reports only read the records.
 //!
 //! Data flows one way: the loaded cases (`opspec_spec`, `opspec_generate`) go to the backend
 //! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
-//! record ([`crate::reports::report`]).
+//! record (`crate::reports::report`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,7 +40,7 @@ use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClauseIdProblem {
+pub(crate) enum ClauseIdProblem {
     /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`); `suggestion` is
     /// ` (did you mean ...?)` or empty.
     Unknown { id: String, suggestion: String },
@@ -72,15 +72,15 @@ impl fmt::Display for ClauseIdProblem {
     path.display(),
     problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 )]
-pub struct ClauseIdError {
+pub(crate) struct ClauseIdError {
     /// The spec file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The case's name in its file.
-    pub case: String,
+    pub(crate) case: String,
     /// The trial that reports it.
-    pub trial: String,
-    pub op: Op,
-    pub problems: Vec<ClauseIdProblem>,
+    pub(crate) trial: String,
+    pub(crate) op: Op,
+    pub(crate) problems: Vec<ClauseIdProblem>,
 }
 
 /// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
@@ -134,7 +134,7 @@ fn single_file(args: &Arguments) -> Option<(&str, &str)> {
 }
 
 /// The reference of a run: its engine, within the run's limits.
-pub fn reference(config: &Config) -> Reference {
+pub(crate) fn reference(config: &Config) -> Reference {
     Reference {
         engine: config.engine,
         limits: config.limits(),
@@ -236,7 +236,7 @@ pub struct Harness {
 }
 
 /// What a trial replayed alone found ([`Harness::replay`]).
-pub enum Replayed {
+pub(crate) enum Replayed {
     /// The trial is a problem of its spec file, found before anything runs.
     SpecProblem(String),
     /// The trial's record.
@@ -245,7 +245,7 @@ pub enum Replayed {
 
 /// Why `runner replay` gives no verdict.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     #[error("no trial named `{trial}` in {folders} (`runner --list` lists them)")]
     NoSuchTrial { trial: String, folders: String },
     #[error("trial `{0}` gave no verdict")]
@@ -257,7 +257,7 @@ pub enum ReplayError {
 impl Harness {
     /// Opens a run of the trials `args` can select: reads the known failures, loads the spec
     /// cases (checking the clause ids they cite) and the sweeps, within the run's limits.
-    pub fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
+    pub(crate) fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
         let expectations = match &config.expectations {
             Some(path) => {
                 Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
@@ -340,7 +340,7 @@ impl Harness {
 
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
     /// names: libtest's report, the op × dtype table, the report files.
-    pub fn run(
+    pub(crate) fn run(
         mut self,
         mut args: Arguments,
         backend: Option<Arc<dyn Backend>>,
@@ -563,7 +563,7 @@ impl Harness {
     /// Runs the one trial named `trial`, as a run of this configuration would, on the backend
     /// the configuration names as `wrap` gives it (`runner replay` prints each request and
     /// reply). No backend is started for a trial the run does not have.
-    pub fn replay(
+    pub(crate) fn replay(
         self,
         trial: &str,
         wrap: impl FnOnce(Arc<dyn Backend>) -> Arc<dyn Backend>,
@@ -603,7 +603,7 @@ impl Harness {
 /// Runs the suite: loads the specs, runs every selected case against the configured backend,
 /// prints libtest's report and the op × dtype table, and writes the requested report files.
 ///
-/// SIGINT, SIGTERM and SIGHUP stop the run ([`interrupt`]): the backends are stopped, the
+/// SIGINT, SIGTERM and SIGHUP stop the run (`interrupt`): the backends are stopped, the
 /// reports written with what the run has, and the exit code is 128 + the signal's number.
 pub fn main_with(args: Arguments, config: Config) -> ExitCode {
     if let Err(e) = interrupt::install() {
@@ -627,7 +627,7 @@ pub fn main_with(args: Arguments, config: Config) -> ExitCode {
 
 /// Runs the suite as `runner` and `cargo test` do: checks the arguments, opens the run
 /// ([`Harness::open`]) and runs it against `backend`, or the backend `config` names.
-pub fn run(
+pub(crate) fn run(
     args: Arguments,
     config: Config,
     backend: Option<Arc<dyn Backend>>,

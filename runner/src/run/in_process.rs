@@ -21,9 +21,9 @@ use opspec::DType;
 
 use crate::backend::hello::Capabilities;
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
-pub use crate::judge::record::RunSummary;
+use crate::judge::record::RunSummary;
 use crate::run::config::Config;
-pub use crate::run::harness::RunError;
+use crate::run::harness::RunError;
 
 /// An implementation under test, in Rust: evaluates one invocation (an op, its attributes and
 /// inputs) as the implementation would. Shared by the test threads.

@@ -1,7 +1,7 @@
 //! A run: its configuration, the harness that makes every case a trial, replay and in-process runs.
 
 pub mod config;
-pub mod generated;
+pub(crate) mod generated;
 pub mod harness;
-pub mod in_process;
+pub(crate) mod in_process;
 pub mod replay;

@@ -1,10 +1,10 @@
 //! `runner replay TRIAL`: one trial run alone, as a run with the same configuration would run
-//! it ([`crate::run::harness::Harness::replay`]), with every request and reply printed.
+//! it (`crate::run::harness::Harness::replay`), with every request and reply printed.
 //!
 //! Every failure report ends with the command that replays the trial
 //! (`cargo run -q -p opspec-runner --bin runner -- replay TRIAL --backend CMD ...`, with the
 //! run's folders and settings that differ from the defaults, [`crate::reports::replay_command`]), to be
-//! run in the repository. The request dump (`--dump-requests`) is [`crate::backend::dump`].
+//! run in the repository. The request dump (`--dump-requests`) is `crate::backend::dump`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -71,7 +71,7 @@ impl Backend for Transcript {
 }
 
 /// The protocol reply that carries `outcome` (docs/protocol.md).
-pub fn reply_json(id: &str, outcome: &Outcome) -> String {
+pub(crate) fn reply_json(id: &str, outcome: &Outcome) -> String {
     let value = match outcome {
         Outcome::Outputs(outputs) => json!({
             "type": "ok",
@@ -98,7 +98,7 @@ pub fn reply_json(id: &str, outcome: &Outcome) -> String {
 }
 
 /// `runner replay TRIAL`: runs that one trial as a run with this configuration would
-/// ([`Harness::replay`]), printing the request, the reply (as the runner decoded it) and the
+/// (`Harness::replay`), printing the request, the reply (as the runner decoded it) and the
 /// verdict. Exit code: 0 passed or skipped, 1 failed, 2 no such trial or a configuration error.
 pub fn main(trial: &str, config: Config) -> ExitCode {
     match replay(trial, config) {

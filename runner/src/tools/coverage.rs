@@ -52,19 +52,19 @@ use crate::run::config::Config;
 /// Combinations a document lists that no case reaches, each with the reason it stays a gap.
 /// The report shows them as known gaps instead of failing. Empty: every listed combination has
 /// a case.
-pub const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
+pub(crate) const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
 
 /// The result of a coverage run.
 #[derive(Debug, Default)]
-pub struct Coverage {
-    pub text: String,
-    pub uncovered: usize,
-    pub unreached: usize,
-    pub findings: usize,
+pub(crate) struct Coverage {
+    pub(crate) text: String,
+    pub(crate) uncovered: usize,
+    pub(crate) unreached: usize,
+    pub(crate) findings: usize,
 }
 
 impl Coverage {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.uncovered == 0 && self.unreached == 0 && self.findings == 0
     }
 }
@@ -99,7 +99,7 @@ impl CaseGroup<'_> {
 
 /// Runs the whole report over the spec folders `dirs`, and lints the sweeps of `sweeps` (their
 /// marks and powers, as for the spec cases).
-pub fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
+pub(crate) fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
     // Linting reads and evaluates cases within the default limits (no run's budget applies).
     let loaded = load_dirs(dirs, None, Limits::DEFAULT);
     let builtin = crate::backend::checkout::builtin_specs();
@@ -384,7 +384,7 @@ fn sweep_lint(catalogue: &Catalogue, dirs: &[PathBuf]) -> Vec<String> {
 /// of 1 and gives NaN for every negative base, pytorch/TensorRT PR #4181), and
 /// `scale.pow.zero-exponent` when a power of 0 meets a NaN or infinite base. Empty for every
 /// other invocation.
-pub fn power_dependencies(invocation: &Invocation) -> Vec<&'static str> {
+pub(crate) fn power_dependencies(invocation: &Invocation) -> Vec<&'static str> {
     let Attrs::Scale(attrs) = &invocation.attrs else {
         return Vec::new();
     };

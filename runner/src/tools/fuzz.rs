@@ -104,8 +104,6 @@ pub struct Finding {
     pub index: u64,
     pub op: Op,
     pub disagreement: Disagreement,
-    pub original: Invocation,
-    pub shrunk: Invocation,
     pub shrink_tries: usize,
     /// The failure report of the shrunk case.
     pub report: String,
@@ -135,7 +133,7 @@ impl FuzzReport {
 }
 
 /// The case (named for the run) that `invocation` is, expecting the reference's result.
-pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) -> Case {
+pub(crate) fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) -> Case {
     let op = invocation.op();
     let dtype = invocation.inputs[0].as_ref().map(|t| t.dtype);
     let mut case = new_case(
@@ -160,7 +158,10 @@ pub fn fuzz_case(seed: u64, index: u64, invocation: Invocation, engine: Engine) 
 
 /// Runs `case` on `backend`: `Ok(None)` agreement, `Ok(Some(..))` a disagreement and its
 /// report, `Err(reason)` unsupported by the backend.
-pub fn check(backend: &dyn Backend, case: &Case) -> Result<Option<(Disagreement, String)>, String> {
+pub(crate) fn check(
+    backend: &dyn Backend,
+    case: &Case,
+) -> Result<Option<(Disagreement, String)>, String> {
     backend.supports(case)?;
     let outcome = match backend.run(case) {
         Ok(outcome) => outcome,
@@ -337,8 +338,6 @@ fn minimize(
         index,
         op: found.op,
         disagreement: class,
-        original: case.invocation,
-        shrunk,
         shrink_tries: tries,
         report,
         path,
