@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/engines.md from the engine adapters' manifests and known-failures files
 (runner/backends/*/engine.toml, read by scripts/engines.py; the files' format is in
-runner/src/expectations.rs): where each engine differs from TensorRT, per clause, with the number
+runner/src/judge/expectations.rs): where each engine differs from TensorRT, per clause, with the number
 of trials each entry matches; and the list of engines in README.md, between its `<!-- engines`
 markers. Neither is edited by hand; `--check` fails when either is not what this script writes
 (runner/tests/engines.rs).

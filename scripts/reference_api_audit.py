@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""Lists the public items of the reference (crate `opspec`, src/) that no other crate of the
-workspace needs: each one could be private.
+"""Lists the public items of the reference (crate `opspec`, src/) and of the runner (crate
+`opspec-runner`, runner/src/ but its binaries) that nothing outside their crate needs: each one
+could be private.
 
-How: in a scratch copy of the working tree (its files git tracks or would track), every `pub` declaration of
-src/ (functions, methods, types, constants, fields; not modules or re-exports) becomes
-`pub(crate)`, then `cargo check --workspace --all-targets` runs, and each item the compiler
-reports private at a use outside the crate is made `pub` again; this repeats until the workspace
-compiles. The items still `pub(crate)` are used by no sibling crate, test or bench. Prints them
-and exits 1 when there is any, 0 when every public item is needed. A few minutes (one check per
-round). `--lib` checks libraries and binaries only: items only tests or benches need show too.
+How: in a scratch copy of the working tree (its files git tracks or would track), every `pub`
+declaration of those files (functions, methods, types, constants, fields; not modules or
+re-exports) becomes `pub(crate)`, then `cargo check --workspace --all-targets` runs, and each
+item the compiler reports private at a use outside its crate is made `pub` again; this repeats
+until the workspace compiles. The items still `pub(crate)` are used by no other crate, test,
+bench or binary (the runner's binaries, runner/src/main.rs and runner/src/bin/, are crates of
+their own and count as outside, as do runner/tests/, crates/example-backend and
+crates/test-backends). An item re-exported from a crate root is needed by that re-export: the
+root's `pub use` lines say the crate's interface. Prints the rest and exits 1 when there is
+any, 0 when every public item is needed. A few minutes (one check per round). `--lib` checks
+libraries and binaries only: items only tests or benches need show too. `--crate reference` or
+`--crate runner` audits one of them. `--write` leaves the narrowed declarations in the
+working tree.
 
-Usage: scripts/reference_api_audit.py [--lib]
+Usage: scripts/reference_api_audit.py [--lib] [--crate reference|runner] [--write]
 """
 
 import json
@@ -23,11 +30,23 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The audited crates: their library sources, binaries left out.
+CRATES = {
+    "reference": ("src", lambda relative: True),
+    "runner": (
+        "runner/src",
+        lambda relative: relative.parts[0] != "bin" and relative.name != "main.rs",
+    ),
+}
 DECLARATION = r"(?:unsafe )?(?:const )?(?:fn|struct|enum|trait|type|const|static)"
-# E0365: a re-export in lib.rs of an item made crate-private; E0446 and "private type" errors
-# name a type reached through a public signature. Both are found by name.
+# E0365: a re-export in lib.rs of an item made crate-private; E0446 ("crate-private type ... in
+# public interface"), "private type" errors and the `private_interfaces` lint ("type ... is more
+# private than the item") name a type reached through a public signature. Both are found by name.
 REEXPORT = re.compile(r"`([^`]+)` is only public within the crate")
-PRIVATE_TYPE = re.compile(r"type `([^`]+)` is private")
+PRIVATE_TYPE = re.compile(
+    r"type `([^`]+)` is private|crate-private type `([^`]+)` in public interface"
+    r"|type `([^`]+)` is more private than"
+)
 # E0616 (a field read) and E0451 (a struct literal) name the fields and their struct, but give no
 # span of the field's declaration.
 PRIVATE_FIELDS = re.compile(r"fields? (.*?) of struct `([^`]+)` (?:is|are) private")
@@ -70,12 +89,20 @@ def widen_field(files, struct, field):
     return False
 
 
+# Warnings that say an item made crate-private is still named by a public one.
+WIDENING_LINTS = {"private_interfaces", "private_bounds"}
+
+
 def compiler_errors(stdout):
-    """The error diagnostics of cargo's JSON messages."""
+    """The error diagnostics of cargo's JSON messages, and the warnings of WIDENING_LINTS."""
     for line in stdout.splitlines():
         message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-message" and message["message"]["level"] == "error":
-            yield message["message"]
+        if message.get("reason") != "compiler-message":
+            continue
+        diagnostic = message["message"]
+        code = (diagnostic.get("code") or {}).get("code")
+        if diagnostic["level"] == "error" or code in WIDENING_LINTS:
+            yield diagnostic
 
 
 def spans(diagnostic):
@@ -100,7 +127,8 @@ def widen(checkout, files, error):
                     path.write_text("\n".join(lines))
                     widened = True
                     break
-    for name in REEXPORT.findall(error["message"]) + PRIVATE_TYPE.findall(error["message"]):
+    private_types = ["".join(groups) for groups in PRIVATE_TYPE.findall(error["message"])]
+    for name in REEXPORT.findall(error["message"]) + private_types:
         widened |= widen_item(files, name.split("::")[-1])
     for fields, struct in PRIVATE_FIELDS.findall(error["message"]):
         for field in re.findall(r"`([^`]+)`", fields):
@@ -108,8 +136,25 @@ def widen(checkout, files, error):
     return widened
 
 
+def audited_files(checkout, crates):
+    """The library source files of `crates` under `checkout`."""
+    files = []
+    for name in crates:
+        folder, counted = CRATES[name]
+        for path in sorted((checkout / folder).rglob("*.rs")):
+            if counted(path.relative_to(checkout / folder)):
+                files.append(path)
+    return files
+
+
 def main():
-    targets = ["--lib", "--bins"] if "--lib" in sys.argv[1:] else ["--all-targets"]
+    args = sys.argv[1:]
+    targets = ["--lib", "--bins"] if "--lib" in args else ["--all-targets"]
+    crates = list(CRATES)
+    if "--crate" in args:
+        crates = args[args.index("--crate") + 1 :][:1]
+        if not crates or crates[0] not in CRATES:
+            sys.exit(f"reference_api_audit: --crate is one of {', '.join(CRATES)}")
     scratch = Path(tempfile.mkdtemp(prefix="opspec-api-audit-"))
     checkout = scratch / "tree"
     listed = subprocess.run(
@@ -121,7 +166,7 @@ def main():
             if (ROOT / name).is_file():
                 (checkout / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, checkout / name)
-        files = sorted((checkout / "src").rglob("*.rs"))
+        files = audited_files(checkout, crates)
         for path in files:
             path.write_text(narrow(path.read_text()))
         env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target" / "api-audit")}
@@ -130,26 +175,32 @@ def main():
                 ["cargo", "check", "--workspace", *targets, "--keep-going", "--message-format", "json"],
                 cwd=checkout, env=env, capture_output=True, text=True,
             )
-            if check.returncode == 0:
+            errors = list(compiler_errors(check.stdout))
+            if check.returncode == 0 and not errors:
                 break
             widened = False
-            for error in compiler_errors(check.stdout):
+            for error in errors:
                 widened |= widen(checkout, files, error)
             if not widened:
-                sys.stderr.write("\n".join(e["rendered"] or "" for e in compiler_errors(check.stdout)))
+                sys.stderr.write("\n".join(e["rendered"] or "" for e in errors))
                 sys.exit("reference_api_audit: the workspace does not compile for another reason")
         else:
             sys.exit("reference_api_audit: no fixed point after 30 rounds")
-        unneeded = []
+        unneeded = {name: [] for name in crates}
         for path in files:
-            original = (ROOT / path.relative_to(checkout)).read_text().splitlines()
+            relative = path.relative_to(checkout)
+            crate = next(n for n in crates if relative.is_relative_to(CRATES[n][0]))
+            original = (ROOT / relative).read_text().splitlines()
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if "pub(crate)" in line and "pub(crate)" not in original[number - 1]:
-                    unneeded.append(f"{path.relative_to(checkout)}:{number}: {original[number - 1].strip()}")
-        for item in unneeded:
-            print(item)
-        print(f"{len(unneeded)} public item(s) of the reference that no other crate needs")
-        sys.exit(1 if unneeded else 0)
+                    unneeded[crate].append(f"{relative}:{number}: {original[number - 1].strip()}")
+            if "--write" in args:
+                shutil.copy2(path, ROOT / relative)
+        for name, items in unneeded.items():
+            for item in items:
+                print(item)
+            print(f"{len(items)} public item(s) of the {name} that nothing outside it needs")
+        sys.exit(1 if any(unneeded.values()) else 0)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -8,8 +8,12 @@
 //!   reaches back to itself, through dev-dependencies included.
 //! - No import circle among the modules of a library crate (the reference, the spec model,
 //!   the kernels, the generators, the runner). In the runner, where the data flows one way
-//!   (YAML → typed case → backend → verdict → report), no module imports the crate root either,
-//!   and only the verdict gives a trial its status.
+//!   (YAML → typed case → backend → verdict → report), no module imports the crate root or a
+//!   folder's `mod.rs` either, and only the verdict gives a trial its status.
+//! - The runner's modules are in five folders, in the order `backend`, `judge`, `reports`,
+//!   `run`, `tools`; a module imports from its own folder and the folders before it only (so
+//!   the backend imports neither judge nor run, and the reports never the run), and of the
+//!   backend the reports import only its facts (`backend::facts`, plain data).
 //! - The reference has no engine hook (an `Engine` trait) and exports no macro: what a crate
 //!   boundary cannot say.
 //! - The libraries read no environment variable: the runner's binaries map their flags and
@@ -291,36 +295,193 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
     names
 }
 
-/// The top-level modules of the library crate rooted at `src/lib.rs` under `crate_dir`, each with
-/// the modules its code names. A name in `crate::` position that is no module (an item of the
-/// crate root, such as a re-export) is kept as it is, so that the check below refuses it: a
-/// module importing from the root imports everything the root imports.
-fn module_graph(crate_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let src = crate_dir.join("src");
-    let mut modules = BTreeMap::new();
-    for entry in std::fs::read_dir(&src).expect("a src folder") {
-        let path = entry.expect("a folder entry").path();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if path.is_dir() && name != "bin" {
-            modules.insert(name, sources(&path));
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            if !["lib", "main"].contains(&stem) {
-                let mut files = vec![path.clone()];
-                files.extend(sources(&src.join(stem)));
-                modules.insert(stem.to_string(), files);
+/// The sources of the library crate whose files are in `src` (its binaries left out): each
+/// file's path under `src` (`run/harness.rs`) with its code ([`code_of`]).
+fn library_sources(src: &Path) -> BTreeMap<String, String> {
+    (sources(src).into_iter())
+        .filter_map(|path| {
+            let relative = path.strip_prefix(src).expect("under src/");
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            let binary =
+                relative.starts_with("bin/") || ["lib.rs", "main.rs"].contains(&&*relative);
+            (!binary).then(|| (relative, code_of(&path)))
+        })
+        .collect()
+}
+
+/// The module a source file defines, from its path under `src`: `run::harness` for
+/// `run/harness.rs`, `run` for `run/mod.rs`.
+fn module_of_file(relative: &str) -> String {
+    let mut parts: Vec<&str> = relative.trim_end_matches(".rs").split('/').collect();
+    if parts.len() > 1 && parts.last() == Some(&"mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// Every path `code` names from the crate root, whole and with `crate::` left off: `a::b::C`
+/// for `crate::a::b::C`, `a::b` and `a::c::D` for `use crate::a::{b, c::D}`, and `w::x::f` for
+/// `super::x::f` in a module whose parent is `w` (`parent`, empty at the root).
+fn crate_paths_in(code: &str, parent: &str) -> BTreeSet<String> {
+    /// The paths of the use tree at the start of `text`, each after `prefix`.
+    fn tree(text: &str, prefix: &[String], paths: &mut BTreeSet<String>) {
+        let mut segments = prefix.to_vec();
+        let mut rest = text.trim_start();
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                let (mut depth, mut start) = (0usize, 0usize);
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth > 0 => depth -= 1,
+                        ',' | '}' if depth == 0 => {
+                            tree(&group[start..i], &segments, paths);
+                            start = i + 1;
+                            if c == '}' {
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let name: String = (rest.chars())
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            match name.as_str() {
+                "" => break,
+                "self" => {}
+                _ => segments.push(name.clone()),
+            }
+            rest = rest[name.len()..].trim_start();
+            match rest.strip_prefix("::") {
+                Some(after) => rest = after.trim_start(),
+                None => break,
+            }
+        }
+        if !segments.is_empty() {
+            paths.insert(segments.join("::"));
+        }
+    }
+    let mut paths = BTreeSet::new();
+    let parent: Vec<String> = (parent.split("::"))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    for (start, base) in [("crate::", Vec::new()), ("super::", parent)] {
+        for (at, _) in code.match_indices(start) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue; // `opspec_crate::`, `super::super::` and the like
+            }
+            tree(&code[at + start.len()..], &base, &mut paths);
+        }
+    }
+    paths.remove("");
+    paths
+}
+
+/// The module a crate path names: its longest head that is a module of `modules`. None when
+/// even its first segment is no module (an item of the crate root, such as a re-export).
+fn module_named<'a>(path: &str, modules: &'a BTreeSet<String>) -> Option<&'a String> {
+    let segments: Vec<&str> = path.split("::").collect();
+    (1..=segments.len())
+        .rev()
+        .find_map(|n| modules.get(&segments[..n].join("::")))
+}
+
+/// The modules of a library crate, from its sources as [`library_sources`] gives them, each
+/// with the modules its code names (`crate::` and `super::` paths). A path that names no
+/// module, or an item of a folder's `mod.rs` rather than of the module that defines it, is kept
+/// whole in `<...>`, so that the checks refuse it: a re-export at the root or in a folder hides
+/// the edge to the module behind it.
+fn module_graph_of(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let folders: BTreeSet<String> = (files.keys())
+        .filter(|file| file.ends_with("mod.rs"))
+        .map(|file| module_of_file(file))
+        .collect();
+    let names: BTreeSet<String> = files.keys().map(|file| module_of_file(file)).collect();
+    let mut graph = BTreeMap::new();
+    for (file, code) in files {
+        let module = module_of_file(file);
+        // `super` of `run::harness` is `run`; of `run` (run/mod.rs), the root.
+        let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
+        let mut used = BTreeSet::new();
+        for path in crate_paths_in(code, parent) {
+            match module_named(&path, &names) {
+                Some(named) if !folders.contains(named) || *named == path => {
+                    used.insert(named.clone());
+                }
+                _ => {
+                    used.insert(format!("<{path}>"));
+                }
+            }
+        }
+        used.remove(&module);
+        graph.insert(module, used);
+    }
+    graph
+}
+
+/// The runner's folders, in the order its data flows: a case is run by a backend, its outcome
+/// judged, the records reported; a run ties them together, and the tools stand beside runs. A
+/// module imports only from its own folder and the folders before it.
+const WINGS: [&str; 5] = ["backend", "judge", "reports", "run", "tools"];
+
+/// What the reports read of the backend: the engine and platform facts of its hello, plain
+/// data that imports nothing of the crate. No process, no protocol, no hello parsing.
+const BACKEND_FOR_REPORTS: [&str; 1] = ["backend::facts"];
+
+/// The position in [`WINGS`] of the folder of `module`.
+fn wing_of(module: &str) -> Option<usize> {
+    let folder = module.split("::").next()?;
+    WINGS.iter().position(|wing| *wing == folder)
+}
+
+/// Every breach of the runner's layering in its sources (`files`, as [`library_sources`] gives
+/// them): a module outside the folders of [`WINGS`], an import from a later folder (so the
+/// backend imports neither judge nor run, and the reports never the run), the reports
+/// importing of the backend more than [`BACKEND_FOR_REPORTS`], an item named through the
+/// crate root or a folder's `mod.rs`, an import circle.
+fn runner_layering_problems(files: &BTreeMap<String, String>) -> Vec<String> {
+    let graph = module_graph_of(files);
+    let mut problems = Vec::new();
+    for (module, used) in &graph {
+        let Some(rank) = wing_of(module) else {
+            problems.push(format!("{module} is in none of the folders {WINGS:?}"));
+            continue;
+        };
+        for name in used {
+            if let Some(path) = name.strip_prefix('<') {
+                let path = path.trim_end_matches('>');
+                problems.push(format!(
+                    "{module} names crate::{path} through the crate root or a folder, not its module"
+                ));
+            } else if let Some(theirs) = wing_of(name).filter(|&theirs| theirs > rank) {
+                problems.push(format!(
+                    "{module} imports {name}: {} comes after {} in {WINGS:?}",
+                    WINGS[theirs], WINGS[rank]
+                ));
+            } else if WINGS[rank] == "reports"
+                && name.starts_with("backend")
+                && !BACKEND_FOR_REPORTS.contains(&name.as_str())
+            {
+                problems.push(format!(
+                    "{module} imports {name}: the reports read only {BACKEND_FOR_REPORTS:?} of the backend"
+                ));
             }
         }
     }
-    let mut graph = BTreeMap::new();
-    for (module, files) in &modules {
-        let mut used = BTreeSet::new();
-        for file in files {
-            used.extend(crate_paths(&code_of(file)));
-        }
-        used.remove(module);
-        graph.insert(module.clone(), used);
+    if let Some(circle) = circle(&graph) {
+        problems.push(format!("an import circle: {circle}"));
     }
-    graph
+    problems
+}
+
+/// The runner's sources, by path under runner/src.
+fn runner_sources() -> BTreeMap<String, String> {
+    library_sources(&root().join("runner/src"))
 }
 
 /// The first import circle of `graph`, as `a -> b -> a`.
@@ -354,52 +515,122 @@ fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
         .find_map(|module| visit(module, graph, &mut Vec::new(), &mut done))
 }
 
-/// The runner's modules import one another one way, and none imports the crate root (whose
-/// re-exports would hide an edge back).
+/// The runner's modules import one another one way, folder by folder ([`WINGS`]), and none
+/// names an item through the crate root or a folder's `mod.rs` (whose re-exports would hide an
+/// edge back).
 #[test]
-fn the_runner_modules_have_no_import_circle() {
-    let graph = module_graph(&root().join("runner"));
+fn the_runner_keeps_its_layering() {
+    let files = runner_sources();
+    let graph = module_graph_of(&files);
     assert!(
-        graph.contains_key("harness") && graph.contains_key("verdict"),
+        graph.contains_key("run::harness") && graph.contains_key("judge::verdict"),
         "{graph:?}"
     );
-    let mut through_root = Vec::new();
-    for (module, used) in &graph {
-        for name in used.iter().filter(|name| !graph.contains_key(*name)) {
-            through_root.push(format!("{module} uses crate::{name}"));
-        }
-    }
+    let problems = runner_layering_problems(&files);
     assert!(
-        through_root.is_empty(),
-        "runner modules name items of the crate root instead of their modules:\n{}",
-        through_root.join("\n")
+        problems.is_empty(),
+        "the runner's layering (tests/layering.rs, WINGS) is broken:\n{}",
+        problems.join("\n")
     );
-    if let Some(circle) = circle(&graph) {
-        panic!("an import circle in runner/src: {circle}");
-    }
-    // The data flows one way: what judges and records knows nothing of how a run is made.
-    for (low, high) in [
-        ("verdict", "harness"),
-        ("report", "harness"),
-        ("backend", "verdict"),
-        ("verdict", "report"),
-    ] {
-        assert!(
-            !graph[low].contains(high),
-            "{low} imports {high}: {:?}",
-            graph[low]
-        );
-    }
 }
 
-/// A trial's status is given in one place, `runner/src/verdict.rs` (its constructors and
+/// The layering check finds an upward import planted in the runner's own sources, and each
+/// kind of breach in a made-up crate: through `crate::` and `super::` paths, grouped imports
+/// and paths in code.
+#[test]
+fn a_breach_of_the_runner_layering_is_found() {
+    let mut files = runner_sources();
+    files
+        .get_mut("backend/child.rs")
+        .expect("runner/src/backend/child.rs")
+        .push_str("\nuse crate::run::harness::Harness;\n");
+    assert_eq!(
+        runner_layering_problems(&files),
+        [
+            "backend::child imports run::harness: run comes after backend in \
+             [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]",
+            // The harness stops the backend processes on a signal: the edge back closes a circle.
+            "an import circle: backend::child -> run::harness -> backend::interrupt -> backend::child",
+        ]
+    );
+
+    let made_up = |sources: &[(&str, &str)]| -> Vec<String> {
+        let files = sources
+            .iter()
+            .map(|(file, code)| (file.to_string(), code.to_string()))
+            .collect();
+        runner_layering_problems(&files)
+    };
+    let wings = [
+        ("backend/mod.rs", ""),
+        ("backend/facts.rs", ""),
+        ("backend/process.rs", ""),
+        ("judge/mod.rs", ""),
+        ("reports/mod.rs", ""),
+        ("run/mod.rs", ""),
+        ("run/config.rs", ""),
+        ("tools/mod.rs", ""),
+    ];
+    let with = |more: &[(&'static str, &'static str)]| {
+        let mut sources = wings.to_vec();
+        sources.extend_from_slice(more);
+        made_up(&sources)
+    };
+    assert_eq!(with(&[]), Vec::<String>::new());
+    assert_eq!(
+        with(&[
+            (
+                "judge/verdict.rs",
+                "use crate::{backend::{facts::F, process}, reports::html::x};"
+            ),
+            (
+                "reports/html.rs",
+                "fn f() { crate::backend::facts::F::new(); }"
+            ),
+        ]),
+        [
+            "judge::verdict imports reports::html: reports comes after judge in \
+          [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]"
+        ]
+    );
+    assert_eq!(
+        with(&[(
+            "reports/html.rs",
+            "fn f() { crate::backend::process::start(); }"
+        )]),
+        [
+            "reports::html imports backend::process: the reports read only \
+          [\"backend::facts\"] of the backend"
+        ]
+    );
+    assert_eq!(
+        with(&[(
+            "run/harness.rs",
+            "use super::config::Config; use crate::run::Re;"
+        )]),
+        ["run::harness names crate::run::Re through the crate root or a folder, not its module"]
+    );
+    assert_eq!(
+        with(&[
+            ("run/harness.rs", "use super::replay::Replay;"),
+            ("run/replay.rs", "use crate::run::harness::Harness;"),
+        ]),
+        ["an import circle: run::harness -> run::replay -> run::harness"]
+    );
+    assert_eq!(
+        with(&[("extra.rs", "")]),
+        ["extra is in none of the folders [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]"]
+    );
+}
+
+/// A trial's status is given in one place, `runner/src/judge/verdict.rs` (its constructors and
 /// `decide`): every other module of the runner only carries a verdict's status into a record,
 /// or reads it.
 #[test]
 fn only_the_verdict_gives_a_trial_its_status() {
     let mut offenders = Vec::new();
     for path in sources(&root().join("runner/src")) {
-        if path.ends_with("verdict.rs") {
+        if path.ends_with("judge/verdict.rs") {
             continue;
         }
         for line in code_of(&path).lines() {
@@ -416,7 +647,7 @@ fn only_the_verdict_gives_a_trial_its_status() {
     }
     assert!(
         offenders.is_empty(),
-        "statuses set outside runner/src/verdict.rs:\n{}",
+        "statuses set outside runner/src/judge/verdict.rs:\n{}",
         offenders.join("\n")
     );
 }

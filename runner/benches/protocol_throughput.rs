@@ -7,10 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use opspec_runner::backend::Backend;
-use opspec_runner::process::ProcessBackend;
-use opspec_runner::verdict::{judge, Status};
+use opspec_runner::backend::process::ProcessBackend;
+use opspec_runner::judge::verdict::judge;
+use opspec_runner::Backend;
 use opspec_runner::Config;
+use opspec_runner::Status;
 use opspec_spec::load_dirs;
 
 const DEFAULT_BACKEND: &str = "python3 runner/backends/numpy/backend.py";

@@ -1,42 +1,25 @@
 //! The conformance harness: every spec case becomes one libtest-mimic trial, run against the
 //! built-in reference or an external backend process.
 //!
-//! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`config`]): the
-//! variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
+//! Configuration comes from flags and `OPSPEC_*` variables of one meaning ([`run::config`]):
+//! the variables reach `cargo test` and cargo nextest alike, which forward no custom flags.
 //!
-//! One path for every run ([`harness`]): the loaded cases go to a [`backend`], its outcome to
-//! the [`verdict`], the verdict to a [`report`] record. This file only declares the modules;
-//! no module imports another one that imports it back, nor this root (tests/layering.rs checks).
+//! The modules are in five folders, in this order: [`backend`] runs a case, [`judge`] gives
+//! its outcome a status and a record, [`reports`] writes what a run found, [`run`] makes the
+//! cases trials ([`run::harness`]), [`tools`] are the commands beside a run. A module imports
+//! only from its own folder and the folders before it (of the backend, the reports read only
+//! its facts), never in a circle, and never through this root (tests/layering.rs checks). This
+//! file only declares the folders and re-exports the entry points.
 
-pub mod attributes;
 pub mod backend;
-pub mod checkout;
-pub mod child;
-pub mod config;
-pub mod coverage;
-pub mod diff;
-pub mod dump;
-pub mod expectations;
-pub mod facts;
-pub mod fuzz;
-pub mod generated;
-pub mod harness;
-pub mod html;
-pub mod in_process;
-pub mod interrupt;
-pub mod merge;
-pub mod output;
-pub mod partition;
-pub mod process;
-pub mod protocol;
-pub mod replay;
-pub mod replay_command;
-pub mod report;
-pub mod serve;
-pub mod update;
-pub mod verdict;
-pub mod wpt;
+pub mod judge;
+pub mod reports;
+pub mod run;
+pub mod tools;
 
-pub use config::Config;
-pub use harness::{main_with, Harness, RunError, RunSummary};
-pub use in_process::{run_in_process, Declaration, InProcessBackend, Refusal};
+pub use backend::interface::{Backend, Engine};
+pub use backend::serve::serve;
+pub use judge::record::{Record, RunSummary, Status};
+pub use run::config::Config;
+pub use run::harness::{main_with, Harness, RunError};
+pub use run::in_process::{run_in_process, Declaration, InProcessBackend, Refusal};

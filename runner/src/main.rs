@@ -20,7 +20,7 @@
 //!                      a JSON report as a web-platform-tests report (wptreport), for wpt.fyi
 //! runner --version     the runner's version and the suite's revision
 //! ```
-//! `runner --help` lists every flag. The run options ([`opspec_runner::config::Options`])
+//! `runner --help` lists every flag. The run options ([`opspec_runner::run::config::Options`])
 //! override the `OPSPEC_*` variables of the same meaning; the rest are libtest's (a name
 //! filter, `--exact`, `--list`, `--ignored`, `--test-threads`, ...). Relative paths are
 //! relative to the folder `runner` is started from.
@@ -30,9 +30,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
-use opspec_runner::config::{parse_command_line, parse_paths, Options, PathList};
-use opspec_runner::serve::serve;
-use opspec_runner::{main_with, replay, replay_command, Config};
+use opspec_runner::reports::replay_command;
+use opspec_runner::run::config::{parse_command_line, parse_paths, Options, PathList};
+use opspec_runner::run::replay;
+use opspec_runner::serve;
+use opspec_runner::{main_with, Config};
 
 /// Runs the opspec conformance suite against the built-in reference or a backend process.
 #[derive(Parser, Debug)]
@@ -165,7 +167,7 @@ fn main() -> ExitCode {
                 ..Options::default()
             };
             match options.resolve_here() {
-                Ok(config) => opspec_runner::coverage::main(&config, clauses),
+                Ok(config) => opspec_runner::tools::coverage::main(&config, clauses),
                 Err(e) => fail(&e.to_string()),
             }
         }
@@ -183,18 +185,18 @@ fn main() -> ExitCode {
             reports,
             html,
             show_undeclared,
-        }) => opspec_runner::html::main(
+        }) => opspec_runner::reports::html::main(
             &reports,
             &html,
-            opspec_runner::html::PageOptions { show_undeclared },
+            opspec_runner::reports::html::PageOptions { show_undeclared },
         ),
-        Some(Command::Diff { old, new }) => opspec_runner::diff::main(&old, &new),
+        Some(Command::Diff { old, new }) => opspec_runner::reports::diff::main(&old, &new),
         Some(Command::Export { wpt, out, revision }) => {
-            opspec_runner::wpt::main(&wpt, &out, revision.as_deref())
+            opspec_runner::reports::wpt::main(&wpt, &out, revision.as_deref())
         }
-        Some(Command::Merge { parts, out }) => opspec_runner::merge::main(&parts, &out),
+        Some(Command::Merge { parts, out }) => opspec_runner::reports::merge::main(&parts, &out),
         Some(Command::UpdateExpectations { report, file, out }) => {
-            opspec_runner::update::main(&report, &file, out.as_deref())
+            opspec_runner::reports::update::main(&report, &file, out.as_deref())
         }
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
@@ -250,7 +252,7 @@ fn parse_target(text: &str) -> Result<String, String> {
 /// `runner <version>` and `suite <revision> (<checkout>)`: the git revision of the checkout the
 /// runner reads its specs and sweeps from (`git describe --always --dirty`), or why there is none.
 fn version() -> String {
-    let root = opspec_runner::checkout::suite_root();
+    let root = opspec_runner::backend::checkout::suite_root();
     let revision = std::process::Command::new("git")
         .arg("-C")
         .arg(&root)

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use libtest_mimic::Arguments;
-use opspec_runner::config::{parse_command_line, repository_root, Options};
 use opspec_runner::main_with;
+use opspec_runner::run::config::{parse_command_line, repository_root, Options};
 
 /// The opspec conformance suite, one trial per case.
 #[derive(Parser, Debug)]

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use opspec_runner::backend::Backend;
-use opspec_runner::process::{ProcessBackend, StartError};
+use opspec_runner::backend::process::{ProcessBackend, StartError};
+use opspec_runner::Backend;
 use opspec_spec::Case;
 
 use fixtures::faulty_backend;
@@ -840,7 +840,7 @@ fn the_backend_log_starts_empty_each_run_and_is_capped() {
     let dir = scratch.path();
     let log = dir.join("backend.log");
     std::fs::write(&log, "stderr of an earlier run\n").unwrap();
-    let flood = opspec_runner::process::BACKEND_LOG_LIMIT + (1 << 20);
+    let flood = opspec_runner::backend::process::BACKEND_LOG_LIMIT + (1 << 20);
     let backend = start_faulty(&format!("--flood {flood}"), LONG_TIMEOUT, dir).unwrap();
     drop(backend);
     let text = std::fs::read_to_string(&log).unwrap();
@@ -849,7 +849,7 @@ fn the_backend_log_starts_empty_each_run_and_is_capped() {
         "the log was not started afresh"
     );
     assert!(
-        (text.len() as u64) < opspec_runner::process::BACKEND_LOG_LIMIT + 4096,
+        (text.len() as u64) < opspec_runner::backend::process::BACKEND_LOG_LIMIT + 4096,
         "{} bytes",
         text.len()
     );
@@ -955,7 +955,7 @@ fn an_endless_reply_line_fails_its_case_with_bounded_memory() {
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let message = json["trials"][0]["message"].as_str().unwrap();
     assert!(message.contains("reply line is longer than"), "{message}");
-    let limit = opspec_runner::process::MIN_REPLY_LINE_LIMIT as u64;
+    let limit = opspec_runner::backend::process::MIN_REPLY_LINE_LIMIT as u64;
     assert!(peak < 3 * limit + (128 << 20), "peak RSS {peak} bytes");
     assert_no_process_with(&marker);
 }
@@ -993,7 +993,7 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
         ],
     );
     assert!(!success, "a run with cases not run must fail:\n{stdout}");
-    let limit = opspec_runner::process::MAX_FAILED_STARTS;
+    let limit = opspec_runner::backend::process::MAX_FAILED_STARTS;
     let starts_made = std::fs::read_to_string(&starts).unwrap().lines().count();
     // No start after the last failed one: the cases not run cost no timeout.
     assert_eq!(starts_made, 1 + limit as usize, "{stdout}");

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use libtest_mimic::Arguments;
 use opspec_example_backend::LayoutEngine;
-use opspec_runner::config::{parse_command_line, Options};
+use opspec_runner::run::config::{parse_command_line, Options};
 use opspec_runner::run_in_process;
 
 /// Runs the opspec conformance suite against the example engine of Shuffle and Slice.

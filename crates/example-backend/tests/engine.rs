@@ -10,7 +10,7 @@ use opspec::ops::Invocation;
 use opspec::tensor::Limits;
 use opspec::{DType, ErrorKind, Tensor};
 use opspec_example_backend::LayoutEngine;
-use opspec_runner::config::Options;
+use opspec_runner::run::config::Options;
 use opspec_runner::{run_in_process, InProcessBackend, Refusal};
 
 #[test]

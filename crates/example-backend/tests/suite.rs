@@ -8,7 +8,7 @@ use std::path::Path;
 use libtest_mimic::Arguments;
 use opspec::ops::{slice, Attrs, Op};
 use opspec_example_backend::PartialReference;
-use opspec_runner::config::Options;
+use opspec_runner::run::config::Options;
 use opspec_runner::{run_in_process, Declaration, InProcessBackend, Refusal};
 
 fn config() -> opspec_runner::Config {

@@ -21,9 +21,11 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use opspec::Op;
-use opspec_runner::config::{parse_count, parse_engine, parse_timeout, repository_root, Options};
-use opspec_runner::fuzz::{fuzz, Budget, FuzzOptions, DEFAULT_CASES};
-use opspec_runner::harness;
+use opspec_runner::run::config::{
+    parse_count, parse_engine, parse_timeout, repository_root, Options,
+};
+use opspec_runner::run::harness;
+use opspec_runner::tools::fuzz::{fuzz, Budget, FuzzOptions, DEFAULT_CASES};
 
 /// Differential fuzzing of a backend against the reference: random cases, each disagreement
 /// shrunk and written as a spec case. Exit code: 0 no disagreement, 1 disagreements found,
@@ -69,7 +71,7 @@ struct Cli {
     /// The reference's engine, `fast` (default) or `plain`: the expected results, and the
     /// backend when none is given
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    engine: Option<opspec_runner::backend::Engine>,
+    engine: Option<opspec_runner::Engine>,
 }
 
 /// The longest campaign accepted, in seconds (a week): a deadline past it is a typo, and one

@@ -7,7 +7,7 @@ use opspec::ops::slice::{self, Mode};
 use opspec::ops::{Attrs, Invocation};
 use opspec::tensor::row_major_strides;
 use opspec::{OpError, Tensor};
-use opspec_runner::serve::serve;
+use opspec_runner::serve;
 
 fn main() -> std::io::Result<()> {
     let stdin = std::io::stdin().lock();

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use opspec::tensor::Buffer;
 use opspec::{ErrorKind, OpError, Tensor};
-use opspec_runner::serve::serve;
+use opspec_runner::serve;
 
 fn sleep_an_hour() -> ! {
     std::thread::sleep(Duration::from_secs(3600));

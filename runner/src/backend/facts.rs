@@ -1,0 +1,610 @@
+//! What a verdict may depend on besides the case: the engine and its version, and the machine
+//! it ran on. The hello gives the engine's (`engine`, `platform`); the runner reads the rest of
+//! the machine itself (`/proc/cpuinfo` on Linux). Known-failure entries carry conditions on
+//! these facts (`Condition`), and every report records them.
+//!
+//! ```text
+//! engine == openvino and version >= 2026.4 and cpu_vendor == AuthenticAMD
+//! cpu_flags lacks amx_tile or os != linux
+//! ```
+//! A condition is tests joined by `and` (binding tighter) and `or`. A test is
+//! `<fact> <op> <value>` with `==`, `!=`, `<`, `<=`, `>`, `>=` on the string facts (the
+//! ordering ones on `version` only, compared part by part, numbers as numbers), or
+//! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
+//! written in double quotes. A test of a fact the run does not know is false, and the report
+//! says so (`Evaluation::unknown`).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The facts of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    /// The engine's name, as its hello gives it (`openvino`, `onnxruntime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) engine: Option<String>,
+    /// The engine's version (`2026.4.1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) version: Option<String>,
+    /// `linux`, `macos`, `windows` (Rust's `std::env::consts::OS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) os: Option<String>,
+    /// `x86_64`, `aarch64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arch: Option<String>,
+    /// `GenuineIntel`, `AuthenticAMD` (the CPUID vendor string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu_vendor: Option<String>,
+    /// The CPU's model name (`AMD EPYC`, `Intel(R) Xeon(R) Processor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu_model: Option<String>,
+    /// The CPU's ISA flags as the OS lists them (`avx512f`, `amx_tile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cpu_flags: Vec<String>,
+    /// The capabilities the engine itself reports for the device it runs on (OpenVINO's
+    /// `OPTIMIZATION_CAPABILITIES`: `BF16`, `FP16`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) engine_flags: Vec<String>,
+}
+
+/// The hello's `engine` object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EngineId {
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) version: Option<String>,
+}
+
+/// The hello's `platform` object: facts of the machine as the engine sees them, which take the
+/// place of the runner's own reading.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Platform {
+    #[serde(default)]
+    pub(crate) os: Option<String>,
+    #[serde(default)]
+    pub(crate) arch: Option<String>,
+    #[serde(default)]
+    pub(crate) cpu_vendor: Option<String>,
+    #[serde(default)]
+    pub(crate) cpu_model: Option<String>,
+    #[serde(default)]
+    pub(crate) cpu_flags: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) engine_flags: Option<Vec<String>>,
+}
+
+impl Facts {
+    /// This machine, as the runner reads it; no engine.
+    pub(crate) fn host() -> Facts {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let mut facts = Facts::from_cpuinfo(&cpuinfo);
+        facts.os = Some(std::env::consts::OS.to_owned());
+        facts.arch = Some(std::env::consts::ARCH.to_owned());
+        facts
+    }
+
+    /// The CPU facts of the first processor in a `/proc/cpuinfo` text.
+    pub(crate) fn from_cpuinfo(text: &str) -> Facts {
+        let mut facts = Facts::default();
+        let first = text.split("\n\n").next().unwrap_or_default();
+        for line in first.lines() {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            match key.trim() {
+                "vendor_id" => facts.cpu_vendor = Some(value.to_owned()),
+                "model name" => facts.cpu_model = Some(value.to_owned()),
+                // x86 lists `flags`, Arm `Features`.
+                "flags" | "Features" => {
+                    facts.cpu_flags = value.split_whitespace().map(str::to_owned).collect();
+                    facts.cpu_flags.sort();
+                }
+                _ => {}
+            }
+        }
+        facts
+    }
+
+    /// These facts with the engine and the platform a hello gives.
+    pub(crate) fn with_hello(
+        mut self,
+        engine: Option<&EngineId>,
+        platform: Option<&Platform>,
+    ) -> Facts {
+        if let Some(engine) = engine {
+            self.engine = Some(engine.name.clone());
+            self.version = engine.version.clone();
+        }
+        if let Some(p) = platform {
+            let replace = |fact: &mut Option<String>, given: &Option<String>| {
+                if given.is_some() {
+                    fact.clone_from(given);
+                }
+            };
+            replace(&mut self.os, &p.os);
+            replace(&mut self.arch, &p.arch);
+            replace(&mut self.cpu_vendor, &p.cpu_vendor);
+            replace(&mut self.cpu_model, &p.cpu_model);
+            if let Some(flags) = &p.cpu_flags {
+                self.cpu_flags.clone_from(flags);
+            }
+            if let Some(flags) = &p.engine_flags {
+                self.engine_flags.clone_from(flags);
+            }
+        }
+        self
+    }
+
+    /// One line for a console or a page: `openvino 2026.4.1, linux x86_64, AuthenticAMD AMD
+    /// EPYC`.
+    pub(crate) fn line(&self) -> String {
+        let join = |parts: [&Option<String>; 2]| {
+            let words: Vec<&str> = parts.iter().filter_map(|p| p.as_deref()).collect();
+            words.join(" ")
+        };
+        [
+            join([&self.engine, &self.version]),
+            join([&self.os, &self.arch]),
+            join([&self.cpu_vendor, &self.cpu_model]),
+        ]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+
+    fn string(&self, fact: Fact) -> Option<&str> {
+        match fact {
+            Fact::Engine => self.engine.as_deref(),
+            Fact::Version => self.version.as_deref(),
+            Fact::Os => self.os.as_deref(),
+            Fact::Arch => self.arch.as_deref(),
+            Fact::CpuVendor => self.cpu_vendor.as_deref(),
+            Fact::CpuModel => self.cpu_model.as_deref(),
+            Fact::CpuFlags | Fact::EngineFlags => None,
+        }
+    }
+
+    fn list(&self, fact: Fact) -> Option<&[String]> {
+        let list = match fact {
+            Fact::CpuFlags => &self.cpu_flags,
+            Fact::EngineFlags => &self.engine_flags,
+            _ => return None,
+        };
+        (!list.is_empty()).then_some(list.as_slice())
+    }
+
+    /// The facts as `name: value` pairs, lists joined by spaces (JUnit properties).
+    pub(crate) fn pairs(&self) -> BTreeMap<&'static str, String> {
+        let mut pairs = BTreeMap::new();
+        for fact in Fact::ALL {
+            let value = match fact.is_list() {
+                true => self.list(fact).map(|l| l.join(" ")),
+                false => self.string(fact).map(str::to_owned),
+            };
+            if let Some(value) = value {
+                pairs.insert(fact.name(), value);
+            }
+        }
+        pairs
+    }
+}
+
+/// A fact a condition can test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fact {
+    Engine,
+    Version,
+    Os,
+    Arch,
+    CpuVendor,
+    CpuModel,
+    CpuFlags,
+    EngineFlags,
+}
+
+impl Fact {
+    pub(crate) const ALL: [Fact; 8] = [
+        Fact::Engine,
+        Fact::Version,
+        Fact::Os,
+        Fact::Arch,
+        Fact::CpuVendor,
+        Fact::CpuModel,
+        Fact::CpuFlags,
+        Fact::EngineFlags,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Fact::Engine => "engine",
+            Fact::Version => "version",
+            Fact::Os => "os",
+            Fact::Arch => "arch",
+            Fact::CpuVendor => "cpu_vendor",
+            Fact::CpuModel => "cpu_model",
+            Fact::CpuFlags => "cpu_flags",
+            Fact::EngineFlags => "engine_flags",
+        }
+    }
+
+    fn is_list(self) -> bool {
+        matches!(self, Fact::CpuFlags | Fact::EngineFlags)
+    }
+
+    fn parse(word: &str) -> Option<Fact> {
+        Fact::ALL.into_iter().find(|f| f.name() == word)
+    }
+}
+
+/// How a test compares its fact with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Relation {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Has,
+    Lacks,
+}
+
+impl Relation {
+    const ALL: [(&'static str, Relation); 8] = [
+        ("==", Relation::Eq),
+        ("!=", Relation::Ne),
+        ("<", Relation::Lt),
+        ("<=", Relation::Le),
+        (">", Relation::Gt),
+        (">=", Relation::Ge),
+        ("has", Relation::Has),
+        ("lacks", Relation::Lacks),
+    ];
+
+    fn name(self) -> &'static str {
+        Relation::ALL
+            .iter()
+            .find(|(_, r)| *r == self)
+            .expect("listed")
+            .0
+    }
+
+    fn is_ordering(self) -> bool {
+        matches!(
+            self,
+            Relation::Lt | Relation::Le | Relation::Gt | Relation::Ge
+        )
+    }
+}
+
+/// One `<fact> <relation> <value>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Test {
+    pub(crate) fact: Fact,
+    pub(crate) relation: Relation,
+    pub(crate) value: String,
+}
+
+/// Tests in disjunctive form: any group of which every test holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Condition {
+    pub(crate) any_of: Vec<Vec<Test>>,
+    /// As written, for reports.
+    pub(crate) text: String,
+}
+
+/// A condition that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("condition `{text}`: {problem}")]
+pub(crate) struct ConditionError {
+    pub(crate) text: String,
+    pub(crate) problem: String,
+}
+
+/// What a condition came to on a run's facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Evaluation {
+    pub(crate) holds: bool,
+    /// The facts it tests that the run does not know (each such test is false).
+    pub(crate) unknown: Vec<&'static str>,
+}
+
+/// The words of a condition; a double-quoted value is one word.
+fn words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '"' {
+            chars.next();
+            let word: String = chars.by_ref().take_while(|&c| c != '"').collect();
+            words.push(word);
+        } else {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+            words.push(word);
+        }
+    }
+    match text.matches('"').count() % 2 {
+        0 => Ok(words),
+        _ => Err("a double quote is not closed".into()),
+    }
+}
+
+impl Condition {
+    pub(crate) fn parse(text: &str) -> Result<Condition, ConditionError> {
+        let error = |problem: String| ConditionError {
+            text: text.to_owned(),
+            problem,
+        };
+        let words = words(text).map_err(error)?;
+        if words.is_empty() {
+            return Err(error("it is empty".into()));
+        }
+        let mut any_of = vec![Vec::new()];
+        let mut rest = words.as_slice();
+        loop {
+            let [fact, relation, value, tail @ ..] = rest else {
+                return Err(error(format!(
+                    "expected `<fact> <relation> <value>`, got `{}`",
+                    rest.join(" ")
+                )));
+            };
+            let fact = Fact::parse(fact).ok_or_else(|| {
+                let known: Vec<&str> = Fact::ALL.iter().map(|f| f.name()).collect();
+                error(format!(
+                    "unknown fact `{fact}` (one of {})",
+                    known.join(", ")
+                ))
+            })?;
+            let relation = (Relation::ALL.iter())
+                .find(|(name, _)| name == relation)
+                .map(|(_, r)| *r)
+                .ok_or_else(|| {
+                    error(format!(
+                        "unknown relation `{relation}` (one of ==, !=, <, <=, >, >=, has, lacks)"
+                    ))
+                })?;
+            let list_relation = matches!(relation, Relation::Has | Relation::Lacks);
+            if fact.is_list() != list_relation {
+                return Err(error(match fact.is_list() {
+                    true => format!("`{}` is a list: test it with has or lacks", fact.name()),
+                    false => format!("`{}` is not a list: has and lacks test lists", fact.name()),
+                }));
+            }
+            if relation.is_ordering() && fact != Fact::Version {
+                return Err(error(format!(
+                    "`{}` orders `version` only, not `{}`",
+                    relation.name(),
+                    fact.name()
+                )));
+            }
+            any_of.last_mut().expect("one group").push(Test {
+                fact,
+                relation,
+                value: value.clone(),
+            });
+            match tail {
+                [] => break,
+                [joint, after @ ..] if joint == "and" => rest = after,
+                [joint, after @ ..] if joint == "or" => {
+                    any_of.push(Vec::new());
+                    rest = after;
+                }
+                [other, ..] => {
+                    return Err(error(format!("expected `and` or `or`, got `{other}`")));
+                }
+            }
+        }
+        Ok(Condition {
+            any_of,
+            text: text.to_owned(),
+        })
+    }
+
+    pub(crate) fn evaluate(&self, facts: &Facts) -> Evaluation {
+        let mut unknown = Vec::new();
+        let mut test = |t: &Test| -> bool {
+            if t.fact.is_list() {
+                let Some(list) = facts.list(t.fact) else {
+                    unknown.push(t.fact.name());
+                    return false;
+                };
+                let has = list.iter().any(|v| v == &t.value);
+                return has == (t.relation == Relation::Has);
+            }
+            let Some(fact) = facts.string(t.fact) else {
+                unknown.push(t.fact.name());
+                return false;
+            };
+            let order = match t.fact {
+                Fact::Version => compare_versions(fact, &t.value),
+                _ => fact.cmp(t.value.as_str()),
+            };
+            match t.relation {
+                Relation::Eq => order == Ordering::Equal,
+                Relation::Ne => order != Ordering::Equal,
+                Relation::Lt => order == Ordering::Less,
+                Relation::Le => order != Ordering::Greater,
+                Relation::Gt => order == Ordering::Greater,
+                Relation::Ge => order != Ordering::Less,
+                Relation::Has | Relation::Lacks => unreachable!("checked at parse"),
+            }
+        };
+        // Every test is evaluated, so that every unknown fact is named.
+        let groups: Vec<bool> = (self.any_of.iter())
+            .map(|group| {
+                let results: Vec<bool> = group.iter().map(&mut test).collect();
+                results.into_iter().all(|t| t)
+            })
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        Evaluation {
+            holds: groups.into_iter().any(|g| g),
+            unknown,
+        }
+    }
+}
+
+/// Versions part by part (split at `.`, `-`, `+`), numbers as numbers, text as text; a
+/// version that is a prefix of the other is the smaller (`2026.4` < `2026.4.1`), so a bound
+/// `< 2027` means every 2026 release.
+pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
+    let parts = |v: &str| -> Vec<String> {
+        v.split(['.', '-', '+'])
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (parts(a), parts(b));
+    for (x, y) in a.iter().zip(&b) {
+        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(x), Ok(y)) => x.cmp(&y),
+            _ => x.cmp(y),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn amd() -> Facts {
+        Facts {
+            engine: Some("openvino".into()),
+            version: Some("2026.4.1".into()),
+            os: Some("linux".into()),
+            arch: Some("x86_64".into()),
+            cpu_vendor: Some("AuthenticAMD".into()),
+            cpu_model: Some("AMD EPYC".into()),
+            cpu_flags: vec!["avx512_bf16".into(), "avx512f".into()],
+            engine_flags: vec!["BF16".into(), "FP32".into()],
+        }
+    }
+
+    fn holds(text: &str, facts: &Facts) -> bool {
+        Condition::parse(text).unwrap().evaluate(facts).holds
+    }
+
+    #[test]
+    fn tests_join_with_and_before_or() {
+        let f = amd();
+        assert!(holds("cpu_vendor == AuthenticAMD", &f));
+        assert!(!holds("cpu_vendor == GenuineIntel", &f));
+        assert!(holds("cpu_vendor != GenuineIntel and os == linux", &f));
+        assert!(!holds("cpu_vendor == GenuineIntel and os == linux", &f));
+        assert!(holds("cpu_vendor == GenuineIntel or os == linux", &f));
+        // `and` binds tighter: (false and true) or true.
+        assert!(holds(
+            "os == windows and arch == x86_64 or cpu_model == \"AMD EPYC\"",
+            &f
+        ));
+        assert!(holds(
+            "cpu_flags has avx512_bf16 and cpu_flags lacks amx_tile",
+            &f
+        ));
+        assert!(holds("engine_flags has BF16", &f));
+        assert!(!holds("engine_flags lacks BF16", &f));
+    }
+
+    #[test]
+    fn versions_compare_part_by_part() {
+        let f = amd();
+        assert!(holds("version >= 2026.4", &f));
+        assert!(holds("version < 2027", &f));
+        assert!(holds("version > 2026.3.10", &f));
+        assert!(!holds("version < 2026.4.1", &f));
+        assert!(holds("version <= 2026.4.1", &f));
+        assert_eq!(compare_versions("1.9.0", "1.10.0"), Ordering::Less);
+        assert_eq!(compare_versions("2026.4", "2026.4.1"), Ordering::Less);
+    }
+
+    #[test]
+    fn a_fact_the_run_lacks_makes_its_test_false_and_is_named() {
+        let f = Facts {
+            os: Some("linux".into()),
+            ..Facts::default()
+        };
+        let c = Condition::parse("version >= 1.0 or cpu_flags has avx2 or os == linux").unwrap();
+        let e = c.evaluate(&f);
+        assert!(e.holds);
+        assert_eq!(e.unknown, ["cpu_flags", "version"]);
+        assert!(!holds("cpu_flags lacks amx_tile", &f));
+    }
+
+    #[test]
+    fn malformed_conditions_say_what_is_wrong() {
+        let err = |text: &str| Condition::parse(text).unwrap_err().problem;
+        assert_eq!(err(""), "it is empty");
+        assert!(err("cpu == amd").starts_with("unknown fact `cpu` (one of engine, version"));
+        assert_eq!(
+            err("os ~ linux"),
+            "unknown relation `~` (one of ==, !=, <, <=, >, >=, has, lacks)"
+        );
+        assert_eq!(
+            err("cpu_flags == avx2"),
+            "`cpu_flags` is a list: test it with has or lacks"
+        );
+        assert_eq!(
+            err("os has linux"),
+            "`os` is not a list: has and lacks test lists"
+        );
+        assert_eq!(err("os < linux"), "`<` orders `version` only, not `os`");
+        assert_eq!(err("os == linux but"), "expected `and` or `or`, got `but`");
+        assert_eq!(
+            err("os == linux and"),
+            "expected `<fact> <relation> <value>`, got ``"
+        );
+        assert_eq!(
+            err("cpu_model == \"AMD EPYC"),
+            "a double quote is not closed"
+        );
+    }
+
+    #[test]
+    fn cpuinfo_gives_vendor_model_and_flags() {
+        let text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n\
+                    flags\t\t: fpu avx2 avx512f\n\nprocessor\t: 1\nvendor_id\t: Other\n";
+        let f = Facts::from_cpuinfo(text);
+        assert_eq!(f.cpu_vendor.as_deref(), Some("AuthenticAMD"));
+        assert_eq!(f.cpu_model.as_deref(), Some("AMD EPYC"));
+        assert_eq!(f.cpu_flags, ["avx2", "avx512f", "fpu"]);
+    }
+
+    #[test]
+    fn the_hello_takes_the_place_of_the_runners_reading() {
+        let engine = EngineId {
+            name: "openvino".into(),
+            version: Some("2026.4.1".into()),
+        };
+        let platform = Platform {
+            cpu_model: Some("AMD EPYC 9R14".into()),
+            engine_flags: Some(vec!["BF16".into()]),
+            ..Platform::default()
+        };
+        let f = Facts {
+            os: Some("linux".into()),
+            cpu_model: Some("AMD EPYC".into()),
+            ..Facts::default()
+        }
+        .with_hello(Some(&engine), Some(&platform));
+        assert_eq!(f.line(), "openvino 2026.4.1, linux, AMD EPYC 9R14");
+        assert_eq!(f.engine_flags, ["BF16"]);
+        assert_eq!(f.pairs()["engine_flags"], "BF16");
+    }
+}

@@ -1,0 +1,712 @@
+//! Known failures of a backend, declared in one file per backend.
+//!
+//! ```text
+//! # Known failures of my-backend. One per line, four fields separated by ` | `:
+//! # <selector> | <clause id> | <class> | <one-line reason>
+//! # a name ending in `*` matches every trial that starts with the rest.
+//! slice::reflect::reflect_d2::* | slice.reflect.mirror | semantics | Pad reflect pads at most d-1 per side
+//! shuffle::dtypes::int4_* | shuffle.dtype.listed | adapter | int4 is not implemented yet
+//! # every trial whose case cites the clause, or those of them under a prefix:
+//! clause | slice.coordinates.any-stride | adapter | zero strides are not mapped
+//! clause in slice::fill::* | slice.fill.value | semantics | the fill value is cast first
+//! ```
+//! A selector is a trial name, a `prefix*`, `clause` (every trial whose case cites the entry's
+//! clause) or `clause in <name or prefix*>` (those of them it matches). Every trial that a
+//! name or prefix matches must cite the entry's clause: one that does not is an error naming
+//! the line ([`Expectations::check`]), since the entry would then claim a difference the case
+//! does not test.
+//! Every entry names the clause of `specs/*.clauses.yaml` the backend breaks (an unknown id, or
+//! a clause of another op than the one the name starts with, is an error), and one class:
+//!
+//! - `semantics`: the engine's semantics differ from TensorRT's (a documented behaviour of its own);
+//! - `defect`: a defect of the engine (it breaks its own documented behaviour);
+//! - `adapter`: the adapter's own limit (what its mapping onto the engine does not cover);
+//! - `untriaged`: a failure not yet looked at (`runner update-expectations` writes it); a run
+//!   in which one covers a trial is no pass.
+//!
+//! The engine adapters' files (`runner/backends/*/known-failures.txt`) are what
+//! `scripts/engines_md.py` turns into `docs/engines.md`.
+//! A known failure that fails is reported as ignored with its reason; one that passes is a
+//! failure ("stale": remove the entry); an entry that matches no case is a failure too.
+//!
+//! An entry may end with a condition on the run's facts ([`crate::backend::facts`]: the engine, its
+//! version, the OS and CPU), as a last field that starts with `if`:
+//! ```text
+//! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_vendor == AuthenticAMD
+//! ```
+//! Such an entry covers trials only on a run where its condition holds; where it does not, its
+//! trials are judged as if it were absent, and it is not stale. The selector and clause checks
+//! apply to it on every run. The JSON report lists every entry with its condition and whether
+//! it held.
+
+use std::path::{Path, PathBuf};
+
+/// The largest known-failures file read (64 MiB).
+pub(crate) const EXPECTATIONS_LIMIT: u64 = 64 << 20;
+
+use opspec::ErrorKind;
+
+use crate::backend::facts::{Condition, ConditionError, Facts};
+use opspec_spec::clauses::{Catalogue, SCOPES};
+use opspec_spec::{Case, Expectation};
+
+/// Why a backend fails a clause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Class {
+    /// The engine's semantics differ from TensorRT's.
+    Semantics,
+    /// A defect of the engine.
+    Defect,
+    /// The adapter's own limit.
+    Adapter,
+    /// Not yet triaged: written by `runner update-expectations` for a new failure. A run in
+    /// which such an entry covers a trial is no pass.
+    Untriaged,
+}
+
+impl Class {
+    pub(crate) const ALL: [Class; 4] = [
+        Class::Semantics,
+        Class::Defect,
+        Class::Adapter,
+        Class::Untriaged,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Class::Semantics => "semantics",
+            Class::Defect => "defect",
+            Class::Adapter => "adapter",
+            Class::Untriaged => "untriaged",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
+
+/// One declared known failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The trial name or `prefix*` it matches; with `by_clause`, the one it is limited to, if
+    /// any.
+    pub(crate) pattern: Option<String>,
+    /// The entry covers the trials whose cases cite `clause` (`clause`, `clause in ...`).
+    pub(crate) by_clause: bool,
+    pub(crate) clause: String,
+    pub(crate) class: Class,
+    pub(crate) reason: String,
+    pub(crate) line: usize,
+    /// The entry's condition, if it has one.
+    pub(crate) condition: Option<Condition>,
+    /// Whether the condition held on the run's facts ([`Expectations::resolve`]); true for an
+    /// entry without one.
+    pub(crate) holds: bool,
+    /// The facts the condition tests that the run did not know.
+    pub(crate) unknown_facts: Vec<&'static str>,
+}
+
+impl Entry {
+    /// Whether the entry covers a trial named `trial` whose case cites `clauses`, whether or
+    /// not its condition holds.
+    pub(crate) fn matches(&self, trial: &str, clauses: &[String]) -> bool {
+        let named = self
+            .pattern
+            .as_deref()
+            .map_or(true, |pattern| name_matches(pattern, trial));
+        named && (!self.by_clause || clauses.contains(&self.clause))
+    }
+
+    /// The selector as the file writes it.
+    pub(crate) fn selector(&self) -> String {
+        match (&self.pattern, self.by_clause) {
+            (Some(pattern), false) => pattern.clone(),
+            (Some(pattern), true) => format!("clause in {pattern}"),
+            (None, _) => "clause".to_owned(),
+        }
+    }
+}
+
+/// A trial name, or a `prefix*` of one, matches `trial`.
+fn name_matches(pattern: &str, trial: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => trial.starts_with(prefix),
+        None => trial == pattern,
+    }
+}
+
+/// A trial as the expectations see it: its name and the clauses its case cites.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TrialClauses {
+    pub(crate) name: String,
+    pub(crate) clauses: Vec<String>,
+}
+
+/// A problem with an expectations file; `line` is 1-based.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub(crate) enum ExpectationsError {
+    #[error("cannot read expectations file {}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("line {line}: expected `<selector> | <clause id> | <class> | <reason>`, got {text:?}")]
+    Fields { line: usize, text: String },
+    #[error("line {line}: field `{field}` is empty")]
+    Empty { line: usize, field: &'static str },
+    #[error("line {line}: unknown class `{class}` (one of semantics, defect, adapter, untriaged)")]
+    Class { line: usize, class: String },
+    #[error(
+        "line {line}: unknown clause `{clause}` (not in the specs' *.clauses.yaml){suggestion}"
+    )]
+    UnknownClause {
+        line: usize,
+        clause: String,
+        /// ` (did you mean ...?)` or empty.
+        suggestion: String,
+    },
+    #[error(
+        "line {line}: clause `{clause}` is a clause of `{scope}`, but the trial name is of `{op}`"
+    )]
+    OtherOp {
+        line: usize,
+        clause: String,
+        scope: String,
+        op: String,
+    },
+    #[error(
+        "line {line}: `{pattern}` matches trial {trial}, whose case does not cite clause `{clause}` (it cites {}); key the entry by a clause the trial tests, or narrow the selector",
+        if cites.is_empty() { "none".to_owned() } else { cites.join(", ") }
+    )]
+    NotCited {
+        line: usize,
+        pattern: String,
+        clause: String,
+        trial: String,
+        cites: Vec<String>,
+    },
+    #[error("line {line}: `clause in` needs a trial name or `prefix*` after it")]
+    EmptyWithin { line: usize },
+    #[error("line {line}: {error}")]
+    Condition { line: usize, error: ConditionError },
+    #[error("{}: {source}", path.display())]
+    In {
+        path: PathBuf,
+        source: Box<ExpectationsError>,
+    },
+}
+
+impl From<ExpectationsError> for String {
+    fn from(error: ExpectationsError) -> String {
+        error.to_string()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Expectations {
+    pub(crate) entries: Vec<Entry>,
+    /// The catalogue's clauses that name an error kind: `(scope, kind, id)`. A case that
+    /// expects an error cites the clauses of its kind, besides its own ([`Self::cited`]).
+    error_clauses: Vec<(String, ErrorKind, String)>,
+}
+
+impl Expectations {
+    /// Reads a file and checks its clause ids against the catalogue of this repository's
+    /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
+    pub(crate) fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
+        Self::load_with(path, &Self::catalogue())
+    }
+
+    /// The clause catalogue of this repository's `specs/` and of the folders in
+    /// `OPSPEC_SPECS`, if set: the one [`Self::load`] checks a file against.
+    pub(crate) fn catalogue() -> Catalogue {
+        let mut dirs = vec![crate::backend::checkout::suite_root().join("specs")];
+        if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
+            dirs.extend(std::env::split_paths(&extra));
+        }
+        // A folder without catalogues only adds "no clause catalogue" problems: the ids it
+        // does hold still count, and an unknown id is reported by the check below.
+        let (catalogue, _) = Catalogue::load(&dirs);
+        catalogue
+    }
+
+    /// Reads a file (a regular file of at most [`EXPECTATIONS_LIMIT`] bytes) and checks its
+    /// clause ids against `catalogue`.
+    pub(crate) fn load_with(
+        path: &Path,
+        catalogue: &Catalogue,
+    ) -> Result<Expectations, ExpectationsError> {
+        let read = |message: String| ExpectationsError::Read {
+            path: path.to_owned(),
+            message,
+        };
+        // Only a regular file is read, and only so much of it: a FIFO would wait for a
+        // writer, `/dev/zero` would fill the memory.
+        let bytes =
+            opspec_spec::source::read_bounded(path, EXPECTATIONS_LIMIT).map_err(|message| {
+                read(message.replace(&format!("cannot read {}: ", path.display()), ""))
+            })?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| read(format!("it is not UTF-8 text ({e})")))?;
+        Self::parse(&text, catalogue).map_err(|e| ExpectationsError::In {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
+    }
+
+    pub(crate) fn parse(
+        text: &str,
+        catalogue: &Catalogue,
+    ) -> Result<Expectations, ExpectationsError> {
+        // A byte-order mark (an editor's UTF-8 signature) is not part of the first selector.
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        let mut entries = Vec::new();
+        for (index, raw) in text.lines().enumerate() {
+            let line = index + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            // The reason is the rest of the line, so it may hold ` | ` itself, but for a last
+            // field that starts with `if`: the condition.
+            let (trimmed, condition) = match trimmed.rsplit_once('|') {
+                Some((before, last)) if last.trim_start().starts_with("if ") => {
+                    let text = last.trim_start()["if ".len()..].trim();
+                    let condition = Condition::parse(text)
+                        .map_err(|error| ExpectationsError::Condition { line, error })?;
+                    (before.trim_end(), Some(condition))
+                }
+                _ => (trimmed, None),
+            };
+            let fields: Vec<&str> = trimmed.splitn(4, '|').map(str::trim).collect();
+            let [pattern, clause, class, reason] = fields[..] else {
+                return Err(ExpectationsError::Fields {
+                    line,
+                    text: trimmed.to_owned(),
+                });
+            };
+            for (field, value) in [
+                ("selector", pattern),
+                ("clause id", clause),
+                ("class", class),
+                ("reason", reason),
+            ] {
+                if value.is_empty() {
+                    return Err(ExpectationsError::Empty { line, field });
+                }
+            }
+            let class = Class::parse(class).ok_or_else(|| ExpectationsError::Class {
+                line,
+                class: class.to_owned(),
+            })?;
+            let Some(found) = catalogue.get(clause) else {
+                return Err(ExpectationsError::UnknownClause {
+                    line,
+                    clause: clause.to_owned(),
+                    suggestion: opspec_spec::did_you_mean(
+                        clause,
+                        catalogue.iter().map(|c| c.id.as_str()),
+                    ),
+                });
+            };
+            let (by_clause, pattern) = match pattern.strip_prefix("clause") {
+                Some("") => (true, None),
+                Some(rest) if rest.starts_with(' ') => match rest.trim().strip_prefix("in") {
+                    Some(within) if within.starts_with(' ') => (true, Some(within.trim())),
+                    Some("") => return Err(ExpectationsError::EmptyWithin { line }),
+                    _ => (false, Some(pattern)),
+                },
+                _ => (false, Some(pattern)),
+            };
+            let op = pattern
+                .and_then(|p| p.split("::").next())
+                .unwrap_or_default();
+            if SCOPES.contains(&op) && found.scope != op && found.scope != "common" {
+                return Err(ExpectationsError::OtherOp {
+                    line,
+                    clause: clause.to_owned(),
+                    scope: found.scope.clone(),
+                    op: op.to_owned(),
+                });
+            }
+            entries.push(Entry {
+                pattern: pattern.map(str::to_owned),
+                by_clause,
+                clause: clause.to_owned(),
+                class,
+                reason: reason.to_owned(),
+                line,
+                condition,
+                holds: true,
+                unknown_facts: Vec::new(),
+            });
+        }
+        let error_clauses = catalogue
+            .iter()
+            .filter_map(|c| c.error.map(|kind| (c.scope.clone(), kind, c.id.clone())))
+            .collect();
+        Ok(Expectations {
+            entries,
+            error_clauses,
+        })
+    }
+
+    /// The clauses a case cites, as entries are matched against: its own, and, for a case
+    /// that expects an error, the clauses of its op (or common ones) that name that error's
+    /// kind (a bfloat16 sweep case in CLAMP mode expects `unsupported_dtype` under the dtype
+    /// clause that its `clauses` need not repeat).
+    pub(crate) fn cited(&self, case: &Case) -> Vec<String> {
+        let mut cited = case.clauses.clone();
+        if let Expectation::Error { kind, .. } = &case.expect {
+            let op = case.op.name();
+            cited.extend(
+                (self.error_clauses.iter())
+                    .filter(|(scope, k, _)| k == kind && (scope == op || scope == "common"))
+                    .map(|(_, _, id)| id.clone()),
+            );
+        }
+        cited
+    }
+
+    /// Evaluates each entry's condition on the run's facts: an entry whose condition does not
+    /// hold covers no trial of the run.
+    pub(crate) fn resolve(&mut self, facts: &Facts) {
+        for entry in &mut self.entries {
+            if let Some(condition) = &entry.condition {
+                let evaluation = condition.evaluate(facts);
+                entry.holds = evaluation.holds;
+                entry.unknown_facts = evaluation.unknown;
+            }
+        }
+    }
+
+    /// The first entry that holds and covers a trial named `trial` whose case cites `clauses`.
+    pub(crate) fn lookup(&self, trial: &str, clauses: &[String]) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|entry| entry.holds && entry.matches(trial, clauses))
+    }
+
+    /// Entries that match none of `trials`.
+    pub(crate) fn unmatched<'a>(&'a self, trials: &[TrialClauses]) -> Vec<&'a Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| !trials.iter().any(|t| entry.matches(&t.name, &t.clauses)))
+            .collect()
+    }
+
+    /// Checks every entry keyed by name against the trials it matches: each must cite the
+    /// entry's clause. The error lists every entry that matches one that does not (with the
+    /// first such trial), one a line.
+    pub(crate) fn check(&self, trials: &[TrialClauses]) -> Result<(), Vec<ExpectationsError>> {
+        let mut errors = Vec::new();
+        for entry in self.entries.iter().filter(|e| !e.by_clause) {
+            let Some(pattern) = &entry.pattern else {
+                continue;
+            };
+            let stray = trials
+                .iter()
+                .find(|t| name_matches(pattern, &t.name) && !t.clauses.contains(&entry.clause));
+            if let Some(trial) = stray {
+                errors.push(ExpectationsError::NotCited {
+                    line: entry.line,
+                    pattern: pattern.clone(),
+                    clause: entry.clause.clone(),
+                    trial: trial.name.clone(),
+                    // Each clause once: a case may cite one itself and through its error kind.
+                    cites: trial.clauses.iter().fold(Vec::new(), |mut once, clause| {
+                        if !once.contains(clause) {
+                            once.push(clause.clone());
+                        }
+                        once
+                    }),
+                });
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalogue() -> Catalogue {
+        let (catalogue, errors) =
+            Catalogue::load(&[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")]);
+        assert!(errors.is_empty(), "{errors:?}");
+        catalogue
+    }
+
+    #[test]
+    fn parses_exact_and_prefix_entries() {
+        let e = Expectations::parse(
+            "# comment\n\nslice::a::b::float16 | slice.reflect.mirror | semantics | off by one\n\
+             shuffle::dtypes::* | shuffle.dtype.listed | adapter | no int4 | not yet\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries.len(), 2);
+        let cites = |clause: &str| vec![clause.to_owned()];
+        let first = e
+            .lookup("slice::a::b::float16", &cites("slice.reflect.mirror"))
+            .unwrap();
+        assert_eq!(first.reason, "off by one");
+        assert_eq!(first.clause, "slice.reflect.mirror");
+        assert_eq!(first.class, Class::Semantics);
+        assert!(e
+            .lookup("slice::a::b::float32", &cites("slice.reflect.mirror"))
+            .is_none());
+        let second = e
+            .lookup("shuffle::dtypes::x::int4", &cites("shuffle.dtype.listed"))
+            .unwrap();
+        assert_eq!(second.line, 4);
+        assert_eq!(second.class, Class::Adapter);
+        assert_eq!(second.reason, "no int4 | not yet");
+        let trials = vec![TrialClauses {
+            name: "slice::a::b::float16".to_owned(),
+            clauses: cites("slice.reflect.mirror"),
+        }];
+        assert_eq!(e.unmatched(&trials)[0].selector(), "shuffle::dtypes::*");
+    }
+
+    /// A file saved with a byte-order mark: the mark is not part of the first selector.
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_selector() {
+        let e = Expectations::parse(
+            "\u{FEFF}slice::a::b::float16 | slice.reflect.mirror | semantics | off by one\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].selector(), "slice::a::b::float16");
+        let cites = ["slice.reflect.mirror".to_owned()];
+        assert!(e.lookup("slice::a::b::float16", &cites).is_some());
+    }
+
+    /// A trial citing a clause twice (in its case and through its error kind) lists it once
+    /// in an error.
+    #[test]
+    fn an_expectations_error_lists_each_clause_once() {
+        let e = Expectations::parse(
+            "slice::a::* | slice.reflect.mirror | semantics | x\n",
+            &catalogue(),
+        )
+        .unwrap();
+        let twice = trial(
+            "slice::a::b::int8",
+            &["slice.clamp.bounds", "slice.clamp.bounds"],
+        );
+        let errors = e.check(&[twice]).unwrap_err();
+        let message = errors[0].to_string();
+        assert_eq!(
+            message.matches("slice.clamp.bounds").count(),
+            1,
+            "{message}"
+        );
+    }
+
+    fn trial(name: &str, clauses: &[&str]) -> TrialClauses {
+        TrialClauses {
+            name: name.to_owned(),
+            clauses: clauses.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn clause_selectors_cover_the_trials_citing_the_clause() {
+        let e = Expectations::parse(
+            "clause | slice.reflect.mirror | semantics | every reflect\n\
+             clause in shuffle::dtypes::* | shuffle.dtype.listed | adapter | dtypes only\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].selector(), "clause");
+        assert_eq!(e.entries[1].selector(), "clause in shuffle::dtypes::*");
+        let reflect = trial("slice::reflect::a::int8", &["slice.reflect.mirror"]);
+        assert_eq!(e.lookup(&reflect.name, &reflect.clauses).unwrap().line, 1);
+        // The same name without the clause is not covered.
+        assert!(e.lookup(&reflect.name, &[]).is_none());
+        let listed = trial("shuffle::dtypes::x::int4", &["shuffle.dtype.listed"]);
+        assert_eq!(e.lookup(&listed.name, &listed.clauses).unwrap().line, 2);
+        let elsewhere = trial("shuffle::other::x::int4", &["shuffle.dtype.listed"]);
+        assert!(e.lookup(&elsewhere.name, &elsewhere.clauses).is_none());
+        assert!(e.check(&[reflect, listed, elsewhere]).is_ok());
+        assert_eq!(
+            Expectations::parse(
+                "clause in | slice.reflect.mirror | semantics | x",
+                &catalogue()
+            )
+            .unwrap_err(),
+            ExpectationsError::EmptyWithin { line: 1 }
+        );
+    }
+
+    #[test]
+    fn an_entry_whose_trials_do_not_cite_its_clause_is_refused() {
+        let e = Expectations::parse(
+            "slice::coordinates::* | slice.coordinates.any-stride | semantics | zero strides\n",
+            &catalogue(),
+        )
+        .unwrap();
+        let trials = [
+            trial(
+                "slice::coordinates::zero::int8",
+                &["slice.coordinates.any-stride"],
+            ),
+            trial(
+                "slice::coordinates::plain::int8",
+                &["slice.coordinates.formula"],
+            ),
+        ];
+        assert_eq!(
+            e.check(&trials).unwrap_err()[0].to_string(),
+            "line 1: `slice::coordinates::*` matches trial slice::coordinates::plain::int8, whose \
+             case does not cite clause `slice.coordinates.any-stride` (it cites \
+             slice.coordinates.formula); key the entry by a clause the trial tests, or narrow the \
+             selector"
+        );
+        assert!(e.check(&trials[..1]).is_ok());
+    }
+
+    fn facts(vendor: &str, flags: &[&str]) -> Facts {
+        Facts {
+            engine: Some("openvino".into()),
+            version: Some("2026.4.1".into()),
+            os: Some("linux".into()),
+            cpu_vendor: Some(vendor.into()),
+            cpu_flags: flags.iter().map(|f| f.to_string()).collect(),
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn a_last_field_starting_with_if_is_the_condition() {
+        let mut e = Expectations::parse(
+            "slice::a::* | slice.reflect.mirror | defect | drops -0 | not always | if cpu_vendor == AuthenticAMD\n\
+             slice::b::* | slice.reflect.mirror | defect | if only | everywhere\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].reason, "drops -0 | not always");
+        let condition = e.entries[0].condition.as_ref().unwrap();
+        assert_eq!(condition.text, "cpu_vendor == AuthenticAMD");
+        // `if` in the reason itself, not as the last field, is reason.
+        assert_eq!(e.entries[1].reason, "if only | everywhere");
+        assert!(e.entries[1].condition.is_none());
+        let cites = ["slice.reflect.mirror".to_owned()];
+        e.resolve(&facts("GenuineIntel", &["amx_tile"]));
+        assert!(e.lookup("slice::a::x", &cites).is_none());
+        assert!(e.lookup("slice::b::x", &cites).is_some());
+        e.resolve(&facts("AuthenticAMD", &[]));
+        assert_eq!(e.lookup("slice::a::x", &cites).unwrap().line, 1);
+        assert_eq!(
+            Expectations::parse(
+                "slice::a | slice.reflect.mirror | defect | why | if cpu_vendor is amd",
+                &catalogue()
+            )
+            .unwrap_err()
+            .to_string(),
+            "line 1: condition `cpu_vendor is amd`: unknown relation `is` (one of ==, !=, <, <=, >, >=, has, lacks)"
+        );
+    }
+
+    /// OpenVINO's fp8 Pad entries hold on the AMD EPYC they were reproduced on and on no Intel
+    /// CPU, whatever its flags: the same file is green on both kinds of CI machine.
+    #[test]
+    fn the_openvino_fp8_entries_hold_on_amd_only() {
+        let path =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/openvino/known-failures.txt");
+        let mut e = Expectations::load_with(&path, &catalogue()).unwrap();
+        let conditional = |e: &Expectations| -> (usize, usize) {
+            let with: Vec<&Entry> = e.entries.iter().filter(|x| x.condition.is_some()).collect();
+            (with.len(), with.iter().filter(|x| x.holds).count())
+        };
+        e.resolve(&facts("AuthenticAMD", &["avx512_bf16", "avx512f"]));
+        assert_eq!(conditional(&e), (18, 18));
+        e.resolve(&facts("GenuineIntel", &["amx_bf16", "amx_tile", "avx512f"]));
+        assert_eq!(conditional(&e), (18, 0));
+        e.resolve(&facts("GenuineIntel", &["avx2"]));
+        assert_eq!(conditional(&e), (18, 0));
+    }
+
+    #[test]
+    fn common_clauses_apply_to_every_op() {
+        let e = Expectations::parse(
+            "scale::x::* | common.budget.too-large | adapter | smaller budget\n",
+            &catalogue(),
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].clause, "common.budget.too-large");
+    }
+
+    #[test]
+    fn malformed_lines_are_named() {
+        let c = catalogue();
+        let err = |text: &str| Expectations::parse(text, &c).unwrap_err().to_string();
+        // The old two-field format lacks the clause and the class.
+        assert_eq!(
+            err("slice::a::b: off by one"),
+            "line 1: expected `<selector> | <clause id> | <class> | <reason>`, got \"slice::a::b: off by one\""
+        );
+        assert_eq!(
+            err("# c\nslice::a | slice.reflect.mirror | semantics |  "),
+            "line 2: field `reason` is empty"
+        );
+        assert_eq!(
+            err("slice::a |  | semantics | why"),
+            "line 1: field `clause id` is empty"
+        );
+        assert_eq!(
+            err("slice::a | slice.reflect.mirror | bug | why"),
+            "line 1: unknown class `bug` (one of semantics, defect, adapter, untriaged)"
+        );
+    }
+
+    #[test]
+    fn unknown_clauses_and_clauses_of_other_ops_are_errors() {
+        let c = catalogue();
+        assert_eq!(
+            Expectations::parse("slice::a | slice.no-such.rule | defect | why", &c).unwrap_err(),
+            ExpectationsError::UnknownClause {
+                line: 1,
+                clause: "slice.no-such.rule".into(),
+                suggestion: String::new(),
+            }
+        );
+        assert_eq!(
+            Expectations::parse("slice::a | slice.reflect.mirorr | defect | why", &c)
+                .unwrap_err()
+                .to_string(),
+            "line 1: unknown clause `slice.reflect.mirorr` (not in the specs' *.clauses.yaml) (did you mean `slice.reflect.mirror`?)"
+        );
+        assert_eq!(
+            Expectations::parse("slice::a | shuffle.dtype.listed | defect | why", &c)
+                .unwrap_err()
+                .to_string(),
+            "line 1: clause `shuffle.dtype.listed` is a clause of `shuffle`, but the trial name is of `slice`"
+        );
+    }
+
+    #[test]
+    fn load_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.expect");
+        std::fs::write(&path, "slice::a | slice.nope | defect | why\n").unwrap();
+        let message = Expectations::load(&path).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "{}: line 1: unknown clause `slice.nope` (not in the specs' *.clauses.yaml)",
+                path.display()
+            )
+        );
+        let missing = Expectations::load(&dir.path().join("absent.expect")).unwrap_err();
+        assert!(
+            matches!(missing, ExpectationsError::Read { .. }),
+            "{missing}"
+        );
+    }
+}

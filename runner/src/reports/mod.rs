@@ -1,0 +1,10 @@
+//! What a run's records become: JSON, JUnit, HTML, diffs, merges, exports; never runs a case.
+
+pub mod diff;
+pub mod html;
+pub mod merge;
+pub(crate) mod output;
+pub mod replay_command;
+pub(crate) mod report;
+pub mod update;
+pub mod wpt;

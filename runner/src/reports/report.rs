@@ -1,0 +1,860 @@
+//! A run's records ([`crate::judge::record`], which holds the report file's fields) written as
+//! a JSON report, a JUnit file and an op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
+//! read back ([`read`]) for `runner report` and `runner diff`.
+//!
+//! A run whose trials all pass one by one can still be no pass: when nothing passed, or when
+//! the backend answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials it
+//! was sent, a user who did not ask for those skips would be misled by a green run. Skips the
+//! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
+//! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
+//! runner does with skips").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use std::path::{Path, PathBuf};
+
+use crate::backend::facts::Facts;
+use crate::judge::record::{
+    count, ComposedCount, Context, EntryMatches, JsonReport, Record, Report, ReportFile, Status,
+};
+
+/// The share of the trials sent to a backend that it may answer `unsupported` without being
+/// asked (by its hello or the expectations file) before the run fails.
+pub(crate) const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
+
+/// The matched expectations entries, by line.
+fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
+    let mut entries: BTreeMap<usize, EntryMatches> = BTreeMap::new();
+    for record in records {
+        if let Some(known) = &record.known {
+            entries
+                .entry(known.line)
+                .or_insert_with(|| EntryMatches {
+                    line: known.line,
+                    selector: &known.selector,
+                    clause: &known.clause,
+                    class: &known.class,
+                    reason: &known.reason,
+                    trials: Vec::new(),
+                })
+                .trials
+                .push(&record.name);
+        }
+    }
+    entries.into_values().collect()
+}
+
+pub(crate) fn json(
+    backend: &str,
+    context: &Context,
+    records: &[Record],
+    problems: &[String],
+) -> String {
+    let report = JsonReport {
+        backend,
+        context,
+        passed: count(records, Status::Passed),
+        failed: count(records, Status::Failed),
+        unsupported: count(records, Status::Unsupported),
+        known_failures: count(records, Status::KnownFailure),
+        excluded: count(records, Status::Excluded),
+        excluded_by: exclusions(records).into_iter().collect(),
+        implementation_defined: count(records, Status::ImplementationDefined),
+        not_run: count(records, Status::NotRun),
+        shape_checked: count(records, Status::ShapeChecked),
+        rejected_unclassified: count(records, Status::RejectedUnclassified),
+        problems,
+        known_failure_entries: entry_matches(records),
+        composed_counts: (composed_counts(records).into_iter())
+            .map(|(key, (trials, passed))| (key, ComposedCount { trials, passed }))
+            .collect(),
+        trials: records,
+    };
+    serde_json::to_string_pretty(&report).expect("reports serialize")
+}
+
+/// `text` as XML or HTML text or attribute value; control characters other than newline and tab
+/// are dropped (XML 1.0 cannot hold them).
+pub(crate) fn xml_escape(text: &str) -> String {
+    text.chars()
+        .filter(|&c| c == '\n' || c == '\t' || c >= ' ')
+        .map(|c| match c {
+            '&' => "&amp;".to_owned(),
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '"' => "&quot;".to_owned(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// One line per trial status with its count: `passed 12, failed 0, ...`.
+pub(crate) fn summary(records: &[Record]) -> String {
+    let counts = [
+        (Status::Passed, "passed"),
+        (Status::Failed, "failed"),
+        (Status::Unsupported, "unsupported"),
+        (Status::Excluded, "excluded by the hello"),
+        (Status::KnownFailure, "known failures"),
+        (Status::ImplementationDefined, "implementation-defined"),
+        (Status::NotRun, "not run"),
+    ];
+    // Shown only when a backend gave them: most runs have none.
+    let rare = [
+        (Status::ShapeChecked, "shape-checked (built, not run)"),
+        (
+            Status::RejectedUnclassified,
+            "rejected without an error kind",
+        ),
+    ];
+    let rare = rare
+        .into_iter()
+        .filter(|(status, _)| count(records, *status) > 0);
+    counts
+        .into_iter()
+        .chain(rare)
+        .map(|(status, label)| format!("{} {label}", count(records, status)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Trials per `composed` key of the backend's hello, and how many of them passed.
+pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.status != Status::Excluded) {
+        if let Some(key) = &record.composed {
+            let count = counts.entry(key).or_default();
+            count.0 += 1;
+            count.1 += usize::from(record.status == Status::Passed);
+        }
+    }
+    counts
+}
+
+/// `native: 4,120 trials (4,000 passed); composed by the adapter: 1,300 (1,290 passed):
+/// as_strided 130/130, reformat:CHW4 80/90`: the trials the engine implements apart from those
+/// the adapter composes from other operations, or nothing when the hello lists none.
+pub(crate) fn composed_line(records: &[Record]) -> Option<String> {
+    let counts = composed_counts(records);
+    if counts.is_empty() {
+        return None;
+    }
+    let [native, composed] = native_and_composed(records);
+    let parts: Vec<String> = (counts.iter())
+        .map(|(key, (trials, passed))| format!("{key} {passed}/{trials}"))
+        .collect();
+    Some(format!(
+        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {} ({} passed): {}",
+        native.1,
+        native.0,
+        composed.1,
+        composed.0,
+        parts.join(", ")
+    ))
+}
+
+/// `[native, composed]`, each `(passed, trials)`: the trials the engine implements and those
+/// the adapter composes. Excluded trials, and expectations entries that match no case, count
+/// in neither.
+pub(crate) fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
+    let mut counts = [(0, 0); 2];
+    let sent = (records.iter())
+        .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"));
+    for record in sent {
+        let count = &mut counts[usize::from(record.composed.is_some())];
+        count.0 += usize::from(record.status == Status::Passed);
+        count.1 += 1;
+    }
+    counts
+}
+
+/// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
+/// counted under each clause their cases cite (most first; clauses of one count in the order
+/// `position` gives, the catalogue's, then by id), or nothing when none failed. A trial citing
+/// no clause (a spec error, a stale entry) counts under `(no clause)`.
+pub(crate) fn failures_by_clause(
+    records: &[Record],
+    position: impl Fn(&str) -> Option<usize>,
+) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.status.fails()) {
+        if record.clauses.is_empty() {
+            *counts.entry("(no clause)").or_default() += 1;
+        }
+        for clause in &record.clauses {
+            *counts.entry(clause).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    // Unknown ids (and `(no clause)`) after the catalogue's.
+    let rank = |id: &str| position(id).unwrap_or(usize::MAX);
+    counts.sort_by(|a, b| {
+        (b.1.cmp(&a.1))
+            .then(rank(a.0).cmp(&rank(b.0)))
+            .then(a.0.cmp(b.0))
+    });
+    (!counts.is_empty()).then(|| {
+        let failed = records.iter().filter(|r| r.status.fails()).count();
+        let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        format!("{failed} failing, by clause: {}", parts.join(", "))
+    })
+}
+
+/// How many trials each hello declaration excluded, most first (then by name).
+pub(crate) fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in records {
+        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+            *counts.entry(by).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    counts
+}
+
+/// `excluded: 120 by slice mode=reflect, 40 by scale dtype fp8`, or nothing when the hello
+/// excluded no trial.
+pub(crate) fn exclusion_line(records: &[Record]) -> Option<String> {
+    let counts = exclusions(records);
+    (!counts.is_empty()).then(|| {
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(by, n)| format!("{n} by {by}"))
+            .collect();
+        format!("excluded: {}", parts.join(", "))
+    })
+}
+
+/// With `--require-error-kinds`: why the run is no pass because cases that expect an error
+/// were rejected without an error kind (none when there are none).
+/// Why a run of `records` is no pass although no trial failed: the one place that says it,
+/// for a run ([`crate::run::harness`]) and for a merge of its parts ([`crate::reports::merge`]). `judged`:
+/// the run is judged as a whole (not one exact trial, not `--allow-skips`);
+/// `require_error_kinds`: a rejection without a kind is a problem.
+pub(crate) fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
+    let mut problems = match judged {
+        true => run_problems(records),
+        false => Vec::new(),
+    };
+    if require_error_kinds {
+        problems.extend(unclassified_problem(records));
+    }
+    problems
+}
+
+pub(crate) fn unclassified_problem(records: &[Record]) -> Option<String> {
+    let unclassified = count(records, Status::RejectedUnclassified);
+    (unclassified > 0).then(|| {
+        format!(
+            "{unclassified} trial(s) that expect an error were rejected without an error kind, so maybe for another rule, and --require-error-kinds (OPSPEC_REQUIRE_ERROR_KINDS=1) is set; have the backend give the kind of each rejection"
+        )
+    })
+}
+
+/// Why a run is no pass although its trials may all be: nothing passed, or the backend
+/// answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials sent to it.
+pub(crate) fn run_problems(records: &[Record]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if records.is_empty() {
+        return problems;
+    }
+    let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
+    // A run where a trial failed fails for that: "nothing passed", and its advice to allow
+    // skips, would be the wrong lead.
+    let failed = records.iter().any(|r| r.status.fails());
+    if count(records, Status::Passed) == 0 && !failed {
+        problems.push(format!(
+            "nothing passed: {} of {} trials; {advice}",
+            summary(records),
+            records.len()
+        ));
+    }
+    let untriaged: BTreeSet<usize> = (records.iter())
+        .filter_map(|r| r.known.as_ref())
+        .filter(|k| k.class == "untriaged")
+        .map(|k| k.line)
+        .collect();
+    if !untriaged.is_empty() {
+        let lines: Vec<String> = untriaged.iter().map(|l| l.to_string()).collect();
+        problems.push(format!(
+            "{} known failures are of untriaged entries (lines {} of the expectations file): give each its class (semantics, defect, adapter) and reason",
+            (records.iter())
+                .filter(|r| r.known.as_ref().is_some_and(|k| k.class == "untriaged"))
+                .count(),
+            lines.join(", ")
+        ));
+    }
+    let sent = records
+        .iter()
+        .filter(|r| !matches!(r.status, Status::Excluded | Status::NotRun))
+        .count();
+    let unsupported = count(records, Status::Unsupported);
+    if sent > 0 && unsupported as f64 > MAX_UNSUPPORTED_SHARE * sent as f64 {
+        problems.push(format!(
+            "{unsupported} of {sent} trials sent to the backend ({:.1} %) were answered `unsupported`, more than the {} % a run may skip unasked; declare what the backend lacks in its hello (ops, dtypes, targets), list those cases in the expectations file, or {advice}",
+            100.0 * unsupported as f64 / sent as f64,
+            MAX_UNSUPPORTED_SHARE * 100.0
+        ));
+    }
+    problems
+}
+
+/// JUnit XML: one `testsuite` per op, and a failing `run` suite holding the `problems` of
+/// the run. Each trial that neither passed nor failed carries its status as the property
+/// `opspec.status`; an implementation-defined divergence is neither failed nor skipped (it
+/// ran, and its answer is acceptable).
+pub(crate) fn junit(
+    backend: &str,
+    facts: &Facts,
+    records: &[Record],
+    problems: &[String],
+) -> String {
+    let mut by_op: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for record in records {
+        by_op.entry(&record.op).or_default().push(record);
+    }
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let skipped = |rs: &[&Record]| rs.iter().filter(|r| r.status.is_skip()).count();
+    let all: Vec<&Record> = records.iter().collect();
+    let _ = writeln!(
+        xml,
+        "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
+        xml_escape(backend),
+        records.len() + problems.len(),
+        count(records, Status::Failed) + problems.len(),
+        count(records, Status::NotRun),
+        skipped(&all)
+    );
+    // The facts, as properties of every suite (JUnit has none for `testsuites`).
+    let mut properties = String::new();
+    if !facts.pairs().is_empty() {
+        properties.push_str("    <properties>");
+        for (name, value) in facts.pairs() {
+            let _ = write!(
+                properties,
+                "<property name=\"opspec.{name}\" value=\"{}\"/>",
+                xml_escape(&value)
+            );
+        }
+        properties.push_str("</properties>\n");
+    }
+    if !problems.is_empty() {
+        let _ = writeln!(
+            xml,
+            "  <testsuite name=\"run\" tests=\"{0}\" failures=\"{0}\" errors=\"0\" skipped=\"0\">",
+            problems.len()
+        );
+        xml.push_str(&properties);
+        for (index, problem) in problems.iter().enumerate() {
+            let _ = writeln!(
+                xml,
+                "    <testcase classname=\"run\" name=\"problem_{}\" time=\"0\"><failure message=\"{}\">{}</failure></testcase>",
+                index + 1,
+                xml_escape(problem),
+                xml_escape(problem)
+            );
+        }
+        xml.push_str("  </testsuite>\n");
+    }
+    for (op, records) in by_op {
+        let failures = records
+            .iter()
+            .filter(|r| r.status == Status::Failed)
+            .count();
+        let errors = records
+            .iter()
+            .filter(|r| r.status == Status::NotRun)
+            .count();
+        let _ = writeln!(
+            xml,
+            "  <testsuite name=\"{op}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">",
+            records.len(),
+            skipped(&records)
+        );
+        xml.push_str(&properties);
+        for r in records {
+            let (classname, name) =
+                r.name
+                    .split_once("::")
+                    .map_or(("", r.name.as_str()), |(_, rest)| {
+                        rest.split_once("::")
+                            .map_or(("", rest), |(file, case)| (file, case))
+                    });
+            let _ = write!(
+                xml,
+                "    <testcase classname=\"{op}.{}\" name=\"{}\" time=\"{:.6}\"",
+                xml_escape(classname),
+                xml_escape(name),
+                r.seconds
+            );
+            let first_line = r
+                .message
+                .lines()
+                .find(|l| !l.starts_with("case:"))
+                .unwrap_or("");
+            match r.status {
+                Status::Passed => xml.push_str("/>\n"),
+                Status::Failed => {
+                    let _ = writeln!(
+                        xml,
+                        "><failure message=\"{}\">{}</failure></testcase>",
+                        xml_escape(first_line),
+                        xml_escape(&r.message)
+                    );
+                }
+                Status::NotRun => {
+                    let _ = writeln!(
+                        xml,
+                        "><error message=\"{}\"/></testcase>",
+                        xml_escape(&r.message)
+                    );
+                }
+                Status::Unsupported | Status::KnownFailure | Status::Excluded => {
+                    let _ = writeln!(
+                        xml,
+                        "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><skipped message=\"{}\"/></testcase>",
+                        r.status.name(),
+                        xml_escape(&r.message)
+                    );
+                }
+                // Ran, without a full verdict: neither failed nor skipped, with the status named.
+                Status::ImplementationDefined
+                | Status::ShapeChecked
+                | Status::RejectedUnclassified => {
+                    let _ = writeln!(
+                        xml,
+                        "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><system-out>{}</system-out></testcase>",
+                        r.status.name(),
+                        xml_escape(&r.message)
+                    );
+                }
+            }
+        }
+        xml.push_str("  </testsuite>\n");
+    }
+    xml.push_str("</testsuites>\n");
+    xml
+}
+
+/// The op × dtype table (of the ops the backend declares): passed / failed (not run included: it fails the run) / skipped
+/// (unsupported, excluded, known failure) / implementation-defined divergences (with the
+/// shape-checked and unclassified rejections, which are neither passes nor failures) per cell.
+pub(crate) fn table(records: &[Record]) -> String {
+    let mut cells: BTreeMap<(&str, &str), [usize; 4]> = BTreeMap::new();
+    let mut dtypes: Vec<&str> = Vec::new();
+    // An op the backend does not declare has no row: the exclusion line counts it.
+    let undeclared = |r: &Record| r.excluded_by.as_deref() == Some(&format!("op {}", r.op));
+    for r in records.iter().filter(|r| !undeclared(r)) {
+        let dtype = r.dtype.as_deref().unwrap_or("-");
+        if !dtypes.contains(&dtype) {
+            dtypes.push(dtype);
+        }
+        let cell = cells.entry((&r.op, dtype)).or_default();
+        cell[match r.status {
+            Status::Passed => 0,
+            Status::Failed | Status::NotRun => 1,
+            Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
+            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified => {
+                3
+            }
+        }] += 1;
+    }
+    dtypes.sort();
+    let ops: Vec<&str> = {
+        let mut ops: Vec<&str> = cells.keys().map(|(op, _)| *op).collect();
+        ops.dedup();
+        ops
+    };
+    let width = 13;
+    let mut text = format!("{:<20}", "pass/fail/skip/impl");
+    for dtype in &dtypes {
+        let _ = write!(text, "{dtype:>width$}");
+    }
+    text.push('\n');
+    for op in ops {
+        let _ = write!(text, "{op:<20}");
+        for dtype in &dtypes {
+            let cell = match cells.get(&(op, *dtype)) {
+                Some([p, f, s, d]) => format!("{p}/{f}/{s}/{d}"),
+                None => ".".into(),
+            };
+            let _ = write!(text, "{cell:>width$}");
+        }
+        text.push('\n');
+    }
+    text.push_str("skip: unsupported, excluded by the hello, or known failure; impl: implementation-defined divergence (or, from a build-only backend or a rejection without a kind: shape-checked, rejected without an error kind)\n");
+    text
+}
+
+/// Why a JSON report cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub(crate) enum ReadError {
+    #[error("cannot read the report {}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{} is not a JSON report of `runner --report-json`: {message}", path.display())]
+    Format { path: PathBuf, message: String },
+    #[error("{}: trial `{trial}` is reported twice", path.display())]
+    Duplicate { path: PathBuf, trial: String },
+}
+
+/// The largest JSON report read (1 GiB): a report of the whole suite is a few MiB.
+pub(crate) const REPORT_LIMIT: u64 = 1 << 30;
+
+/// The text of a report file: only a regular file, of at most [`REPORT_LIMIT`] bytes, is read
+/// (a FIFO or a device such as `/dev/zero` is refused before it is read).
+pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
+    let read = |message: String| ReadError::Read {
+        path: path.to_owned(),
+        message,
+    };
+    let bytes = opspec_spec::source::read_bounded(path, REPORT_LIMIT).map_err(|message| {
+        let shown = format!("cannot read {}: ", path.display());
+        read(message.strip_prefix(&shown).unwrap_or(&message).to_owned())
+    })?;
+    String::from_utf8(bytes).map_err(|e| read(format!("it is not UTF-8 text ({e})")))
+}
+
+/// Reads a report written by `--report-json`, of this version or an earlier one.
+pub(crate) fn read(path: &Path) -> Result<Report, ReadError> {
+    let text = read_text(path)?;
+    let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = file.trials.iter().find(|r| !seen.insert(r.name.as_str())) {
+        return Err(ReadError::Duplicate {
+            path: path.to_owned(),
+            trial: twice.name.clone(),
+        });
+    }
+    Ok(Report {
+        path: path.to_owned(),
+        backend: file.backend,
+        problems: file.problems,
+        context: file.context,
+        trials: file.trials,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str, dtype: Option<&str>, status: Status, message: &str) -> Record {
+        Record {
+            name: name.into(),
+            op: name.split("::").next().unwrap().into(),
+            dtype: dtype.map(Into::into),
+            dtypes: dtype.into_iter().map(Into::into).collect(),
+            status,
+            excluded_by: None,
+            message: message.into(),
+            seconds: 0.001,
+            clauses: vec!["slice.mode.strict".into()],
+            known: None,
+            composed: None,
+            replay: Some(format!("runner replay {name}")),
+        }
+    }
+
+    #[test]
+    fn clauses_of_one_count_follow_the_catalogue() {
+        let failed = |name: &str, clauses: &[&str]| Record {
+            clauses: clauses.iter().map(|c| c.to_string()).collect(),
+            ..record(name, None, Status::Failed, "wrong")
+        };
+        let records = vec![
+            failed(
+                "slice::f::a",
+                &["slice.wrap.modulo", "slice.coordinates.formula"],
+            ),
+            failed(
+                "slice::f::b",
+                &["slice.wrap.modulo", "slice.unknown", "slice.clamp.clamp"],
+            ),
+        ];
+        let catalogue = [
+            "slice.coordinates.formula",
+            "slice.wrap.modulo",
+            "slice.clamp.clamp",
+        ];
+        // Not alphabetical (clamp before coordinates): the catalogue's order, unknown ids last.
+        let line = failures_by_clause(&records, |id| catalogue.iter().position(|c| *c == id));
+        assert_eq!(
+            line.as_deref(),
+            Some("2 failing, by clause: slice.wrap.modulo 2, slice.coordinates.formula 1, slice.clamp.clamp 1, slice.unknown 1")
+        );
+        let line = failures_by_clause(&records, |id| catalogue.iter().rev().position(|c| *c == id));
+        assert_eq!(
+            line.as_deref(),
+            Some("2 failing, by clause: slice.wrap.modulo 2, slice.clamp.clamp 1, slice.coordinates.formula 1, slice.unknown 1")
+        );
+    }
+
+    #[test]
+    fn exclusions_are_counted_per_declaration() {
+        let excluded = |name: &str, by: &str| Record {
+            excluded_by: Some(by.into()),
+            ..record(name, None, Status::Excluded, "hello")
+        };
+        let records = [
+            excluded("slice::f::a", "slice mode=reflect"),
+            excluded("slice::f::b", "slice dtype fp8"),
+            excluded("slice::f::c", "slice mode=reflect"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        assert_eq!(
+            exclusion_line(&records).unwrap(),
+            "excluded: 2 by slice mode=reflect, 1 by slice dtype fp8"
+        );
+        assert_eq!(exclusion_line(&records[3..]), None);
+        let json: serde_json::Value =
+            serde_json::from_str(&json("b", &Context::default(), &records, &[])).unwrap();
+        assert_eq!(
+            json["excluded_by"],
+            serde_json::json!({"slice mode=reflect": 2, "slice dtype fp8": 1})
+        );
+        assert_eq!(json["trials"][0]["excluded_by"], "slice mode=reflect");
+        assert!(json["trials"][3].get("excluded_by").is_none());
+    }
+
+    #[test]
+    fn table_counts_per_op_and_dtype() {
+        let records = [
+            record("slice::a::b::int8", Some("int8"), Status::Passed, ""),
+            record("slice::a::c::int8", Some("int8"), Status::Failed, "x"),
+            record("shuffle::a::b", None, Status::Unsupported, "no"),
+        ];
+        let table = table(&records);
+        assert!(table.contains("slice"), "{table}");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("slice") && l.contains("1/1/0/0")),
+            "{table}"
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("shuffle") && l.contains("0/0/1/0")),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn junit_escapes_and_marks_failures() {
+        let records = [
+            record(
+                "slice::f::c::int8",
+                Some("int8"),
+                Status::Failed,
+                "case: x\nexpected <1> & got 2",
+            ),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
+        assert!(
+            xml.contains("<testcase classname=\"slice.f\" name=\"c::int8\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("failure message=\"expected &lt;1&gt; &amp; got 2\""),
+            "{xml}"
+        );
+        assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+        let json = json("numpy", &Context::default(), &records, &[]);
+        assert!(json.contains("\"failed\": 1"), "{json}");
+    }
+
+    #[test]
+    fn an_implementation_defined_divergence_is_its_own_status_everywhere() {
+        let message = "implementation-defined: differs from the reference's reading (x)";
+        let records = [
+            record(
+                "scale::s::c::float32",
+                Some("float32"),
+                Status::ImplementationDefined,
+                message,
+            ),
+            record("scale::s::d::float32", Some("float32"), Status::Passed, ""),
+        ];
+        let json = json("numpy", &Context::default(), &records, &[]);
+        assert!(
+            json.contains("\"status\": \"implementation_defined\""),
+            "{json}"
+        );
+        assert!(json.contains("\"implementation_defined\": 1"), "{json}");
+        assert!(json.contains("\"unsupported\": 0"), "{json}");
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
+        assert!(
+            xml.contains("<property name=\"opspec.status\" value=\"implementation_defined\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("failures=\"0\" errors=\"0\" skipped=\"0\""),
+            "{xml}"
+        );
+        let table = table(&records);
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("scale") && l.contains("1/0/0/1")),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_run_with_nothing_passed_or_too_many_unasked_skips_is_no_pass() {
+        let unsupported =
+            |i: usize| record(&format!("slice::f::u{i}"), None, Status::Unsupported, "no");
+        // Nothing passed: excluded and known failures alone are no pass.
+        let none = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::b", None, Status::KnownFailure, "known"),
+        ];
+        let problems = run_problems(&none);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("nothing passed: 0 passed"),
+            "{problems:?}"
+        );
+        // A failed trial fails the run by itself: no advice to allow skips beside it.
+        let failed = [
+            record("slice::f::a", None, Status::Excluded, "hello"),
+            record("slice::f::e", None, Status::Failed, "spec error"),
+        ];
+        assert_eq!(run_problems(&failed), Vec::<String>::new());
+        // 1 unsupported reply in 10 sent trials is within the share; 2 in 11 is not.
+        let mut records: Vec<Record> = (0..9)
+            .map(|i| record(&format!("slice::f::p{i}"), None, Status::Passed, ""))
+            .collect();
+        records.push(unsupported(0));
+        records.push(record("slice::f::x", None, Status::Excluded, "hello"));
+        assert_eq!(run_problems(&records), Vec::<String>::new());
+        records.push(unsupported(1));
+        let problems = run_problems(&records);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "2 of 11 trials sent to the backend (18.2 %) were answered `unsupported`"
+            ),
+            "{problems:?}"
+        );
+        let xml = junit("numpy", &Facts::default(), &records, &problems);
+        assert!(
+            xml.contains("<testsuite name=\"run\" tests=\"1\" failures=\"1\""),
+            "{xml}"
+        );
+    }
+
+    #[test]
+    fn a_trial_not_run_is_an_error_and_a_failure_in_the_table() {
+        let records = [
+            record("slice::f::c", None, Status::NotRun, "not run: gone"),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let xml = junit("numpy", &Facts::default(), &records, &[]);
+        assert!(xml.contains("errors=\"1\""), "{xml}");
+        assert!(xml.contains("<error message=\"not run: gone\"/>"), "{xml}");
+        assert!(json("numpy", &Context::default(), &records, &[]).contains("\"not_run\": 1"));
+        assert!(table(&records).contains("1/1/0/0"), "{}", table(&records));
+    }
+
+    /// A scratch file holding `text`, removed on drop.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, text: &str) -> Scratch {
+            let path = std::env::temp_dir()
+                .join(format!("opspec-report-{name}-{}.json", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_report_reads_back_and_one_without_the_newer_fields_too() {
+        let records = [
+            record(
+                "slice::f::c::int8",
+                Some("int8"),
+                Status::Failed,
+                "case: x\n1 of 4 elements differ; first 1:\n  at [1]: expected 1, got 2\nreplay: r",
+            ),
+            record("slice::f::d", None, Status::Passed, ""),
+        ];
+        let problems = ["nothing passed".to_owned()];
+        let file = Scratch::new(
+            "round-trip",
+            &json("numpy", &Context::default(), &records, &problems),
+        );
+        let report = read(&file.0).unwrap();
+        assert_eq!(report.backend, "numpy");
+        assert_eq!(report.problems, problems);
+        assert_eq!(report.trials, records);
+        assert_eq!(
+            report.trials[0].reason(),
+            "1 of 4 elements differ; first 1: at [1]: expected 1, got 2"
+        );
+        // As `--report-json` wrote it before clauses, known failures and replay commands.
+        let old = Scratch::new(
+            "old",
+            r#"{"backend": "onnxruntime", "passed": 0, "failed": 0, "unsupported": 0,
+                "known_failures": 1, "not_run": 0, "trials": [{"name": "slice::f::e",
+                "op": "slice", "dtype": null, "status": "known_failure",
+                "message": "known failure: clamps\ncase:   slice::f::e (x.yaml)\ngot 1",
+                "seconds": 0.5}]}"#,
+        );
+        let report = read(&old.0).unwrap();
+        let trial = &report.trials[0];
+        assert!(trial.clauses.is_empty() && trial.known.is_none() && trial.replay.is_none());
+        assert_eq!(trial.reason(), "clamps");
+    }
+
+    #[test]
+    fn what_is_no_report_is_an_error_naming_the_file() {
+        let missing = std::env::temp_dir().join("opspec-report-no-such-file.json");
+        assert!(matches!(read(&missing), Err(ReadError::Read { .. })));
+        let junit = Scratch::new("junit", "<?xml version=\"1.0\"?>");
+        let error = read(&junit.0).unwrap_err();
+        assert!(matches!(error, ReadError::Format { .. }));
+        assert!(
+            error.to_string().contains(&junit.0.display().to_string()),
+            "{error}"
+        );
+        let unknown = Scratch::new(
+            "status",
+            r#"{"backend": "b", "trials": [{"name": "a", "op": "slice", "dtype": null,
+                "status": "maybe", "message": "", "seconds": 0}]}"#,
+        );
+        let error = read(&unknown.0).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `maybe`"), "{error}");
+        let records = [record("slice::f::d", None, Status::Passed, "")];
+        let twice = Scratch::new(
+            "twice",
+            &json(
+                "b",
+                &Context::default(),
+                &[records[0].clone(), records[0].clone()],
+                &[],
+            ),
+        );
+        assert_eq!(
+            read(&twice.0),
+            Err(ReadError::Duplicate {
+                path: twice.0.clone(),
+                trial: "slice::f::d".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,1075 @@
+//! The harness: one type, [`Harness`], opens a run (the configuration, the spec cases, the
+//! sweeps and their goldens, the known failures, within the run's limits) and starts its backend,
+//! for every way a run is made: `runner` and `cargo test` (`run`), `runner replay`
+//! (`Harness::replay`), an in-process backend (`crate::run::in_process`) and `opspec-fuzz`
+//! ([`start_backend`]). Each trial's verdict gets its status from
+//! `crate::judge::verdict::decide` and is recorded here; the reports only read the records.
+//!
+//! Data flows one way: the loaded cases (`opspec_spec`, `opspec_generate`) go to the backend
+//! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
+//! record (`crate::reports::report`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use opspec::Op;
+use opspec_generate::golden::{GoldenStore, Unused};
+use opspec_generate::values::Provenance;
+use opspec_generate::GeneratedCase;
+use opspec_spec::clauses::Catalogue;
+use opspec_spec::{load_dirs, Case, Loaded};
+
+use crate::backend::attributes::composed_key;
+use crate::backend::dump::Dumping;
+use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
+use crate::backend::interrupt;
+use crate::backend::process::{ProcessBackend, Timeouts};
+use crate::judge::expectations::{Expectations, TrialClauses};
+use crate::judge::partition::Partition;
+use crate::judge::record::{self, Record, RunSummary, Status};
+use crate::judge::verdict::{decide, describe_case, judge_excluding, Verdict};
+use crate::reports::report;
+use crate::reports::{merge, output, replay_command};
+use crate::run::config::{self, Config};
+use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
+
+/// Why a clause id a case cites is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ClauseIdProblem {
+    /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`); `suggestion` is
+    /// ` (did you mean ...?)` or empty.
+    Unknown { id: String, suggestion: String },
+    /// The id is a clause of another op than the case's.
+    OtherOp { id: String, op: Op },
+}
+
+impl fmt::Display for ClauseIdProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClauseIdProblem::Unknown { id, suggestion } => {
+                write!(
+                    f,
+                    "unknown clause id `{id}` (no clause catalogue has it){suggestion}"
+                )
+            }
+            ClauseIdProblem::OtherOp { id, op } => {
+                write!(f, "clause id `{id}` is a clause of another op, not of {op}")
+            }
+        }
+    }
+}
+
+/// A case that cites clause ids no catalogue has, or of another op: its trial fails, naming
+/// the file, the case and each id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: case `{case}`: {} (specs/<op>.clauses.yaml lists the ids)",
+    path.display(),
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+)]
+pub(crate) struct ClauseIdError {
+    /// The spec file.
+    pub(crate) path: PathBuf,
+    /// The case's name in its file.
+    pub(crate) case: String,
+    /// The trial that reports it.
+    pub(crate) trial: String,
+    pub(crate) op: Op,
+    pub(crate) problems: Vec<ClauseIdProblem>,
+}
+
+/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
+/// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
+/// naming the file, the case and the id (`runner coverage` lints the same, and more).
+fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
+    let (catalogue, _) = Catalogue::load_over(&crate::backend::checkout::builtin_specs(), dirs);
+    let mut failing = Vec::new();
+    loaded.cases.retain(|case| {
+        let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
+            .filter_map(|id| match catalogue.get(id) {
+                None => Some(ClauseIdProblem::Unknown {
+                    id: id.clone(),
+                    suggestion: opspec_spec::did_you_mean(
+                        id,
+                        catalogue.iter().map(|c| c.id.as_str()),
+                    ),
+                }),
+                Some(_) if !catalogue.applies_to(id, case.op) => Some(ClauseIdProblem::OtherOp {
+                    id: id.clone(),
+                    op: case.op,
+                }),
+                Some(_) => None,
+            })
+            .collect();
+        if problems.is_empty() {
+            return true;
+        }
+        failing.push(ClauseIdError {
+            path: case.path.clone(),
+            case: case.name.clone(),
+            trial: case.trial_name(),
+            op: case.op,
+            problems,
+        });
+        false
+    });
+    failing
+}
+
+/// `(op, file)` when the arguments run one exact trial (as cargo nextest runs each test): only
+/// that file is read.
+fn single_file(args: &Arguments) -> Option<(&str, &str)> {
+    match (&args.filter, args.exact) {
+        (Some(name), true) => {
+            let mut parts = name.split("::");
+            parts.next().zip(parts.next())
+        }
+        _ => None,
+    }
+}
+
+/// The reference of a run: its engine, within the run's limits.
+pub(crate) fn reference(config: &Config) -> Reference {
+    Reference {
+        engine: config.engine,
+        limits: config.limits(),
+    }
+}
+
+/// Starts the backend `config` names (the reference when it names none): its processes
+/// (`--jobs`, at most one per case of the `cases` to send), its log, its timeouts, the limits
+/// it is given, and the request dump (`--dump-requests`).
+pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, RunError> {
+    let backend: Arc<dyn Backend> = match &config.backend {
+        None => Arc::new(reference(config)),
+        Some(command) => {
+            if let Some(parent) = config.backend_log.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            Arc::new(
+                ProcessBackend::start_pool(
+                    command,
+                    Timeouts {
+                        case: config.timeout,
+                        hello: config.hello_timeout,
+                    },
+                    config.backend_log.clone(),
+                    config.jobs.min(cases.max(1)),
+                    config.limits(),
+                )
+                .map_err(|e| RunError::Backend(e.to_string()))?,
+            )
+        }
+    };
+    Ok(match &config.dump_requests {
+        Some(path) => {
+            Arc::new(Dumping::create(backend, path).map_err(|e| RunError::Backend(e.to_string()))?)
+        }
+        None => backend,
+    })
+}
+
+/// The runner's subcommands: given after an option, each is read as a name filter.
+const SUBCOMMANDS: [&str; 7] = [
+    "coverage",
+    "replay",
+    "report",
+    "merge",
+    "diff",
+    "update-expectations",
+    "export",
+];
+
+/// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The known-failures file (`--expectations`) cannot be read or is malformed.
+    #[error("{0}")]
+    Expectations(String),
+    /// The sweeps or their goldens cannot be loaded or written.
+    #[error("{0}")]
+    Generated(String),
+    /// The backend process cannot be started.
+    #[error("{0}")]
+    Backend(String),
+    /// The filter selects no trial, or the backend supports none.
+    #[error("{0}")]
+    NothingToRun(String),
+    /// A report file (`--report-json`, `--junit`) cannot be written.
+    #[error("{0}")]
+    Report(String),
+    /// Options that cannot be honoured (`--test-threads 0`, an output naming an input),
+    /// refused before anything runs.
+    #[error("{0}")]
+    Usage(String),
+    /// A signal (named) stopped the run before its backend was started.
+    #[error("the run was interrupted by {0} before it started")]
+    Interrupted(String),
+}
+
+/// A problem of a spec or sweep file, as the failing trial that reports it.
+struct SpecProblem {
+    trial: String,
+    /// The op folder (possibly an unknown op's name).
+    op: String,
+    message: String,
+}
+
+/// An opened run: its configuration, the cases the arguments can select (those citing an
+/// unknown clause id set apart), the generated trials, and the known failures.
+pub struct Harness {
+    config: Config,
+    expectations: Expectations,
+    /// The spec cases, and the spec files' problems.
+    loaded: Loaded,
+    /// Cases taken out for the clause ids they cite.
+    clause_id_errors: Vec<ClauseIdError>,
+    generated: Option<GeneratedTrials>,
+    /// One exact trial is run (as cargo nextest runs each): only its file was read.
+    single_file: bool,
+}
+
+/// What a trial replayed alone found ([`Harness::replay`]).
+pub(crate) enum Replayed {
+    /// The trial is a problem of its spec file, found before anything runs.
+    SpecProblem(String),
+    /// The trial's record.
+    Record(Box<Record>),
+}
+
+/// Why `runner replay` gives no verdict.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ReplayError {
+    #[error("no trial named `{trial}` in {folders} (`runner --list` lists them)")]
+    NoSuchTrial { trial: String, folders: String },
+    #[error("trial `{0}` gave no verdict")]
+    NoVerdict(String),
+    #[error("{0}")]
+    Run(#[from] RunError),
+}
+
+impl Harness {
+    /// Opens a run of the trials `args` can select: reads the known failures, loads the spec
+    /// cases (checking the clause ids they cite) and the sweeps, within the run's limits.
+    pub(crate) fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
+        let expectations = match &config.expectations {
+            Some(path) => {
+                Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
+            }
+            None => Expectations::default(),
+        };
+        let mut loaded = load_dirs(&config.specs, single_file(args), config.limits());
+        let clause_id_errors = check_clause_ids(&mut loaded, &config.specs);
+        let generated = GeneratedTrials::load(args, &config).map_err(RunError::Generated)?;
+        Ok(Harness {
+            config,
+            expectations,
+            loaded,
+            clause_id_errors,
+            generated,
+            single_file: single_file(args).is_some(),
+        })
+    }
+
+    /// The problems of the spec and sweep files, found before anything runs: each becomes a
+    /// failing trial.
+    fn spec_problems(&self) -> impl Iterator<Item = SpecProblem> + '_ {
+        let errors = (self.loaded.errors.iter())
+            .chain(self.generated.iter().flat_map(|g| g.errors()))
+            .map(|e| SpecProblem {
+                trial: e.trial_name(),
+                op: e.op.clone(),
+                message: e.to_string(),
+            });
+        let clause_ids = self.clause_id_errors.iter().map(|e| SpecProblem {
+            trial: e.trial.clone(),
+            op: e.op.name().to_owned(),
+            message: e.to_string(),
+        });
+        errors.chain(clause_ids)
+    }
+
+    /// Every trial's name with the clauses its case cites ([`Expectations::cited`]); a
+    /// generated case cites those of the error the reference gives it
+    /// ([`generated::with_expected_error`]). Empty when there are no known failures.
+    fn trial_clauses(&self) -> Vec<TrialClauses> {
+        if self.expectations.entries.is_empty() {
+            return Vec::new();
+        }
+        let cited = |case: &Case| TrialClauses {
+            name: case.trial_name(),
+            clauses: self.expectations.cited(case),
+        };
+        let reference = reference(&self.config);
+        let generated = (self.generated.as_ref())
+            .map(|g| g.trial_cases())
+            .unwrap_or_default();
+        (self.loaded.cases.iter().map(cited))
+            .chain(generated.into_iter().map(|case| {
+                cited(&generated::with_expected_error(
+                    case,
+                    generated::reference_error(reference, case),
+                ))
+            }))
+            .collect()
+    }
+
+    /// How many cases the run may send to a backend at most: the spec and generated cases
+    /// whose trials `args` and the partition select.
+    fn cases_to_send(&self, args: &Arguments) -> usize {
+        let generated = (self.generated.as_ref())
+            .map(|g| g.trial_cases())
+            .unwrap_or_default();
+        (self.loaded.cases.iter().chain(generated))
+            .map(Case::trial_name)
+            .filter(|name| {
+                !self
+                    .config
+                    .partition
+                    .is_some_and(|part| !part.contains(name))
+            })
+            .filter(|name| !args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))))
+            .count()
+    }
+
+    /// Runs the trials `args` selects against `backend`, or the backend the configuration
+    /// names: libtest's report, the op × dtype table, the report files.
+    pub(crate) fn run(
+        mut self,
+        mut args: Arguments,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> Result<RunSummary, RunError> {
+        let config = &self.config;
+        if args.list {
+            // Listing starts no backend.
+            let trials = Arc::new(Trials::new(Arc::new(Reference::default()), &self));
+            let cases = std::mem::take(&mut self.loaded.cases);
+            let mut trials = trials.build(&args, &self, cases, None);
+            if let Some(part) = config.partition {
+                trials.retain(|t| part.contains(t.name()));
+            }
+            let listed = libtest_mimic::run(&args, trials);
+            return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
+        }
+        // Each generated case's expected error takes a reference evaluation: done once, for the
+        // check here and for the entries that match nothing below.
+        let cited = self.trial_clauses();
+        self.expectations.check(&cited).map_err(|errors| {
+            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
+            let lines: Vec<String> = (errors.iter())
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect();
+            RunError::Expectations(lines.join("\n"))
+        })?;
+        if let Some(signal) = interrupt::signal() {
+            return Err(RunError::Interrupted(interrupt::name(signal).to_owned()));
+        }
+        let backend = match backend {
+            Some(backend) => backend,
+            None => start_backend(config, self.cases_to_send(&args))?,
+        };
+        let halted = Arc::downgrade(&backend);
+        interrupt::on_signal_call(move || {
+            if let Some(backend) = halted.upgrade() {
+                backend.halt();
+            }
+        });
+        let supported = (self.loaded.cases.iter())
+            .filter(|c| backend.supports(c).is_ok())
+            .count();
+        let check_unmatched = !self.single_file;
+        let mut trials = Trials::new(Arc::clone(&backend), &self);
+        // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
+        trials.quiet_exclusions &= check_unmatched;
+        let trials = Arc::new(trials);
+        let case_count = self.loaded.cases.len();
+        let unmatched_against = check_unmatched.then_some(cited.as_slice());
+        // The cases move into their trials.
+        let cases = std::mem::take(&mut self.loaded.cases);
+        let built = trials.build(&args, &self, cases, unmatched_against);
+        let quietly_excluded = std::mem::take(&mut *lock(&trials.quietly_excluded));
+        let selected =
+            quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
+        if selected == 0 {
+            return Err(RunError::NothingToRun(match &args.filter {
+                Some(filter) if SUBCOMMANDS.contains(&filter.as_str()) => format!(
+                    "the filter {filter:?} selects no case: `{filter}` is a subcommand, read as a name filter because an option came before it; give it first (`runner {filter} --specs DIRS`, for instance)"
+                ),
+                Some(filter) => format!("the filter {filter:?} selects no case"),
+                None if !args.skip.is_empty() => {
+                    format!("the --skip filters {:?} leave no trial to run", args.skip)
+                }
+                None => "no case to run (are the spec folders empty?)".into(),
+            }));
+        }
+        if case_count > 0 && supported == 0 {
+            return Err(RunError::NothingToRun(format!(
+                "backend {} supports none of the {case_count} cases (check the ops and dtypes in its hello)",
+                backend.name()
+            )));
+        }
+        let judged = !(config.allow_skips || self.single_file);
+        let mut run_info = merge::RunInfo::new(
+            (built.iter())
+                .filter(|t| !args.is_filtered_out(t))
+                .map(Trial::name)
+                .chain(quietly_excluded.iter().map(String::as_str)),
+            config.partition,
+            judged,
+        );
+        run_info.require_error_kinds = config.require_error_kinds;
+        let folders: Vec<PathBuf> = (config.specs.iter())
+            .chain(&config.sweeps)
+            .chain(&config.golden)
+            .cloned()
+            .collect();
+        let run_info = run_info.given(merge::Given {
+            inputs: merge::content_fingerprint(&folders),
+            expectations: merge::file_fingerprint(config.expectations.as_deref()),
+            max_elements: config.max_elements,
+            engine: config.engine.to_string(),
+            backend_command: config.backend.clone().unwrap_or_default(),
+        });
+        let built = match config.partition {
+            Some(part) => built
+                .into_iter()
+                .filter(|t| part.contains(t.name()))
+                .collect(),
+            None => built,
+        };
+        if let Some(file) = &config.shard_status_file {
+            // Bazel's sign that the test shards; without it Bazel takes the run for one that
+            // ignores the sharding.
+            if let Err(e) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+            {
+                eprintln!(
+                    "warning: cannot touch the shard status file {} (TEST_SHARD_STATUS_FILE): {e}",
+                    file.display()
+                );
+            }
+        }
+        let none_here = built.iter().all(|t| args.is_filtered_out(t));
+        if let (Some(part), true) = (config.partition, none_here) {
+            println!(
+                "part {part} holds none of the {} selected trials: nothing to run in this part",
+                run_info.selected
+            );
+        }
+        if config.jobs > 1 && args.test_threads.is_none() {
+            // Every worker busy at once, and no fewer threads than libtest would take; twice as
+            // many cases waiting as workers, so that a freed worker mostly finds a case of a
+            // shape it has run before (`process::preferred_worker`).
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            args.test_threads = Some((2 * config.jobs).max(cores));
+        }
+        let conclusion = libtest_mimic::run(&args, built);
+        let late = backend.finish();
+        if let Some(generated) = &self.generated {
+            generated
+                .finish()
+                .map_err(|e| RunError::Generated(e.to_string()))?;
+        }
+        let mut records = std::mem::take(&mut *lock(&trials.records));
+        records.sort_by(|a, b| a.name.cmp(&b.name));
+        for fault in &late {
+            eprintln!(
+                "error: {} failed after its verdict: {}",
+                fault.trial, fault.message
+            );
+            if let Some(record) = records.iter_mut().find(|r| r.name == fault.trial) {
+                let verdict = decide(
+                    Verdict::fail(
+                        format!("{}\n{}", fault.message, record.message)
+                            .trim_end()
+                            .to_owned(),
+                    ),
+                    None,
+                    None,
+                );
+                record.status = verdict.status;
+                record.message = verdict.message;
+            }
+        }
+        let context = record::Context {
+            facts: backend.facts(),
+            expectation_entries: (trials.expectations.entries.iter())
+                .map(record::EntryState::of)
+                .collect(),
+            composed: backend.composed(),
+        };
+        if records.len() > 1 {
+            println!(
+                "backend: {} ({})\n{}{}",
+                backend.name(),
+                context.facts.line(),
+                report::table(&records),
+                report::summary(&records)
+            );
+            if let Some(line) = report::exclusion_line(&records) {
+                println!("{line}");
+            }
+            if let Some(line) = report::composed_line(&records) {
+                println!("{line}");
+            }
+            let (catalogue, _) =
+                Catalogue::load_over(&crate::backend::checkout::builtin_specs(), &config.specs);
+            if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
+                println!("{line}");
+            }
+        }
+        println!("{}", config.folders());
+        // One exact trial (as cargo nextest runs each) is judged by that trial alone.
+        let mut problems = report::problems(&records, judged, config.require_error_kinds);
+        if let Some(signal) = interrupt::signal() {
+            problems.push(format!(
+                "the run was interrupted by {}: the trials it had not finished are not run",
+                interrupt::name(signal)
+            ));
+        }
+        let cannot_write = |path: &PathBuf, e: std::io::Error| {
+            RunError::Report(format!("cannot write {}: {e}", path.display()))
+        };
+        if let Some(path) = &config.report_json {
+            let json = report::json(&backend.name(), &context, &records, &problems);
+            output::write_replacing(path, merge::with_run_info(json, &run_info))
+                .map_err(|e| cannot_write(path, e))?;
+        }
+        if let Some(path) = &config.junit {
+            output::write_replacing(
+                path,
+                report::junit(&backend.name(), &context.facts, &records, &problems),
+            )
+            .map_err(|e| cannot_write(path, e))?;
+        }
+        for problem in &problems {
+            eprintln!("error: the run is no pass: {problem}");
+        }
+        Ok(RunSummary::new(
+            &records,
+            problems,
+            conclusion.has_failed() || !late.is_empty(),
+        ))
+    }
+
+    /// Runs the one trial named `trial`, as a run of this configuration would, on the backend
+    /// the configuration names as `wrap` gives it (`runner replay` prints each request and
+    /// reply). No backend is started for a trial the run does not have.
+    pub(crate) fn replay(
+        self,
+        trial: &str,
+        wrap: impl FnOnce(Arc<dyn Backend>) -> Arc<dyn Backend>,
+    ) -> Result<Replayed, ReplayError> {
+        if let Some(problem) = self.spec_problems().find(|p| p.trial == trial) {
+            return Ok(Replayed::SpecProblem(problem.message));
+        }
+        let case = self.loaded.cases.iter().find(|c| c.trial_name() == trial);
+        let found = self.generated.as_ref().and_then(|g| g.find(trial));
+        if case.is_none() && found.is_none() {
+            return Err(ReplayError::NoSuchTrial {
+                trial: trial.to_owned(),
+                folders: self.config.folders().replace('\n', "; "),
+            });
+        }
+        let backend = wrap(start_backend(&self.config, 1)?);
+        println!("backend: {}", backend.name());
+        let trials = Trials::new(backend, &self);
+        match (case, found) {
+            (Some(case), _) => {
+                let _ = trials.execute(case);
+            }
+            (None, Some(found)) => {
+                let store = self.generated.as_ref().expect("found in it").store();
+                let _ = trials.execute_generated(found, store);
+            }
+            (None, None) => unreachable!("checked above"),
+        }
+        let mut records = std::mem::take(&mut *lock(&trials.records));
+        match records.is_empty() {
+            true => Err(ReplayError::NoVerdict(trial.to_owned())),
+            false => Ok(Replayed::Record(Box::new(records.swap_remove(0)))),
+        }
+    }
+}
+
+/// Runs the suite: loads the specs, runs every selected case against the configured backend,
+/// prints libtest's report and the op × dtype table, and writes the requested report files.
+///
+/// SIGINT, SIGTERM and SIGHUP stop the run (`interrupt`): the backends are stopped, the
+/// reports written with what the run has, and the exit code is 128 + the signal's number.
+pub fn main_with(args: Arguments, config: Config) -> ExitCode {
+    if let Err(e) = interrupt::install() {
+        eprintln!("warning: {e}");
+    }
+    let result = run(args, config, None);
+    if let Some(signal) = interrupt::signal() {
+        if let Err(error) = result {
+            eprintln!("error: {error}");
+        }
+        return ExitCode::from(interrupt::exit_code(signal));
+    }
+    match result {
+        Ok(summary) => summary.exit_code(),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the suite as `runner` and `cargo test` do: checks the arguments, opens the run
+/// ([`Harness::open`]) and runs it against `backend`, or the backend `config` names.
+pub(crate) fn run(
+    args: Arguments,
+    config: Config,
+    backend: Option<Arc<dyn Backend>>,
+) -> Result<RunSummary, RunError> {
+    config::check_arguments(args.test_threads, args.logfile.as_deref()).map_err(RunError::Usage)?;
+    config
+        .check_outputs(args.logfile.as_deref().map(Path::new))
+        .map_err(RunError::Usage)?;
+    Harness::open(&args, config)?.run(args, backend)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The trials of a run in progress: the backend they go to, and what became of each.
+struct Trials {
+    backend: Arc<dyn Backend>,
+    expectations: Expectations,
+    records: Mutex<Vec<Record>>,
+    /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
+    replay: String,
+    /// How the runner was started ([`Config::program`]).
+    program: String,
+    /// The reference (its engine and the run's limits), for goldens and round trips.
+    reference: Reference,
+    /// `--fail-fast`: after the first failure, no trial is sent.
+    fail_fast: bool,
+    /// The part of the trials this run makes ([`Config::partition`]).
+    partition: Option<Partition>,
+    /// The names of the selected trials excluded quietly, in every part.
+    quietly_excluded: Mutex<Vec<String>>,
+    /// Trials the hello excludes are recorded and counted, not made libtest trials
+    /// (`--list-excluded` makes them trials, each printed as ignored).
+    quiet_exclusions: bool,
+    /// The name of the first trial that failed, once one has.
+    first_failure: OnceLock<String>,
+    /// What the backend composes rather than implements (the hello's `composed`).
+    composed: BTreeMap<String, String>,
+}
+
+impl Trials {
+    fn new(backend: Arc<dyn Backend>, harness: &Harness) -> Trials {
+        let config = &harness.config;
+        // The entries whose conditions do not hold on this engine and machine cover no trial.
+        let mut expectations = harness.expectations.clone();
+        expectations.resolve(&backend.facts());
+        let composed = backend.composed();
+        Trials {
+            backend,
+            expectations,
+            records: Mutex::default(),
+            replay: config.replay_flags(),
+            program: config.program.clone(),
+            quiet_exclusions: !config.list_excluded,
+            partition: config.partition,
+            quietly_excluded: Mutex::default(),
+            reference: reference(config),
+            fail_fast: config.fail_fast,
+            first_failure: OnceLock::new(),
+            composed,
+        }
+    }
+
+    /// The libtest trials: one per case (`cases` move into them), one failing trial per spec
+    /// problem, and, given the trials with the clauses they cite ([`Harness::trial_clauses`]),
+    /// one per expectations entry that matches none of them; sorted by name.
+    fn build(
+        self: &Arc<Self>,
+        args: &Arguments,
+        harness: &Harness,
+        cases: Vec<Case>,
+        cited: Option<&[TrialClauses]>,
+    ) -> Vec<Trial> {
+        let mut trials: Vec<Trial> = (harness.spec_problems())
+            .map(|p| self.failing_trial(p.trial, p.op, p.message))
+            .collect();
+        if let Some(generated) = &harness.generated {
+            trials.extend(self.generated_trials(args, generated));
+        }
+        if let Some(cited) = cited {
+            for entry in self.expectations.unmatched(cited) {
+                let message = format!(
+                    "stale expectation: line {} (`{}`) matches no case; remove it",
+                    entry.line,
+                    entry.selector()
+                );
+                let name = format!("expectations::line_{}", entry.line);
+                trials.push(self.failing_trial(name, "expectations".into(), message));
+            }
+        }
+        trials.extend(
+            (cases.into_iter())
+                .filter(|case| !self.exclude_quietly(args, case, false))
+                .map(|case| {
+                    let trials = Arc::clone(self);
+                    Trial::ignorable_test(case.trial_name(), move || trials.execute(&case))
+                }),
+        );
+        trials.sort_by(|a, b| a.name().cmp(b.name()));
+        trials
+    }
+
+    /// The trials of the sweeps: a trial per generated case and per round trip, and a failing
+    /// trial per unused golden (removed instead when blessing).
+    fn generated_trials(
+        self: &Arc<Self>,
+        args: &Arguments,
+        generated: &GeneratedTrials,
+    ) -> Vec<Trial> {
+        let mut trials = Vec::new();
+        for case in generated.cases() {
+            if self.exclude_generated_quietly(args, case, generated.store()) {
+                if let Some(first) = &case.metamorphic {
+                    self.exclude_quietly(args, first, false);
+                }
+                continue;
+            }
+            let (trials_case, store) = (Arc::clone(self), Arc::clone(generated.store()));
+            let sweep_case = Arc::new(case.clone());
+            trials.push(Trial::ignorable_test(case.case.trial_name(), move || {
+                trials_case.execute_generated(GeneratedTrial::Sweep(&sweep_case), &store)
+            }));
+            if let Some(first) = &case.metamorphic {
+                let (trials_meta, store) = (Arc::clone(self), Arc::clone(generated.store()));
+                let first = first.clone();
+                let provenance = case.provenance.clone();
+                trials.push(Trial::ignorable_test(first.trial_name(), move || {
+                    let round_trip = GeneratedTrial::RoundTrip {
+                        first: &first,
+                        provenance: provenance.as_ref(),
+                    };
+                    trials_meta.execute_generated(round_trip, &store)
+                }));
+            }
+        }
+        for unused in generated.unused() {
+            let name = format!("golden::unused::{}", unused.name);
+            trials.push(match generated.store().is_blessing() {
+                true => self.removal_trial(name, Arc::clone(generated.store()), unused.clone()),
+                false => self.failing_trial(name, "golden".into(), unused.message.clone()),
+            });
+        }
+        trials
+    }
+
+    /// When blessing, the trial of an unused golden removes it (or keeps it, when its sweep was
+    /// not loaded) and passes.
+    fn removal_trial(
+        self: &Arc<Self>,
+        name: String,
+        store: Arc<GoldenStore>,
+        unused: Unused,
+    ) -> Trial {
+        let trials = Arc::clone(self);
+        Trial::test(name.clone(), move || {
+            store.remove(&unused);
+            let done = if unused.removable() {
+                "removed"
+            } else {
+                "kept"
+            };
+            let verdict = decide(
+                Verdict::pass_with(format!("{done}: {}", unused.message)),
+                None,
+                None,
+            );
+            trials.record(problem_record(name, "golden".into(), verdict));
+            Ok(())
+        })
+    }
+
+    /// With `--fail-fast`, once a trial has failed: a trial that starts now is not sent. It is
+    /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
+    /// failure already fails the run).
+    fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
+        let verdict = match interrupt::signal() {
+            Some(signal) => Verdict::not_run(format!(
+                "the run was interrupted by {}",
+                interrupt::name(signal)
+            )),
+            None => Verdict::stopped(self.first_failure.get().filter(|_| self.fail_fast)?),
+        };
+        let verdict = decide(verdict, None, None);
+        let message = verdict.message.clone();
+        let name = case.trial_name();
+        self.record(self.case_record(name, case, verdict, started));
+        Some(Ok(Completion::ignored_with(message)))
+    }
+
+    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
+    /// out) without making it a libtest trial, so that the console counts exclusions per
+    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
+    /// the arguments filter out is not recorded.
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        let Err(exclusion) = self.backend.supports(case) else {
+            return false;
+        };
+        if ops_only && !exclusion.by.starts_with("op ") {
+            return false;
+        }
+        let name = case.trial_name();
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+            return true;
+        }
+        lock(&self.quietly_excluded).push(name.clone());
+        if self.partition.map_or(true, |part| part.contains(&name)) {
+            let verdict = decide(Verdict::excluded(exclusion), None, None);
+            self.record(self.case_record(name, case, verdict, Instant::now()));
+        }
+        true
+    }
+
+    /// [`Trials::exclude_quietly`] for a generated case: whether it expects an error decides a
+    /// dtype or attribute exclusion, so beyond an op the hello leaves out the case is judged
+    /// with its golden (read and checked once, as its trial would). A golden with a problem
+    /// leaves the case to its trial, which reports the problem.
+    fn exclude_generated_quietly(
+        &self,
+        args: &Arguments,
+        generated: &GeneratedCase,
+        store: &GoldenStore,
+    ) -> bool {
+        if !self.quiet_exclusions {
+            return false;
+        }
+        match self.backend.supports(&generated.case) {
+            Ok(()) => return false,
+            Err(exclusion) if exclusion.by.starts_with("op ") => {
+                return self.exclude_quietly(args, &generated.case, true)
+            }
+            Err(_) => {}
+        }
+        let reference = self.reference.evaluate(&generated.case.invocation);
+        let Ok(golden) = store.check(
+            &generated.golden,
+            generated.seed,
+            &generated.hash,
+            &reference,
+        ) else {
+            return false;
+        };
+        let mut case = generated.case.clone();
+        case.expect = golden.expect;
+        self.exclude_quietly(args, &case, false)
+    }
+
+    fn execute(&self, case: &Case) -> Result<Completion, Failed> {
+        let started = Instant::now();
+        if let Some(result) = self.stopped(case, started) {
+            return result;
+        }
+        let verdict = match self.backend.supports(case) {
+            Err(reason) => Verdict::excluded(reason),
+            Ok(()) => self.send(case),
+        };
+        self.conclude(case, verdict, started)
+    }
+
+    /// Runs a case the backend accepts and judges what it did.
+    fn send(&self, case: &Case) -> Verdict {
+        match self.backend.run(case) {
+            Ok(outcome) => judge_excluding(
+                case,
+                outcome,
+                self.backend.is_reference(),
+                &self.backend.excluded_dtypes(case),
+            ),
+            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
+            Err(broken) => Verdict::fail(format!("{}\n{broken}", describe_case(case))),
+        }
+    }
+
+    fn execute_generated(
+        &self,
+        trial: GeneratedTrial<'_>,
+        store: &GoldenStore,
+    ) -> Result<Completion, Failed> {
+        match trial {
+            GeneratedTrial::Sweep(generated) => self.execute_sweep_case(generated, store),
+            GeneratedTrial::RoundTrip { first, provenance } => {
+                self.execute_round_trip(first, provenance)
+            }
+        }
+    }
+
+    fn execute_sweep_case(
+        &self,
+        generated: &GeneratedCase,
+        store: &GoldenStore,
+    ) -> Result<Completion, Failed> {
+        let started = Instant::now();
+        if let Some(result) = self.stopped(&generated.case, started) {
+            return result;
+        }
+        let judged = generated::judge(self.backend.as_ref(), self.reference, generated, store);
+        // Known failures match a generated case by the error the reference gives it, which
+        // judging it has just found.
+        let case = match self.expectations.entries.is_empty() {
+            true => generated.case.clone(),
+            false => generated::with_expected_error(&generated.case, judged.reference_error),
+        };
+        self.conclude(&case, judged.verdict, started)
+    }
+
+    fn execute_round_trip(
+        &self,
+        first: &Case,
+        provenance: Option<&Provenance>,
+    ) -> Result<Completion, Failed> {
+        let started = Instant::now();
+        if let Some(result) = self.stopped(first, started) {
+            return result;
+        }
+        let verdict = generated::round_trip(
+            self.backend.as_ref(),
+            first,
+            provenance,
+            self.reference.limits,
+        );
+        self.conclude(first, verdict, started)
+    }
+
+    /// Applies the known failures to a verdict ([`decide`]), records it, and gives the trial's
+    /// result: a pass, a failure, or ignored with the first line of its reason.
+    fn conclude(
+        &self,
+        case: &Case,
+        verdict: Verdict,
+        started: Instant,
+    ) -> Result<Completion, Failed> {
+        // A case in flight when --fail-fast stopped the run is reported as one not sent.
+        if verdict.status == Status::NotRun {
+            if let Some(result) = self.stopped(case, started) {
+                return result;
+            }
+        }
+        let name = case.trial_name();
+        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
+        let replay = replay_command::command(&self.program, &name, &self.replay);
+        let verdict = decide(verdict, known, Some(&replay));
+        let result = match verdict.status {
+            Status::Passed => Ok(Completion::Completed),
+            Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
+            _ => Ok(Completion::ignored_with(
+                verdict.message.lines().next().unwrap_or_default(),
+            )),
+        };
+        self.record(self.case_record(name, case, verdict, started));
+        result
+    }
+
+    /// The record of a trial of `case` that started at `started`, with its decided verdict.
+    fn case_record(&self, name: String, case: &Case, verdict: Verdict, started: Instant) -> Record {
+        Record {
+            replay: Some(replay_command::command(&self.program, &name, &self.replay)),
+            name,
+            op: case.op.name().to_owned(),
+            dtype: primary_dtype(case).map(|d| d.name().to_owned()),
+            dtypes: trial_dtypes(case)
+                .iter()
+                .map(|d| d.name().to_owned())
+                .collect(),
+            status: verdict.status,
+            excluded_by: verdict.excluded_by,
+            message: verdict.message,
+            seconds: started.elapsed().as_secs_f64(),
+            clauses: case.clauses.clone(),
+            known: verdict.known,
+            composed: composed_key(case.op, &case.invocation.attrs, &self.composed),
+        }
+    }
+
+    /// A trial that reports a problem found before running anything (a spec error, a stale
+    /// expectation, an unused golden), recorded like any other failure.
+    fn failing_trial(self: &Arc<Self>, name: String, op: String, message: String) -> Trial {
+        let trials = Arc::clone(self);
+        Trial::test(name.clone(), move || {
+            let verdict = decide(Verdict::fail(message), None, None);
+            let failure = Failed::from(verdict.message.clone());
+            trials.record(problem_record(name, op, verdict));
+            Err(failure)
+        })
+    }
+
+    fn record(&self, record: Record) {
+        if record.status.fails()
+            && self.first_failure.set(record.name.clone()).is_ok()
+            && self.fail_fast
+        {
+            self.backend.halt();
+        }
+        lock(&self.records).push(record);
+    }
+}
+
+/// The record of a trial that is no case (a spec problem, a stale expectation, an unused
+/// golden): no dtype, clause or replay command.
+fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
+    Record {
+        name,
+        op,
+        dtype: None,
+        dtypes: Vec::new(),
+        status: verdict.status,
+        excluded_by: verdict.excluded_by,
+        message: verdict.message,
+        seconds: 0.0,
+        clauses: Vec::new(),
+        known: verdict.known,
+        composed: None,
+        replay: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-process API's summary counts every status a record can have, as the JSON report
+    /// does: a trial of each status is counted once.
+    #[test]
+    fn the_summary_counts_all_nine_statuses() {
+        let records: Vec<Record> = (Status::ALL.iter())
+            .map(|&status| Record::bare(&format!("slice::x::{}", status.name()), status))
+            .collect();
+        let s = RunSummary::new(&records, Vec::new(), false);
+        let counted = [
+            s.passed,
+            s.failed,
+            s.unsupported,
+            s.excluded,
+            s.known_failures,
+            s.implementation_defined,
+            s.not_run,
+            s.shape_checked,
+            s.rejected_unclassified,
+        ];
+        assert_eq!(counted, [1; 9]);
+        assert!(s.success);
+    }
+}

@@ -1,0 +1,7 @@
+//! A run: its configuration, the harness that makes every case a trial, replay and in-process runs.
+
+pub mod config;
+pub(crate) mod generated;
+pub mod harness;
+pub(crate) mod in_process;
+pub mod replay;
