@@ -9,9 +9,9 @@
 //! reads the same whichever of the two reads it; `load.rs`'s differential test holds the two
 //! to that over mutated copies of every spec. Where the two differ it is on purpose, for bounds:
 //! local tags (`!x`) are refused with their line; anchored values are kept (as events) for
-//! their aliases, and anchors and aliases together are bounded by [`MAX_ALIASED`] events and
-//! [`MAX_ALIASED_BYTES`] bytes of scalars (the YAML bomb's tool: many aliases of one small
-//! value, or a few of one large value); nesting stops at [`MAX_DEPTH`] levels, data lists at
+//! their aliases, and anchors and aliases together are bounded by `MAX_ALIASED` events and
+//! `MAX_ALIASED_BYTES` bytes of scalars (the YAML bomb's tool: many aliases of one small
+//! value, or a few of one large value); nesting stops at `MAX_DEPTH` levels, data lists at
 //! their own lower bound, before the rest of the file is read.
 
 use std::fmt;
