@@ -31,7 +31,8 @@ use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
-use crate::judge::record::{self, Record, RunSummary, Status};
+use crate::judge::record::{self, Record, Status};
+use crate::judge::run_verdict::{RunRules, RunSummary};
 use crate::judge::verdict::{decide, describe_case, judge_excluding, Verdict};
 use crate::reports::report;
 use crate::reports::{merge, output, replay_command};
@@ -355,7 +356,7 @@ impl Harness {
                 trials.retain(|t| part.contains(t.name()));
             }
             let listed = libtest_mimic::run(&args, trials);
-            return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
+            return Ok(RunSummary::listed(listed.has_failed()));
         }
         // Each generated case's expected error takes a reference evaluation: done once, for the
         // check here and for the entries that match nothing below.
@@ -527,37 +528,35 @@ impl Harness {
             }
         }
         println!("{}", config.folders());
-        // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-        let mut problems = report::problems(&records, judged, config.require_error_kinds);
-        if let Some(signal) = interrupt::signal() {
-            problems.push(format!(
-                "the run was interrupted by {}: the trials it had not finished are not run",
-                interrupt::name(signal)
-            ));
-        }
+        let summary = RunSummary::summarize_final(
+            &records,
+            RunRules {
+                judged,
+                require_error_kinds: config.require_error_kinds,
+            },
+            conclusion.has_failed() || !late.is_empty(),
+            interrupt::signal().map(interrupt::name),
+        );
+        let problems = &summary.problems;
         let cannot_write = |path: &PathBuf, e: std::io::Error| {
             RunError::Report(format!("cannot write {}: {e}", path.display()))
         };
         if let Some(path) = &config.report_json {
-            let json = report::json(&backend.name(), &context, &records, &problems);
+            let json = report::json(&backend.name(), &context, &records, problems);
             output::write_replacing(path, merge::with_run_info(json, &run_info))
                 .map_err(|e| cannot_write(path, e))?;
         }
         if let Some(path) = &config.junit {
             output::write_replacing(
                 path,
-                report::junit(&backend.name(), &context.facts, &records, &problems),
+                report::junit(&backend.name(), &context.facts, &records, problems),
             )
             .map_err(|e| cannot_write(path, e))?;
         }
-        for problem in &problems {
+        for problem in problems {
             eprintln!("error: the run is no pass: {problem}");
         }
-        Ok(RunSummary::new(
-            &records,
-            problems,
-            conclusion.has_failed() || !late.is_empty(),
-        ))
+        Ok(summary)
     }
 
     /// Runs the one trial named `trial`, as a run of this configuration would, on the backend
@@ -1043,33 +1042,5 @@ fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
         known: verdict.known,
         composed: None,
         replay: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The in-process API's summary counts every status a record can have, as the JSON report
-    /// does: a trial of each status is counted once.
-    #[test]
-    fn the_summary_counts_all_nine_statuses() {
-        let records: Vec<Record> = (Status::ALL.iter())
-            .map(|&status| Record::bare(&format!("slice::x::{}", status.name()), status))
-            .collect();
-        let s = RunSummary::new(&records, Vec::new(), false);
-        let counted = [
-            s.passed,
-            s.failed,
-            s.unsupported,
-            s.excluded,
-            s.known_failures,
-            s.implementation_defined,
-            s.not_run,
-            s.shape_checked,
-            s.rejected_unclassified,
-        ];
-        assert_eq!(counted, [1; 9]);
-        assert!(s.success);
     }
 }
