@@ -35,8 +35,9 @@ use opspec_spec::{Case, Expectation, SpecError};
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::judge::record::Status;
-use crate::judge::verdict::{describe_case, judge_excluding, render_mismatch, Verdict};
+use crate::judge::verdict::{describe_case, render_mismatch, Verdict};
 use crate::run::config::{env_flag, repository_root, Config};
+use crate::run::send::send_and_judge;
 
 /// How many wrong elements a provenance report decodes.
 const DECODED: usize = 8;
@@ -279,20 +280,12 @@ fn judge_against_golden(
     };
     let mut case = generated.case.clone();
     case.expect = golden.expect;
-    if let Err(reason) = backend.supports(&case) {
-        return Verdict::excluded(reason);
-    }
-    let outcome = match backend.run(&case) {
-        Ok(outcome) => outcome,
-        Err(BackendError::NotRun(reason)) => return Verdict::not_run(reason),
-        Err(broken) => return Verdict::fail(format!("{}\n{broken}", describe_case(&case))),
-    };
-    let actual = match &outcome {
-        Outcome::Outputs(outputs) => outputs.first().cloned(),
+    let sent = send_and_judge(backend, &case);
+    let verdict = sent.verdict;
+    let actual = match sent.outcome {
+        Some(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => Some(outputs.swap_remove(0)),
         _ => None,
     };
-    let excluded = backend.excluded_dtypes(&case);
-    let verdict = judge_excluding(&case, outcome, backend.is_reference(), &excluded);
     match verdict.status {
         Status::Failed => {
             let decoded = match (&generated.provenance, &actual, &case.expect) {

@@ -26,18 +26,19 @@ use opspec_spec::{load_dirs, Case, Loaded};
 
 use crate::backend::attributes::composed_key;
 use crate::backend::dump::Dumping;
-use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
+use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, Reference};
 use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
 use crate::judge::record::{self, Record, Status};
 use crate::judge::run_verdict::{RunRules, RunSummary};
-use crate::judge::verdict::{decide, describe_case, judge_excluding, Verdict};
+use crate::judge::verdict::{decide, Verdict};
 use crate::reports::report;
 use crate::reports::{merge, output, replay_command};
 use crate::run::config::{self, Config};
 use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
+use crate::run::send::send_and_judge;
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -882,25 +883,8 @@ impl Trials {
         if let Some(result) = self.stopped(case, started) {
             return result;
         }
-        let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::excluded(reason),
-            Ok(()) => self.send(case),
-        };
+        let verdict = send_and_judge(self.backend.as_ref(), case).verdict;
         self.conclude(case, verdict, started)
-    }
-
-    /// Runs a case the backend accepts and judges what it did.
-    fn send(&self, case: &Case) -> Verdict {
-        match self.backend.run(case) {
-            Ok(outcome) => judge_excluding(
-                case,
-                outcome,
-                self.backend.is_reference(),
-                &self.backend.excluded_dtypes(case),
-            ),
-            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
-            Err(broken) => Verdict::fail(format!("{}\n{broken}", describe_case(case))),
-        }
     }
 
     fn execute_generated(

@@ -5,3 +5,4 @@ pub(crate) mod generated;
 pub mod harness;
 pub(crate) mod in_process;
 pub mod replay;
+pub(crate) mod send;
