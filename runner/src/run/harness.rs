@@ -26,7 +26,7 @@ use opspec_spec::{load_dirs, Case, Loaded};
 
 use crate::backend::attributes::composed_key;
 use crate::backend::dump::Dumping;
-use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, Reference};
+use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
@@ -341,24 +341,43 @@ impl Harness {
     }
 
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
-    /// names: libtest's report, the op × dtype table, the report files.
+    /// names: libtest's report, the op × dtype table, the report files. In three stages: the
+    /// trials are selected ([`Harness::select`]), run ([`Harness::execute`]), and the run is
+    /// judged and reported ([`Harness::finish`]).
     pub(crate) fn run(
         mut self,
         mut args: Arguments,
         backend: Option<Arc<dyn Backend>>,
     ) -> Result<RunSummary, RunError> {
-        let config = &self.config;
         if args.list {
-            // Listing starts no backend.
-            let trials = Arc::new(Trials::new(Arc::new(Reference::default()), &self));
-            let cases = std::mem::take(&mut self.loaded.cases);
-            let mut trials = trials.build(&args, &self, cases, None);
-            if let Some(part) = config.partition {
-                trials.retain(|t| part.contains(t.name()));
-            }
-            let listed = libtest_mimic::run(&args, trials);
-            return Ok(RunSummary::listed(listed.has_failed()));
+            return Ok(self.list(&args));
         }
+        let selected = self.select(&args, backend)?;
+        let executed = self.execute(&mut args, selected)?;
+        self.finish(executed)
+    }
+
+    /// `--list`: prints the trials a run would make, and starts no backend.
+    fn list(&mut self, args: &Arguments) -> RunSummary {
+        let trials = Arc::new(Trials::new(Arc::new(Reference::default()), self));
+        let cases = std::mem::take(&mut self.loaded.cases);
+        let mut trials = trials.build(args, self, cases, None);
+        if let Some(part) = self.config.partition {
+            trials.retain(|t| part.contains(t.name()));
+        }
+        let listed = libtest_mimic::run(args, trials);
+        RunSummary::listed(listed.has_failed())
+    }
+
+    /// The first stage: checks the expectations against the trials, starts the backend, and
+    /// makes the libtest trials `args` selects in this run's part, with what the run report
+    /// says of the selection.
+    fn select(
+        &mut self,
+        args: &Arguments,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> Result<Selected, RunError> {
+        let config = &self.config;
         // Each generated case's expected error takes a reference evaluation: done once, for the
         // check here and for the entries that match nothing below.
         let cited = self.trial_clauses();
@@ -374,7 +393,7 @@ impl Harness {
         }
         let backend = match backend {
             Some(backend) => backend,
-            None => start_backend(config, self.cases_to_send(&args))?,
+            None => start_backend(config, self.cases_to_send(args))?,
         };
         let halted = Arc::downgrade(&backend);
         interrupt::on_signal_call(move || {
@@ -386,7 +405,7 @@ impl Harness {
             .filter(|c| backend.supports(c).is_ok())
             .count();
         let check_unmatched = !self.single_file;
-        let mut trials = Trials::new(Arc::clone(&backend), &self);
+        let mut trials = Trials::new(Arc::clone(&backend), self);
         // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
         trials.quiet_exclusions &= check_unmatched;
         let trials = Arc::new(trials);
@@ -394,7 +413,7 @@ impl Harness {
         let unmatched_against = check_unmatched.then_some(cited.as_slice());
         // The cases move into their trials.
         let cases = std::mem::take(&mut self.loaded.cases);
-        let built = trials.build(&args, &self, cases, unmatched_against);
+        let built = trials.build(args, self, cases, unmatched_against);
         let quietly_excluded = std::mem::take(&mut *lock(&trials.quietly_excluded));
         let selected =
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
@@ -445,6 +464,26 @@ impl Harness {
                 .collect(),
             None => built,
         };
+        Ok(Selected {
+            backend,
+            trials,
+            built,
+            run_info,
+            judged,
+        })
+    }
+
+    /// The second stage: runs the selected trials under libtest, then lets the backend and
+    /// the goldens finish.
+    fn execute(&self, args: &mut Arguments, selected: Selected) -> Result<Executed, RunError> {
+        let config = &self.config;
+        let Selected {
+            backend,
+            trials,
+            built,
+            run_info,
+            judged,
+        } = selected;
         if let Some(file) = &config.shard_status_file {
             // Bazel's sign that the test shards; without it Bazel takes the run for one that
             // ignores the sharding.
@@ -473,13 +512,36 @@ impl Harness {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             args.test_threads = Some((2 * config.jobs).max(cores));
         }
-        let conclusion = libtest_mimic::run(&args, built);
+        let conclusion = libtest_mimic::run(args, built);
         let late = backend.finish();
         if let Some(generated) = &self.generated {
             generated
                 .finish()
                 .map_err(|e| RunError::Generated(e.to_string()))?;
         }
+        Ok(Executed {
+            backend,
+            trials,
+            trial_failed: conclusion.has_failed(),
+            late,
+            run_info,
+            judged,
+        })
+    }
+
+    /// The last stage: the records, with the faults the backend reported after their
+    /// verdicts; the run's verdict ([`RunSummary::summarize_final`]); the console summary and
+    /// the report files.
+    fn finish(&self, executed: Executed) -> Result<RunSummary, RunError> {
+        let config = &self.config;
+        let Executed {
+            backend,
+            trials,
+            trial_failed,
+            late,
+            run_info,
+            judged,
+        } = executed;
         let mut records = std::mem::take(&mut *lock(&trials.records));
         records.sort_by(|a, b| a.name.cmp(&b.name));
         for fault in &late {
@@ -535,7 +597,7 @@ impl Harness {
                 judged,
                 require_error_kinds: config.require_error_kinds,
             },
-            conclusion.has_failed() || !late.is_empty(),
+            trial_failed || !late.is_empty(),
             interrupt::signal().map(interrupt::name),
         );
         let problems = &summary.problems;
@@ -637,6 +699,29 @@ pub(crate) fn run(
         .check_outputs(args.logfile.as_deref().map(Path::new))
         .map_err(RunError::Usage)?;
     Harness::open(&args, config)?.run(args, backend)
+}
+
+/// The trials a run selected ([`Harness::select`]), ready to run.
+struct Selected {
+    backend: Arc<dyn Backend>,
+    trials: Arc<Trials>,
+    /// The libtest trials of this run's part.
+    built: Vec<Trial>,
+    run_info: merge::RunInfo,
+    /// The run is judged as a whole ([`RunRules::judged`]).
+    judged: bool,
+}
+
+/// A run whose trials have run ([`Harness::execute`]), to be judged and reported.
+struct Executed {
+    backend: Arc<dyn Backend>,
+    trials: Arc<Trials>,
+    /// A trial failed as libtest counts them.
+    trial_failed: bool,
+    /// Faults the backend reported after a trial's verdict.
+    late: Vec<LateFault>,
+    run_info: merge::RunInfo,
+    judged: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
