@@ -717,6 +717,19 @@ pub(crate) fn env_flag(value: Option<OsString>) -> bool {
     })
 }
 
+/// The trial an exact filter names (`--exact NAME`, as cargo nextest runs each trial), without
+/// the kind libtest shows before a name (`[case] slice::f::c`, as `--list` prints it).
+pub(crate) fn exact_trial(args: &libtest_mimic::Arguments) -> Option<&str> {
+    match (&args.filter, args.exact) {
+        (Some(name), true) => Some(
+            (name.strip_prefix('['))
+                .and_then(|rest| rest.split_once("] "))
+                .map_or(name.as_str(), |(_, name)| name),
+        ),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@ use opspec_spec::{Case, Expectation, SpecError};
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::judge::record::Status;
 use crate::judge::verdict::{describe_case, render_mismatch, Verdict};
-use crate::run::config::{env_flag, repository_root, Config};
+use crate::run::config::{env_flag, exact_trial, repository_root, Config};
 use crate::run::send::send_and_judge;
 
 /// How many wrong elements a provenance report decodes.
@@ -212,17 +212,13 @@ impl GeneratedTrials {
 /// `(op, sweep file)` when the arguments run one exact generated trial (every sweep for an
 /// unused golden's trial, which needs them all).
 fn exact_sweep(args: &Arguments) -> Option<(&str, &str)> {
-    match (&args.filter, args.exact) {
-        (Some(name), true) if !name.starts_with("golden::") => {
-            let mut parts = name.split("::");
-            let op = parts.next()?;
-            match parts.next()? {
-                "sweep" | "metamorphic" => parts.next().map(|file| (op, file)),
-                // A spec trial: no sweep needed, but an unknown file loads nothing.
-                _ => Some((op, "")),
-            }
-        }
-        _ => None,
+    let name = exact_trial(args).filter(|name| !name.starts_with("golden::"))?;
+    let mut parts = name.split("::");
+    let op = parts.next()?;
+    match parts.next()? {
+        "sweep" | "metamorphic" => parts.next().map(|file| (op, file)),
+        // A spec trial: no sweep needed, but an unknown file loads nothing.
+        _ => Some((op, "")),
     }
 }
 

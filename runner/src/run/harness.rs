@@ -9,7 +9,7 @@
 //! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
 //! record (`crate::reports::report`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,6 +39,7 @@ use crate::reports::{merge, output, replay_command};
 use crate::run::config::{self, Config};
 use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
 use crate::run::send::send_and_judge;
+use crate::run::trial_kind::{plan, PlannedTrial, SpecProblem, TrialKind};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,13 +127,8 @@ fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError>
 /// `(op, file)` when the arguments run one exact trial (as cargo nextest runs each test): only
 /// that file is read.
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
-    match (&args.filter, args.exact) {
-        (Some(name), true) => {
-            let mut parts = name.split("::");
-            parts.next().zip(parts.next())
-        }
-        _ => None,
-    }
+    let mut parts = config::exact_trial(args)?.split("::");
+    parts.next().zip(parts.next())
 }
 
 /// The reference of a run: its engine, within the run's limits.
@@ -213,14 +209,6 @@ pub enum RunError {
     /// A signal (named) stopped the run before its backend was started.
     #[error("the run was interrupted by {0} before it started")]
     Interrupted(String),
-}
-
-/// A problem of a spec or sweep file, as the failing trial that reports it.
-struct SpecProblem {
-    trial: String,
-    /// The op folder (possibly an unknown op's name).
-    op: String,
-    message: String,
 }
 
 /// An opened run: its configuration, the cases the arguments can select (those citing an
@@ -777,9 +765,9 @@ impl Trials {
         }
     }
 
-    /// The libtest trials: one per case (`cases` move into them), one failing trial per spec
-    /// problem, and, given the trials with the clauses they cite ([`Harness::trial_clauses`]),
-    /// one per expectations entry that matches none of them; sorted by name.
+    /// The libtest trials, sorted by name: those [`plan`] gives (`cases` move into them;
+    /// `cited`, the trials with the clauses they cite, for the stale expectations), but for the
+    /// trials the hello excludes, which are recorded quietly.
     fn build(
         self: &Arc<Self>,
         args: &Arguments,
@@ -787,76 +775,74 @@ impl Trials {
         cases: Vec<Case>,
         cited: Option<&[TrialClauses]>,
     ) -> Vec<Trial> {
-        let mut trials: Vec<Trial> = (harness.spec_problems())
-            .map(|p| self.failing_trial(p.trial, p.op, p.message))
-            .collect();
-        if let Some(generated) = &harness.generated {
-            trials.extend(self.generated_trials(args, generated));
-        }
-        if let Some(cited) = cited {
-            for entry in self.expectations.unmatched(cited) {
-                let message = format!(
-                    "stale expectation: line {} (`{}`) matches no case; remove it",
-                    entry.line,
-                    entry.selector()
-                );
-                let name = format!("expectations::line_{}", entry.line);
-                trials.push(self.failing_trial(name, "expectations".into(), message));
+        let planned = plan(
+            harness.spec_problems(),
+            harness.generated.as_ref(),
+            &self.expectations,
+            cited,
+            cases,
+        );
+        // A round trip goes with its sweep case when the hello excludes that quietly.
+        let mut quiet_sweeps = HashSet::new();
+        let mut trials = Vec::new();
+        for planned in planned {
+            let quiet = match &planned.kind {
+                TrialKind::Case(case) => self.exclude_quietly(args, case, "case", false),
+                TrialKind::Generated { case, store } => {
+                    let quiet = self.exclude_generated_quietly(args, case, store);
+                    if quiet {
+                        quiet_sweeps.insert(planned.name.clone());
+                    }
+                    quiet
+                }
+                TrialKind::RoundTrip { case, .. } => {
+                    let quiet = quiet_sweeps.contains(&case.case.trial_name());
+                    if let (true, Some(first)) = (quiet, &case.metamorphic) {
+                        self.exclude_quietly(args, first, "round-trip", false);
+                    }
+                    quiet
+                }
+                _ => false,
+            };
+            if !quiet {
+                trials.push(self.trial(planned));
             }
         }
-        trials.extend(
-            (cases.into_iter())
-                .filter(|case| !self.exclude_quietly(args, case, false))
-                .map(|case| {
-                    let trials = Arc::clone(self);
-                    Trial::ignorable_test(case.trial_name(), move || trials.execute(&case))
-                }),
-        );
         trials.sort_by(|a, b| a.name().cmp(b.name()));
         trials
     }
 
-    /// The trials of the sweeps: a trial per generated case and per round trip, and a failing
-    /// trial per unused golden (removed instead when blessing).
-    fn generated_trials(
-        self: &Arc<Self>,
-        args: &Arguments,
-        generated: &GeneratedTrials,
-    ) -> Vec<Trial> {
-        let mut trials = Vec::new();
-        for case in generated.cases() {
-            if self.exclude_generated_quietly(args, case, generated.store()) {
-                if let Some(first) = &case.metamorphic {
-                    self.exclude_quietly(args, first, false);
-                }
-                continue;
+    /// The libtest trial of a planned trial, marked with its kind.
+    fn trial(self: &Arc<Self>, planned: PlannedTrial) -> Trial {
+        let PlannedTrial { name, kind } = planned;
+        let label = kind.label();
+        let trials = Arc::clone(self);
+        let trial = match kind {
+            TrialKind::Case(case) => Trial::ignorable_test(name, move || trials.execute(&case)),
+            TrialKind::Generated { case, store } => Trial::ignorable_test(name, move || {
+                trials.execute_generated(GeneratedTrial::Sweep(&case), &store)
+            }),
+            TrialKind::RoundTrip { case, store } => Trial::ignorable_test(name, move || {
+                let first = case
+                    .metamorphic
+                    .as_ref()
+                    .expect("a round trip has a first step");
+                let round_trip = GeneratedTrial::RoundTrip {
+                    first,
+                    provenance: case.provenance.as_ref(),
+                };
+                trials.execute_generated(round_trip, &store)
+            }),
+            TrialKind::SpecProblem { op, message } => self.failing_trial(name, op, message),
+            TrialKind::StaleExpectation { message } => {
+                self.failing_trial(name, "expectations".into(), message)
             }
-            let (trials_case, store) = (Arc::clone(self), Arc::clone(generated.store()));
-            let sweep_case = Arc::new(case.clone());
-            trials.push(Trial::ignorable_test(case.case.trial_name(), move || {
-                trials_case.execute_generated(GeneratedTrial::Sweep(&sweep_case), &store)
-            }));
-            if let Some(first) = &case.metamorphic {
-                let (trials_meta, store) = (Arc::clone(self), Arc::clone(generated.store()));
-                let first = first.clone();
-                let provenance = case.provenance.clone();
-                trials.push(Trial::ignorable_test(first.trial_name(), move || {
-                    let round_trip = GeneratedTrial::RoundTrip {
-                        first: &first,
-                        provenance: provenance.as_ref(),
-                    };
-                    trials_meta.execute_generated(round_trip, &store)
-                }));
-            }
-        }
-        for unused in generated.unused() {
-            let name = format!("golden::unused::{}", unused.name);
-            trials.push(match generated.store().is_blessing() {
-                true => self.removal_trial(name, Arc::clone(generated.store()), unused.clone()),
-                false => self.failing_trial(name, "golden".into(), unused.message.clone()),
-            });
-        }
-        trials
+            TrialKind::UnusedGolden { unused, store } => match store.is_blessing() {
+                true => self.removal_trial(name, store, unused),
+                false => self.failing_trial(name, "golden".into(), unused.message),
+            },
+        };
+        trial.with_kind(label)
     }
 
     /// When blessing, the trial of an unused golden removes it (or keeps it, when its sweep was
@@ -907,7 +893,7 @@ impl Trials {
     /// out) without making it a libtest trial, so that the console counts exclusions per
     /// declaration instead of printing each; `true` when the trial is thus done with. A trial
     /// the arguments filter out is not recorded.
-    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, kind: &str, ops_only: bool) -> bool {
         if !self.quiet_exclusions {
             return false;
         }
@@ -918,7 +904,7 @@ impl Trials {
             return false;
         }
         let name = case.trial_name();
-        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(())).with_kind(kind)) {
             return true;
         }
         lock(&self.quietly_excluded).push(name.clone());
@@ -945,7 +931,7 @@ impl Trials {
         match self.backend.supports(&generated.case) {
             Ok(()) => return false,
             Err(exclusion) if exclusion.by.starts_with("op ") => {
-                return self.exclude_quietly(args, &generated.case, true)
+                return self.exclude_quietly(args, &generated.case, "generated", true)
             }
             Err(_) => {}
         }
@@ -960,7 +946,7 @@ impl Trials {
         };
         let mut case = generated.case.clone();
         case.expect = golden.expect;
-        self.exclude_quietly(args, &case, false)
+        self.exclude_quietly(args, &case, "generated", false)
     }
 
     fn execute(&self, case: &Case) -> Result<Completion, Failed> {

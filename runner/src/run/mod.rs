@@ -6,3 +6,4 @@ pub mod harness;
 pub(crate) mod in_process;
 pub mod replay;
 pub(crate) mod send;
+pub(crate) mod trial_kind;
