@@ -25,7 +25,7 @@ use opspec_spec::clauses::Catalogue;
 use opspec_spec::{load_dirs, Case, Loaded};
 
 use crate::backend::attributes::composed_key;
-use crate::backend::dump::Dumping;
+use crate::backend::dump::RequestDump;
 use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
@@ -165,9 +165,9 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
         }
     };
     Ok(match &config.dump_requests {
-        Some(path) => {
-            Arc::new(Dumping::create(backend, path).map_err(|e| RunError::Backend(e.to_string()))?)
-        }
+        Some(path) => Arc::new(
+            RequestDump::wrap(backend, path).map_err(|e| RunError::Backend(e.to_string()))?,
+        ),
         None => backend,
     })
 }
