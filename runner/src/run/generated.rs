@@ -36,7 +36,7 @@ use opspec_spec::{Case, Expectation, SpecError};
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::judge::record::Status;
 use crate::judge::verdict::{describe_case, render_mismatch, Verdict};
-use crate::run::config::{env_flag, exact_trial, repository_root, Config};
+use crate::run::config::{env_flag, exact_trial, Config};
 use crate::run::send::send_and_judge;
 
 /// How many wrong elements a provenance report decodes.
@@ -74,7 +74,7 @@ impl GeneratedConfig {
                 let dir = first
                     .parent()
                     .map_or(PathBuf::from("golden"), |p| p.join("golden"));
-                let label = if config.sweeps == [repository_root().join("sweeps")] {
+                let label = if config.sweeps == [config.checkout.root.join("sweeps")] {
                     "golden".to_owned()
                 } else {
                     dir.display().to_string()

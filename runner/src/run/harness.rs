@@ -89,8 +89,8 @@ pub(crate) struct ClauseIdError {
 /// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
 /// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
 /// naming the file, the case and the id (`runner coverage` lints the same, and more).
-fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
-    let (catalogue, _) = Catalogue::load_over(&crate::backend::checkout::builtin_specs(), dirs);
+fn check_clause_ids(loaded: &mut Loaded, builtin: &Path, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
+    let (catalogue, _) = Catalogue::load_over(builtin, dirs);
     let mut failing = Vec::new();
     loaded.cases.retain(|case| {
         let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
@@ -159,6 +159,7 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
                     config.backend_log.clone(),
                     config.jobs.min(cases.max(1)),
                     config.limits(),
+                    config.checkout.backend_dir(),
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
             )
@@ -249,13 +250,13 @@ impl Harness {
     /// cases (checking the clause ids they cite) and the sweeps, within the run's limits.
     pub(crate) fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
         let expectations = match &config.expectations {
-            Some(path) => {
-                Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
-            }
+            Some(path) => Expectations::load(path, &config.checkout.specs())
+                .map_err(|e| RunError::Expectations(e.to_string()))?,
             None => Expectations::default(),
         };
         let mut loaded = load_dirs(&config.specs, single_file(args), config.limits());
-        let clause_id_errors = check_clause_ids(&mut loaded, &config.specs);
+        let clause_id_errors =
+            check_clause_ids(&mut loaded, &config.checkout.specs(), &config.specs);
         let generated = GeneratedTrials::load(args, &config).map_err(RunError::Generated)?;
         Ok(Harness {
             config,
@@ -572,8 +573,7 @@ impl Harness {
             if let Some(line) = report::composed_line(&records) {
                 println!("{line}");
             }
-            let (catalogue, _) =
-                Catalogue::load_over(&crate::backend::checkout::builtin_specs(), &config.specs);
+            let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
             if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
                 println!("{line}");
             }

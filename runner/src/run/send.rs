@@ -62,7 +62,7 @@ mod tests {
     /// passes; had it disagreed, the disagreement would be of the class the matrix gives.
     #[test]
     fn the_reference_passes_the_cases_it_is_sent() {
-        let specs = crate::backend::checkout::builtin_specs();
+        let specs = crate::backend::checkout::built_from().join("specs");
         let loaded = opspec_spec::load_dirs(&[specs], None, opspec::tensor::Limits::DEFAULT);
         let reference = Reference::default();
         let mut sent_any = false;
