@@ -28,6 +28,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use opspec_runner::backend::checkout::Checkout;
+
 use clap::{Parser, Subcommand};
 use libtest_mimic::Arguments;
 use opspec_runner::reports::replay_command;
@@ -196,7 +198,10 @@ fn main() -> ExitCode {
         }
         Some(Command::Merge { parts, out }) => opspec_runner::reports::merge::main(&parts, &out),
         Some(Command::UpdateExpectations { report, file, out }) => {
-            opspec_runner::reports::update::main(&report, &file, out.as_deref())
+            let checkout = Checkout::discover();
+            checkout.warn_if_outside();
+            let specs = checkout.root.join("specs");
+            opspec_runner::reports::update::main(&report, &file, out.as_deref(), &specs)
         }
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match cli.options.resolve_here() {
@@ -252,7 +257,9 @@ fn parse_target(text: &str) -> Result<String, String> {
 /// `runner <version>` and `suite <revision> (<checkout>)`: the git revision of the checkout the
 /// runner reads its specs and sweeps from (`git describe --always --dirty`), or why there is none.
 fn version() -> String {
-    let root = opspec_runner::backend::checkout::suite_root();
+    let checkout = Checkout::discover();
+    checkout.warn_if_outside();
+    let root = checkout.root;
     let revision = std::process::Command::new("git")
         .arg("-C")
         .arg(&root)

@@ -88,7 +88,13 @@ cases:
 fn listed(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
+        .filter_map(|line| line.strip_suffix(": test"))
+        // The name after the trial's kind, `[case] slice::...`.
+        .map(|line| {
+            line.split_once("] ")
+                .map_or(line, |(_, name)| name)
+                .to_owned()
+        })
         .collect()
 }
 
@@ -564,6 +570,57 @@ fn a_failure_report_ends_with_the_command_that_replays_it() {
         .output()
         .unwrap();
     assert_usage_error(&output, "no trial named `slice::mine::nothing`");
+}
+
+/// `--list` shows what each trial is: a spec case, a sweep case, its round trip, a problem of
+/// the suite; and an exact name with its kind, as cargo nextest passes a listed name back,
+/// runs that one trial.
+#[test]
+fn list_shows_the_kind_of_each_trial() {
+    let output = runner().arg("--list").output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.ends_with(": test")).collect();
+    for (kind, part) in [
+        ("[case] ", "::"),
+        ("[generated] ", "::sweep::"),
+        ("[round-trip] ", "::metamorphic::"),
+    ] {
+        assert!(
+            (lines.iter()).any(|l| l.strip_prefix(kind).is_some_and(|name| name.contains(part))),
+            "no {kind}trial"
+        );
+    }
+    assert!(lines.iter().all(|l| l.starts_with('[')), "{stdout}");
+
+    let specs = Scratch::temp("kinds");
+    std::fs::write(specs.0.join("slice").join("broken.yaml"), "cases: [").unwrap();
+    let output = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .arg("--list")
+        .output()
+        .unwrap();
+    let listing = text(&output);
+    assert!(
+        (listing.lines()).any(|l| l.starts_with("[spec-problem] slice::")),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("[case] slice::mine::kept: test"),
+        "{listing}"
+    );
+
+    let specs = Scratch::temp("kinds-exact");
+    let output = runner()
+        .arg("--specs")
+        .arg(&specs.0)
+        .args(["--exact", "[case] slice::mine::kept"])
+        .output()
+        .unwrap();
+    let all = text(&output);
+    assert!(output.status.success(), "{all}");
+    assert!(all.contains("1 passed"), "{all}");
 }
 
 #[test]

@@ -47,7 +47,13 @@ fn trial_names() -> Vec<String> {
     String::from_utf8(listing.stdout)
         .unwrap()
         .lines()
-        .filter_map(|line| line.strip_suffix(": test").map(str::to_owned))
+        .filter_map(|line| line.strip_suffix(": test"))
+        // The name after the trial's kind, `[case] slice::...`.
+        .map(|line| {
+            line.split_once("] ")
+                .map_or(line, |(_, name)| name)
+                .to_owned()
+        })
         .collect()
 }
 

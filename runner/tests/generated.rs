@@ -33,11 +33,12 @@ fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
 }
 
-/// Whether libtest reported `name` as failed (its lines pad names to one width).
+/// Whether libtest reported `name` as failed (its lines pad kinds and names to one width).
 fn failed(out: &str, name: &str) -> bool {
     out.lines().any(|l| {
-        l.strip_prefix("test ")
-            .and_then(|rest| rest.strip_prefix(name))
+        l.strip_prefix("test [")
+            .and_then(|rest| rest.split_once(']'))
+            .and_then(|(_, rest)| rest.trim_start().strip_prefix(name))
             .is_some_and(|rest| rest.starts_with(' ') && rest.trim_end().ends_with("FAILED"))
     })
 }
@@ -108,7 +109,8 @@ fn at_least_2000_generated_trials_run_in_seconds() {
     let names: Vec<String> = String::from_utf8(listing.stdout)
         .unwrap()
         .lines()
-        .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(|l| l.split_once("] ").map_or(l, |(_, name)| name).to_owned())
         .collect();
     let generated = names
         .iter()

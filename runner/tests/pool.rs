@@ -88,7 +88,8 @@ fn a_pool_reports_what_one_process_reports() {
     let all: Vec<String> = String::from_utf8(listing.stdout)
         .unwrap()
         .lines()
-        .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(|l| l.split_once("] ").map_or(l, |(_, name)| name).to_owned())
         .collect();
     assert!(all.len() > 100, "{all:?}");
     let pick = |part: &str| all.iter().find(|n| n.contains(part)).unwrap().clone();
@@ -168,6 +169,9 @@ fn fail_fast_stops_every_worker() {
         .next()
         .unwrap()
         .trim_end_matches(": test")
+        .split_once("] ")
+        .expect("a listed trial has its kind")
+        .1
         .to_owned();
     // Every worker answers slowly, so that most trials are still waiting at the failure.
     let command = format!("{} --sleep-ms 20 --lie {first}", faulty_backend());
@@ -369,7 +373,8 @@ fn bazel_sharding_selects_the_part() {
         String::from_utf8(output.stdout)
             .unwrap()
             .lines()
-            .filter_map(|l| l.strip_suffix(": test").map(str::to_owned))
+            .filter_map(|l| l.strip_suffix(": test"))
+            .map(|l| l.split_once("] ").map_or(l, |(_, name)| name).to_owned())
             .collect()
     };
     let flagged = list(runner().args(["--list", "--partition", "2/3"]));

@@ -9,7 +9,6 @@
 //! folder (`outside_log_folder`): nothing is written into the checkout it was built from.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// The checkout this runner was built from.
 pub(crate) fn built_from() -> PathBuf {
@@ -30,50 +29,72 @@ pub(crate) fn find_from(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The checkout the current folder is in, if any.
-pub(crate) fn found() -> Option<PathBuf> {
-    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| std::env::current_dir().ok().as_deref().and_then(find_from))
-        .clone()
-}
-
 /// The folder of the backend log by default when the runner is started outside any checkout.
 pub(crate) fn outside_log_folder() -> PathBuf {
     std::env::temp_dir().join("opspec")
 }
 
-/// The folder a backend is started in: the checkout's root, or the current folder outside any
-/// checkout.
-pub(crate) fn backend_dir() -> PathBuf {
-    found().unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| built_from()))
+/// The checkout a run reads, found once when its configuration is made and passed down in it
+/// (`crate::run::config::Config::checkout`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkout {
+    /// Its root: the folder holding `specs/`, `sweeps/` and `golden/`.
+    pub root: PathBuf,
+    /// Whether it was found from the current folder (else it is the one the runner was built
+    /// from).
+    pub found: bool,
 }
 
-/// The checkout a run reads: found from the current folder, else the one the runner was built
-/// from (with a warning naming it, once per process).
-pub fn suite_root() -> PathBuf {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| match found() {
-        Some(root) => root,
-        None => {
-            let built = built_from();
-            let here = std::env::current_dir().ok();
-            eprintln!(
-                "warning: {} is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}; a backend starts in the current folder and logs under {} (--backend-log to choose)",
-                here.map_or_else(|| "the current folder".into(), |h| h.display().to_string()),
-                built.display(),
-                outside_log_folder().display()
-            );
-            built
+impl Checkout {
+    /// The checkout the current folder is in, else the one the runner was built from.
+    pub fn discover() -> Checkout {
+        match std::env::current_dir().ok().as_deref().and_then(find_from) {
+            Some(root) => Checkout { root, found: true },
+            None => Checkout {
+                root: built_from(),
+                found: false,
+            },
         }
-    })
-    .clone()
-}
+    }
 
-/// This repository's `specs/`, whose catalogues serve folders that do not catalogue the
-/// built-in ops themselves.
-pub(crate) fn builtin_specs() -> PathBuf {
-    suite_root().join("specs")
+    /// Says on stderr, naming it, that the checkout read is the one the runner was built from,
+    /// when it is.
+    pub fn warn_if_outside(&self) {
+        if self.found {
+            return;
+        }
+        let here = std::env::current_dir().ok();
+        eprintln!(
+            "warning: {} is in no opspec checkout (a folder holding specs/ and sweeps/); reading the one this runner was built from, {}; a backend starts in the current folder and logs under {} (--backend-log to choose)",
+            here.map_or_else(|| "the current folder".into(), |h| h.display().to_string()),
+            self.root.display(),
+            outside_log_folder().display()
+        );
+    }
+
+    /// Its `specs/`, whose catalogues serve folders that do not catalogue the built-in ops
+    /// themselves.
+    pub(crate) fn specs(&self) -> PathBuf {
+        self.root.join("specs")
+    }
+
+    /// The folder a backend is started in: the checkout's root, or the current folder outside
+    /// any checkout.
+    pub(crate) fn backend_dir(&self) -> PathBuf {
+        match self.found {
+            true => self.root.clone(),
+            false => std::env::current_dir().unwrap_or_else(|_| built_from()),
+        }
+    }
+
+    /// The folder of the backend log by default.
+    pub(crate) fn log_folder(&self) -> PathBuf {
+        match self.found {
+            // Outside any checkout, nothing is written into the one read.
+            true => self.root.join("target"),
+            false => outside_log_folder(),
+        }
+    }
 }
 
 #[cfg(test)]

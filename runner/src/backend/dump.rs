@@ -1,17 +1,17 @@
 //! The request dump (`--dump-requests FILE`): every `run` request of a run, one JSON line each,
 //! exactly as the backend gets it (docs/protocol.md), in the order the trials ran; a
 //! metamorphic trial sends two, each with its own id. With the built-in reference it holds the
-//! requests a backend would get.
+//! requests a backend would get. It observes the backend ([`crate::backend::observed`]).
 
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use opspec::DType;
 use opspec_spec::Case;
 
-use crate::backend::interface::{Backend, BackendError, Exclusion, LateFault, Outcome};
+use crate::backend::interface::{Backend, BackendError};
+use crate::backend::observed::{Observed, Observer};
 use crate::backend::protocol::run_request;
 
 /// The request dump file could not be created.
@@ -24,16 +24,18 @@ pub(crate) struct DumpError {
     pub(crate) source: std::io::Error,
 }
 
-/// A backend whose requests are also written to a file.
-pub(crate) struct Dumping {
-    inner: Arc<dyn Backend>,
+/// The file every request is also written to.
+pub(crate) struct RequestDump {
     file: Mutex<File>,
     path: std::path::PathBuf,
 }
 
-impl Dumping {
+/// A backend whose requests are also written to a file.
+pub(crate) type Dumping = Observed<RequestDump>;
+
+impl RequestDump {
     /// Creates (or empties) the dump file.
-    pub(crate) fn create(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
+    pub(crate) fn create(path: &Path) -> Result<RequestDump, DumpError> {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -41,44 +43,20 @@ impl Dumping {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(Dumping {
-            inner,
+        Ok(RequestDump {
             file: Mutex::new(file),
             path: path.to_path_buf(),
         })
     }
+
+    /// `inner`, its requests written to the dump file `path` (created, or emptied).
+    pub(crate) fn wrap(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
+        Ok(Observed::new(inner, RequestDump::create(path)?))
+    }
 }
 
-impl Backend for Dumping {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-
-    fn facts(&self) -> crate::backend::facts::Facts {
-        self.inner.facts()
-    }
-
-    fn composed(&self) -> std::collections::BTreeMap<String, String> {
-        self.inner.composed()
-    }
-
-    fn is_reference(&self) -> bool {
-        self.inner.is_reference()
-    }
-
-    fn build_only(&self) -> bool {
-        self.inner.build_only()
-    }
-
-    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
-        self.inner.excluded_dtypes(case)
-    }
-
-    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
-        self.inner.supports(case)
-    }
-
-    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
+impl Observer for RequestDump {
+    fn request(&self, case: &Case) -> Result<(), BackendError> {
         let mut line = run_request(&case.trial_name(), &case.invocation);
         line.push('\n');
         // One write per line, under the lock, so that parallel trials never interleave.
@@ -91,16 +69,7 @@ impl Backend for Dumping {
                     "cannot write the request dump {}: {e}",
                     self.path.display()
                 ))
-            })?;
-        self.inner.run(case)
-    }
-
-    fn halt(&self) {
-        self.inner.halt();
-    }
-
-    fn finish(&self) -> Vec<LateFault> {
-        self.inner.finish()
+            })
     }
 }
 
@@ -113,7 +82,7 @@ mod tests {
     fn an_unwritable_dump_is_a_typed_error_naming_its_file() {
         let dir = tempfile::tempdir().unwrap();
         // A directory cannot be opened as the dump file.
-        let err = match Dumping::create(Arc::new(Reference::default()), dir.path()) {
+        let err = match RequestDump::wrap(Arc::new(Reference::default()), dir.path()) {
             Err(err) => err,
             Ok(_) => panic!("a directory was accepted as the request dump"),
         };
@@ -122,5 +91,22 @@ mod tests {
             "cannot write the request dump {}: ",
             dir.path().display()
         )));
+    }
+
+    /// Each request is written once, as the backend gets it, before it is sent.
+    #[test]
+    fn each_request_is_dumped_then_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests.jsonl");
+        let dumping = RequestDump::wrap(Arc::new(Reference::default()), &path).unwrap();
+        let specs = crate::backend::checkout::built_from().join("specs");
+        let loaded = opspec_spec::load_dirs(&[specs], None, opspec::tensor::Limits::DEFAULT);
+        let case = &loaded.cases[0];
+        assert!(dumping.run(case).is_ok());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            format!("{}\n", run_request(&case.trial_name(), &case.invocation))
+        );
     }
 }

@@ -8,6 +8,7 @@ pub mod facts;
 pub(crate) mod hello;
 pub mod interface;
 pub(crate) mod interrupt;
+pub(crate) mod observed;
 pub mod process;
 pub(crate) mod protocol;
 pub(crate) mod serve;

@@ -23,7 +23,7 @@
 //! With more than one worker, each stderr line in the backend log is prefixed `[worker K] `.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -75,6 +75,8 @@ pub(crate) struct Timeouts {
 /// A backend run as a pool of processes (one by default).
 pub struct ProcessBackend {
     command: String,
+    /// The folder each process starts in: relative paths in the command are relative to it.
+    dir: PathBuf,
     timeout: Duration,
     hello_timeout: Duration,
     /// The run's bounds of every tensor: the outputs read stay within them, and the backend
@@ -202,7 +204,8 @@ impl ProcessBackend {
             case: timeout,
             hello: timeout,
         };
-        Self::start_pool(command, timeouts, log, 1, Limits::DEFAULT)
+        let dir = crate::backend::checkout::Checkout::discover().backend_dir();
+        Self::start_pool(command, timeouts, log, 1, Limits::DEFAULT, dir)
     }
 
     /// Starts `jobs` processes of the backend at once (at least one),
@@ -216,6 +219,7 @@ impl ProcessBackend {
         log: PathBuf,
         jobs: usize,
         limits: Limits,
+        dir: PathBuf,
     ) -> Result<ProcessBackend, StartError> {
         let Timeouts {
             case: timeout,
@@ -227,15 +231,29 @@ impl ProcessBackend {
             .map(|k| (jobs > 1).then(|| format!("[worker {k}] ")))
             .collect();
         let started: Vec<Result<(Session, Capabilities), StartError>> = if jobs == 1 {
-            vec![Self::handshake(command, hello_timeout, &log, None, limits)]
+            vec![Self::handshake(
+                command,
+                &dir,
+                hello_timeout,
+                &log,
+                None,
+                limits,
+            )]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = prefixes
                     .iter()
                     .map(|prefix| {
-                        let log = &log;
+                        let (log, dir) = (&log, &dir);
                         scope.spawn(move || {
-                            Self::handshake(command, hello_timeout, log, prefix.clone(), limits)
+                            Self::handshake(
+                                command,
+                                dir,
+                                hello_timeout,
+                                log,
+                                prefix.clone(),
+                                limits,
+                            )
                         })
                     })
                     .collect();
@@ -294,6 +312,7 @@ impl ProcessBackend {
             .collect();
         Ok(ProcessBackend {
             command: command.to_owned(),
+            dir,
             timeout,
             hello_timeout,
             limits,
@@ -315,6 +334,7 @@ impl ProcessBackend {
 
     fn handshake(
         command: &str,
+        dir: &Path,
         timeout: Duration,
         log: &Arc<Mutex<Log>>,
         prefix: Option<String>,
@@ -322,14 +342,13 @@ impl ProcessBackend {
     ) -> Result<(Session, Capabilities), StartError> {
         // Relative paths in the command are relative to the checkout the run reads, wherever
         // cargo runs the test binary from; outside any checkout, to the current folder.
-        let dir = crate::backend::checkout::backend_dir();
         // The budget a backend process checks tensors against, when it is not the default.
         let environment: Vec<(&str, String)> = (limits != Limits::DEFAULT)
             .then(|| ("OPSPEC_MAX_ELEMENTS", limits.max_elements.to_string()))
             .into_iter()
             .collect();
         let mut session =
-            Session::start(command, &dir, &environment, log, prefix).map_err(StartError::Spawn)?;
+            Session::start(command, dir, &environment, log, prefix).map_err(StartError::Spawn)?;
         let reply = session
             // Not cut short by a halt (`--fail-fast`), only by a signal that stops the runner.
             .exchange(
@@ -555,6 +574,7 @@ impl ProcessBackend {
         }
         match Self::handshake(
             &self.command,
+            &self.dir,
             self.hello_timeout,
             &self.log,
             worker.prefix.clone(),

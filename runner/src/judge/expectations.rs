@@ -212,14 +212,14 @@ pub(crate) struct Expectations {
 impl Expectations {
     /// Reads a file and checks its clause ids against the catalogue of this repository's
     /// `specs/` and of the folders in `OPSPEC_SPECS`, if set.
-    pub(crate) fn load(path: &Path) -> Result<Expectations, ExpectationsError> {
-        Self::load_with(path, &Self::catalogue())
+    pub(crate) fn load(path: &Path, builtin: &Path) -> Result<Expectations, ExpectationsError> {
+        Self::load_with(path, &Self::catalogue(builtin))
     }
 
-    /// The clause catalogue of this repository's `specs/` and of the folders in
+    /// The clause catalogue of the checkout's `specs/` (`builtin`) and of the folders in
     /// `OPSPEC_SPECS`, if set: the one [`Self::load`] checks a file against.
-    pub(crate) fn catalogue() -> Catalogue {
-        let mut dirs = vec![crate::backend::checkout::suite_root().join("specs")];
+    pub(crate) fn catalogue(builtin: &Path) -> Catalogue {
+        let mut dirs = vec![builtin.to_path_buf()];
         if let Some(extra) = std::env::var_os("OPSPEC_SPECS").filter(|v| !v.is_empty()) {
             dirs.extend(std::env::split_paths(&extra));
         }
@@ -433,6 +433,10 @@ impl Expectations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn builtin() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")
+    }
 
     fn catalogue() -> Catalogue {
         let (catalogue, errors) =
@@ -695,7 +699,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.expect");
         std::fs::write(&path, "slice::a | slice.nope | defect | why\n").unwrap();
-        let message = Expectations::load(&path).unwrap_err().to_string();
+        let message = Expectations::load(&path, &builtin())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             message,
             format!(
@@ -703,7 +709,8 @@ mod tests {
                 path.display()
             )
         );
-        let missing = Expectations::load(&dir.path().join("absent.expect")).unwrap_err();
+        let missing =
+            Expectations::load(&dir.path().join("absent.expect"), &builtin()).unwrap_err();
         assert!(
             matches!(missing, ExpectationsError::Read { .. }),
             "{missing}"

@@ -3,4 +3,5 @@
 pub(crate) mod expectations;
 pub(crate) mod partition;
 pub(crate) mod record;
+pub(crate) mod run_verdict;
 pub mod verdict;

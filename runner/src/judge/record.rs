@@ -1,5 +1,5 @@
 //! What a run found, trial by trial, as the JSON report holds it: each trial's [`Status`] and
-//! [`Record`], the run's counts ([`RunSummary`]), and the report file's fields, written by
+//! [`Record`], and the report file's fields, written by
 //! [`crate::reports::report`] and read back by it.
 //!
 //! The JSON report is read by later versions of the runner: fields are only ever added, and a
@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
@@ -219,7 +218,7 @@ pub(crate) struct JsonReport<'a> {
     pub(crate) shape_checked: usize,
     pub(crate) rejected_unclassified: usize,
     /// Why the run is no pass although no trial failed
-    /// ([`crate::reports::report::run_problems`]).
+    /// ([`crate::judge::run_verdict::RunSummary::summarize_final`]).
     pub(crate) problems: &'a [String],
     /// Each expectations entry that matched, with the trials it made known failures.
     pub(crate) known_failure_entries: Vec<EntryMatches<'a>>,
@@ -250,60 +249,6 @@ pub(crate) struct EntryMatches<'a> {
 /// How many of `records` have `status`.
 pub(crate) fn count(records: &[Record], status: Status) -> usize {
     records.iter().filter(|r| r.status == status).count()
-}
-
-/// What a run found: the trials per status, the reasons the run is no pass (beyond failed
-/// trials: nothing passed, too many unasked skips; docs/protocol.md, "Reports"), and the
-/// verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunSummary {
-    pub passed: usize,
-    pub failed: usize,
-    pub unsupported: usize,
-    pub excluded: usize,
-    pub(crate) known_failures: usize,
-    pub(crate) implementation_defined: usize,
-    pub not_run: usize,
-    /// Built by a build-only backend, its output dtypes and shapes judged, no values.
-    pub(crate) shape_checked: usize,
-    /// Rejected without an error kind where the case expects one.
-    pub(crate) rejected_unclassified: usize,
-    pub problems: Vec<String>,
-    /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
-    /// failure, a problem of the goldens).
-    pub trial_failed: bool,
-    /// The run passes: no trial failed and no problem ([`RunSummary::exit_code`] 0).
-    pub success: bool,
-}
-
-impl RunSummary {
-    pub(crate) fn new(records: &[Record], problems: Vec<String>, trial_failed: bool) -> RunSummary {
-        RunSummary {
-            success: !trial_failed && problems.is_empty(),
-            trial_failed,
-            passed: count(records, Status::Passed),
-            failed: count(records, Status::Failed),
-            unsupported: count(records, Status::Unsupported),
-            excluded: count(records, Status::Excluded),
-            known_failures: count(records, Status::KnownFailure),
-            implementation_defined: count(records, Status::ImplementationDefined),
-            not_run: count(records, Status::NotRun),
-            shape_checked: count(records, Status::ShapeChecked),
-            rejected_unclassified: count(records, Status::RejectedUnclassified),
-            problems,
-        }
-    }
-
-    /// The exit code `runner` gives the run: 101 (libtest's) when a trial failed, 1 when only
-    /// a problem makes it no pass, 0 when it passes.
-    pub fn exit_code(&self) -> ExitCode {
-        match (self.trial_failed, self.problems.is_empty()) {
-            (true, _) => ExitCode::from(101),
-            (false, false) => ExitCode::FAILURE,
-            (false, true) => ExitCode::SUCCESS,
-        }
-    }
 }
 
 /// The lines of a failure report that describe the case rather than the problem
@@ -350,7 +295,7 @@ pub(crate) struct Report {
     /// The backend's name, as its hello gave it.
     pub(crate) backend: String,
     /// Why the run was no pass although no trial failed
-    /// ([`crate::reports::report::run_problems`]).
+    /// ([`crate::judge::run_verdict::RunSummary::summarize_final`]).
     pub(crate) problems: Vec<String>,
     /// The engine, the machine and the expectations entries (empty in a report written
     /// before they were recorded).

@@ -89,7 +89,7 @@ impl Verdict {
 /// implementations word their errors their own way), and only it is held to the expected
 /// values of an implementation-defined case.
 pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
-    judge_excluding(case, outcome, is_reference, &[])
+    judge_excluding(case, &outcome, is_reference, &[])
 }
 
 /// [`judge`] for a backend whose hello excludes `excluded`, dtypes of the case: an
@@ -97,7 +97,7 @@ pub fn judge(case: &Case, outcome: Outcome, is_reference: bool) -> Verdict {
 /// case whatever kind it expects.
 pub(crate) fn judge_excluding(
     case: &Case,
-    outcome: Outcome,
+    outcome: &Outcome,
     is_reference: bool,
     excluded: &[DType],
 ) -> Verdict {
@@ -110,7 +110,7 @@ pub(crate) fn judge_excluding(
                 reason: format!("{reason} (its hello excludes {})", dtype_list(excluded)),
             })
         }
-        (_, Outcome::Unsupported(reason)) => return Verdict::unsupported(reason),
+        (_, Outcome::Unsupported(reason)) => return Verdict::unsupported(reason.clone()),
         (Expectation::Outputs(expected), Outcome::Outputs(actual)) => {
             if expected.len() != actual.len() {
                 (
@@ -122,7 +122,7 @@ pub(crate) fn judge_excluding(
                     false,
                 )
             } else {
-                let mismatch = expected.iter().zip(&actual).find_map(|(e, a)| {
+                let mismatch = expected.iter().zip(actual).find_map(|(e, a)| {
                     compare(e, a, comparison(case, e)).err().map(|mismatch| {
                         let in_values = !matches!(mismatch, Mismatch::Header { .. });
                         (render_mismatch(&mismatch, e, a), in_values)
@@ -135,13 +135,13 @@ pub(crate) fn judge_excluding(
             }
         }
         (Expectation::Outputs(expected), Outcome::Built(built)) => {
-            match built_mismatch(expected, &built) {
+            match built_mismatch(expected, built) {
                 None => {
                     return Verdict::new(
                         Status::ShapeChecked,
                         format!(
                             "shape-checked: built with the expected {}; values not run (a build-only backend)",
-                            describe_built(&built)
+                            describe_built(built)
                         ),
                     )
                 }
@@ -158,14 +158,14 @@ pub(crate) fn judge_excluding(
         (Expectation::Error { kind, .. }, Outcome::Outputs(actual)) => (
             format!(
                 "expected error `{kind}`, but got outputs {}",
-                describe_tensors(&actual)
+                describe_tensors(actual)
             ),
             true,
         ),
         (Expectation::Error { kind, .. }, Outcome::Built(built)) => (
             format!(
                 "expected error `{kind}`, but the backend built it: outputs {}",
-                describe_built(&built)
+                describe_built(built)
             ),
             true,
         ),
@@ -187,14 +187,14 @@ pub(crate) fn judge_excluding(
                         format!("rejected without an error kind (expected `{kind}`): {text}"),
                     )
                 }
-                Some(got) if got != *kind => {
+                Some(got) if got != kind => {
                     (format!("expected error `{kind}`, got `{got}`: {text}"), true)
                 }
                 Some(_) => match message {
                     Some(fragment) if is_reference && !text.contains(fragment.as_str()) => (
                         format!(
                             "error `{kind}` as expected, but its message does not contain {fragment:?}: {text}\n{}",
-                            line_diff("message", fragment, "expected fragment", &text)
+                            line_diff("message", fragment, "expected fragment", text)
                         ),
                         false,
                     ),
@@ -211,6 +211,50 @@ pub(crate) fn judge_excluding(
         );
     }
     Verdict::fail(format!("{}\n{failure}", describe_case(case)))
+}
+
+/// How a backend's outcome disagrees with what the case expects, should it fail: the class
+/// `opspec-fuzz` shrinks by (a shrunk candidate must disagree in the same way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Disagreement {
+    /// Both computed; the outputs differ (dtype, shape, or values beyond the tolerance).
+    Outputs,
+    /// The reference computes; the backend rejected the case.
+    Rejected,
+    /// The reference rejects; the backend computed.
+    Accepted,
+    /// Both rejected, with different error kinds.
+    Kind,
+    /// The backend crashed, hung or answered out of protocol.
+    Broken,
+}
+
+impl Disagreement {
+    /// The class of a difference between `expect` and `outcome`, if they differ (whether they
+    /// do is [`judge`]'s to say); none for an `unsupported` reply, which is no answer.
+    pub(crate) fn of(expect: &Expectation, outcome: &Outcome) -> Option<Disagreement> {
+        Some(match (expect, outcome) {
+            (_, Outcome::Unsupported(_)) => return None,
+            (Expectation::Outputs(_), Outcome::Outputs(_) | Outcome::Built(_)) => {
+                Disagreement::Outputs
+            }
+            (Expectation::Outputs(_), Outcome::Rejected { .. }) => Disagreement::Rejected,
+            (Expectation::Error { .. }, Outcome::Outputs(_) | Outcome::Built(_)) => {
+                Disagreement::Accepted
+            }
+            (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
+        })
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Disagreement::Outputs => "different outputs",
+            Disagreement::Rejected => "the backend rejects a case the reference computes",
+            Disagreement::Accepted => "the backend computes a case the reference rejects",
+            Disagreement::Kind => "a different error kind",
+            Disagreement::Broken => "the backend broke",
+        }
+    }
 }
 
 /// Where a build-only backend's outputs differ from the expected ones in count, dtype or
@@ -806,7 +850,7 @@ cases:
             message: "no float16".into(),
         };
         assert_eq!(
-            judge_excluding(case, rejected.clone(), false, &[DType::Float16]),
+            judge_excluding(case, &rejected, false, &[DType::Float16]),
             Verdict::pass()
         );
         assert!(matches!(
@@ -815,7 +859,7 @@ cases:
         ));
         let unsupported = Outcome::Unsupported("no float16".into());
         assert_eq!(
-            judge_excluding(case, unsupported.clone(), false, &[DType::Float16]),
+            judge_excluding(case, &unsupported, false, &[DType::Float16]),
             Verdict::excluded(Exclusion {
                 by: format!("{} dtype float16", case.op),
                 reason: "no float16 (its hello excludes float16)".into()
@@ -910,6 +954,42 @@ cases:
         assert_eq!(
             verdict.message,
             "rejected without an error kind (expected `invalid_channel_axis`): bad axis"
+        );
+    }
+
+    /// The expectation × outcome matrix the fuzzer shrinks by: every expectation against every
+    /// kind of answer.
+    #[test]
+    fn each_expectation_and_answer_has_its_disagreement() {
+        let outputs = Expectation::Outputs(Vec::new());
+        let error = Expectation::Error {
+            kind: ErrorKind::InvalidRank,
+            message: None,
+        };
+        let rejected = Outcome::Rejected {
+            kind: Some(ErrorKind::InvalidRank),
+            message: String::new(),
+        };
+        let answers = [
+            Outcome::Outputs(Vec::new()),
+            Outcome::Built(Vec::new()),
+            rejected,
+            Outcome::Unsupported("no".into()),
+        ];
+        let classes = |expect: &Expectation| -> Vec<Option<Disagreement>> {
+            answers
+                .iter()
+                .map(|a| Disagreement::of(expect, a))
+                .collect()
+        };
+        use Disagreement::*;
+        assert_eq!(
+            classes(&outputs),
+            [Some(Outputs), Some(Outputs), Some(Rejected), None]
+        );
+        assert_eq!(
+            classes(&error),
+            [Some(Accepted), Some(Accepted), Some(Kind), None]
         );
     }
 }

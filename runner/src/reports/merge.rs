@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::judge::partition::{fingerprint, Partition};
 use crate::judge::record::{Record, Report};
+use crate::judge::run_verdict::{RunRules, RunSummary};
 use crate::reports::report;
 
 /// What a JSON report says about the run that wrote it, under `"run"`.
@@ -414,13 +415,22 @@ pub(crate) fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
             selected: info.selected,
         });
     }
-    let problems = report::problems(&records, info.judged, info.require_error_kinds);
+    // The parts' libtest verdicts are not in their reports: a merge decides on the records.
+    let summary = RunSummary::summarize_final(
+        &records,
+        RunRules {
+            judged: info.judged,
+            require_error_kinds: info.require_error_kinds,
+        },
+        false,
+        None,
+    );
     Ok(with_run_info(
         report::json(
             &first.report.backend,
             &first.report.context,
             &records,
-            &problems,
+            &summary.problems,
         ),
         &info,
     ))

@@ -1,15 +1,9 @@
 //! A run's records ([`crate::judge::record`], which holds the report file's fields) written as
-//! a JSON report, a JUnit file and an op × dtype table; whether the run as a whole is a pass ([`run_problems`]); and JSON reports
-//! read back ([`read`]) for `runner report` and `runner diff`.
-//!
-//! A run whose trials all pass one by one can still be no pass: when nothing passed, or when
-//! the backend answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials it
-//! was sent, a user who did not ask for those skips would be misled by a green run. Skips the
-//! user asked for (the hello's ops, dtypes and targets; the expectations file) do not count.
-//! `--allow-skips` / `OPSPEC_ALLOW_SKIPS=1` accepts such a run (docs/protocol.md, "What the
-//! runner does with skips").
+//! a JSON report, a JUnit file and an op × dtype table; and JSON reports read back ([`read`])
+//! for `runner report` and `runner diff`. Whether the run is a pass is decided in
+//! [`crate::judge::run_verdict`]; these only write it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
@@ -18,10 +12,6 @@ use crate::backend::facts::Facts;
 use crate::judge::record::{
     count, ComposedCount, Context, EntryMatches, JsonReport, Record, Report, ReportFile, Status,
 };
-
-/// The share of the trials sent to a backend that it may answer `unsupported` without being
-/// asked (by its hello or the expectations file) before the run fails.
-pub(crate) const MAX_UNSUPPORTED_SHARE: f64 = 0.10;
 
 /// The matched expectations entries, by line.
 fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
@@ -89,35 +79,7 @@ pub(crate) fn xml_escape(text: &str) -> String {
         .collect()
 }
 
-/// One line per trial status with its count: `passed 12, failed 0, ...`.
-pub(crate) fn summary(records: &[Record]) -> String {
-    let counts = [
-        (Status::Passed, "passed"),
-        (Status::Failed, "failed"),
-        (Status::Unsupported, "unsupported"),
-        (Status::Excluded, "excluded by the hello"),
-        (Status::KnownFailure, "known failures"),
-        (Status::ImplementationDefined, "implementation-defined"),
-        (Status::NotRun, "not run"),
-    ];
-    // Shown only when a backend gave them: most runs have none.
-    let rare = [
-        (Status::ShapeChecked, "shape-checked (built, not run)"),
-        (
-            Status::RejectedUnclassified,
-            "rejected without an error kind",
-        ),
-    ];
-    let rare = rare
-        .into_iter()
-        .filter(|(status, _)| count(records, *status) > 0);
-    counts
-        .into_iter()
-        .chain(rare)
-        .map(|(status, label)| format!("{} {label}", count(records, status)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+pub(crate) use crate::judge::run_verdict::summary;
 
 /// Trials per `composed` key of the backend's hello, and how many of them passed.
 pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
@@ -225,80 +187,6 @@ pub(crate) fn exclusion_line(records: &[Record]) -> Option<String> {
             .collect();
         format!("excluded: {}", parts.join(", "))
     })
-}
-
-/// With `--require-error-kinds`: why the run is no pass because cases that expect an error
-/// were rejected without an error kind (none when there are none).
-/// Why a run of `records` is no pass although no trial failed: the one place that says it,
-/// for a run ([`crate::run::harness`]) and for a merge of its parts ([`crate::reports::merge`]). `judged`:
-/// the run is judged as a whole (not one exact trial, not `--allow-skips`);
-/// `require_error_kinds`: a rejection without a kind is a problem.
-pub(crate) fn problems(records: &[Record], judged: bool, require_error_kinds: bool) -> Vec<String> {
-    let mut problems = match judged {
-        true => run_problems(records),
-        false => Vec::new(),
-    };
-    if require_error_kinds {
-        problems.extend(unclassified_problem(records));
-    }
-    problems
-}
-
-pub(crate) fn unclassified_problem(records: &[Record]) -> Option<String> {
-    let unclassified = count(records, Status::RejectedUnclassified);
-    (unclassified > 0).then(|| {
-        format!(
-            "{unclassified} trial(s) that expect an error were rejected without an error kind, so maybe for another rule, and --require-error-kinds (OPSPEC_REQUIRE_ERROR_KINDS=1) is set; have the backend give the kind of each rejection"
-        )
-    })
-}
-
-/// Why a run is no pass although its trials may all be: nothing passed, or the backend
-/// answered `unsupported` to more than [`MAX_UNSUPPORTED_SHARE`] of the trials sent to it.
-pub(crate) fn run_problems(records: &[Record]) -> Vec<String> {
-    let mut problems = Vec::new();
-    if records.is_empty() {
-        return problems;
-    }
-    let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
-    // A run where a trial failed fails for that: "nothing passed", and its advice to allow
-    // skips, would be the wrong lead.
-    let failed = records.iter().any(|r| r.status.fails());
-    if count(records, Status::Passed) == 0 && !failed {
-        problems.push(format!(
-            "nothing passed: {} of {} trials; {advice}",
-            summary(records),
-            records.len()
-        ));
-    }
-    let untriaged: BTreeSet<usize> = (records.iter())
-        .filter_map(|r| r.known.as_ref())
-        .filter(|k| k.class == "untriaged")
-        .map(|k| k.line)
-        .collect();
-    if !untriaged.is_empty() {
-        let lines: Vec<String> = untriaged.iter().map(|l| l.to_string()).collect();
-        problems.push(format!(
-            "{} known failures are of untriaged entries (lines {} of the expectations file): give each its class (semantics, defect, adapter) and reason",
-            (records.iter())
-                .filter(|r| r.known.as_ref().is_some_and(|k| k.class == "untriaged"))
-                .count(),
-            lines.join(", ")
-        ));
-    }
-    let sent = records
-        .iter()
-        .filter(|r| !matches!(r.status, Status::Excluded | Status::NotRun))
-        .count();
-    let unsupported = count(records, Status::Unsupported);
-    if sent > 0 && unsupported as f64 > MAX_UNSUPPORTED_SHARE * sent as f64 {
-        problems.push(format!(
-            "{unsupported} of {sent} trials sent to the backend ({:.1} %) were answered `unsupported`, more than the {} % a run may skip unasked; declare what the backend lacks in its hello (ops, dtypes, targets), list those cases in the expectations file, or {advice}",
-            100.0 * unsupported as f64 / sent as f64,
-            MAX_UNSUPPORTED_SHARE * 100.0
-        ));
-    }
-    problems
 }
 
 /// JUnit XML: one `testsuite` per op, and a failing `run` suite holding the `problems` of
@@ -543,6 +431,7 @@ pub(crate) fn read(path: &Path) -> Result<Report, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::run_verdict::run_problems;
 
     fn record(name: &str, dtype: Option<&str>, status: Status, message: &str) -> Record {
         Record {

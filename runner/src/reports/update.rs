@@ -133,8 +133,9 @@ pub(crate) fn update(old: &str, trials: &[Record]) -> Update {
 
 /// `runner update-expectations REPORT FILE [--out OUT]`: rewrites FILE (or writes OUT) from
 /// the run REPORT made with it; the new text must load as an expectations file before it is
-/// written. Exit 2 when a file cannot be read or written.
-pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
+/// written, checked against the catalogues of `builtin_specs` (the checkout's `specs/`). Exit 2
+/// when a file cannot be read or written.
+pub fn main(report: &Path, file: &Path, out: Option<&Path>, builtin_specs: &Path) -> ExitCode {
     let fail = |message: String| {
         eprintln!("error: {message}");
         ExitCode::from(2)
@@ -149,7 +150,7 @@ pub fn main(report: &Path, file: &Path, out: Option<&Path>) -> ExitCode {
     };
     let update = update(&old, &report.trials);
     let out = out.unwrap_or(file);
-    if let Err(e) = Expectations::parse(&update.text, &Expectations::catalogue()) {
+    if let Err(e) = Expectations::parse(&update.text, &Expectations::catalogue(builtin_specs)) {
         return fail(format!(
             "the updated file would not load, so nothing was written: {e}"
         ));

@@ -19,12 +19,13 @@ use std::time::Duration;
 use crate::backend::interface::Engine;
 use opspec::tensor::Limits;
 
+use crate::backend::checkout::Checkout;
 use crate::judge::partition::Partition;
 
-/// The checkout a run reads ([`crate::backend::checkout::suite_root`]): the one the runner is started
+/// The root of the checkout a run reads ([`Checkout::discover`]): the one the runner is started
 /// in, else the one it was built from.
 pub fn repository_root() -> PathBuf {
-    crate::backend::checkout::suite_root()
+    Checkout::discover().root
 }
 
 /// The default per-case timeout of a backend.
@@ -324,6 +325,9 @@ pub struct Config {
     pub require_error_kinds: bool,
     /// Each trial the hello excludes is a libtest trial, printed as ignored.
     pub list_excluded: bool,
+    /// The checkout the run reads: its `specs/`, `sweeps/`, `golden/` and catalogues, the
+    /// folder its backend starts in.
+    pub checkout: Checkout,
     /// How the runner was started, as replay lines spell it: the `runner` binary's own path
     /// when it runs (set by its `main`), else `crate::reports::replay_command::CARGO_RUNNER`.
     pub program: String,
@@ -377,7 +381,7 @@ impl Config {
     pub(crate) fn replay_flags(&self) -> String {
         use crate::reports::replay_command::shell_quote;
         let default = Options::default()
-            .resolve_with(&repository_root(), |_| None)
+            .resolve_in(&self.checkout.root, self.checkout.clone(), |_| None)
             .expect("the defaults are valid");
         let joined = |paths: &[PathBuf]| {
             std::env::join_paths(paths)
@@ -432,9 +436,23 @@ impl Options {
         self.resolve(&here)
     }
 
+    /// [`Options::resolve`] with the variables `var` gives, reading the checkout the runner is
+    /// started in ([`Checkout::discover`]).
     pub fn resolve_with(
         self,
         base: &Path,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Config, ConfigError> {
+        let checkout = Checkout::discover();
+        checkout.warn_if_outside();
+        self.resolve_in(base, checkout, var)
+    }
+
+    /// [`Options::resolve_with`] reading `checkout`.
+    fn resolve_in(
+        self,
+        base: &Path,
+        checkout: Checkout,
         var: impl Fn(&str) -> Option<OsString>,
     ) -> Result<Config, ConfigError> {
         let var = |name: &str| var(name).filter(|v| !v.is_empty());
@@ -477,7 +495,7 @@ impl Options {
         };
         let all = |paths: Vec<PathBuf>| paths.into_iter().map(absolute).collect::<Vec<_>>();
 
-        let root = repository_root();
+        let root = checkout.root.clone();
         let specs = match self.specs {
             Some(list) => Some(list.0),
             None => paths("OPSPEC_SPECS")?,
@@ -581,11 +599,7 @@ impl Options {
                 .or_else(|| path("OPSPEC_BACKEND_LOG"))
                 .map(absolute)
                 .unwrap_or_else(|| {
-                    // Outside any checkout, nothing is written into the one read.
-                    let folder = match crate::backend::checkout::found() {
-                        Some(_) => root.join("target"),
-                        None => crate::backend::checkout::outside_log_folder(),
-                    };
+                    let folder = checkout.log_folder();
                     match backend {
                         // Only a run that starts a backend claims the shared log.
                         Some(_) => default_backend_log(&folder),
@@ -615,6 +629,7 @@ impl Options {
                     None => Engine::default(),
                 },
             },
+            checkout,
         })
     }
 }
@@ -717,9 +732,52 @@ pub(crate) fn env_flag(value: Option<OsString>) -> bool {
     })
 }
 
+/// The trial an exact filter names (`--exact NAME`, as cargo nextest runs each trial), without
+/// the kind libtest shows before a name (`[case] slice::f::c`, as `--list` prints it).
+pub(crate) fn exact_trial(args: &libtest_mimic::Arguments) -> Option<&str> {
+    match (&args.filter, args.exact) {
+        (Some(name), true) => Some(
+            (name.strip_prefix('['))
+                .and_then(|rest| rest.split_once("] "))
+                .map_or(name.as_str(), |(_, name)| name),
+        ),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The checkout a configuration reads is its own, not the process's: its folders, the
+    /// backend's folder and the log's all follow it.
+    #[test]
+    fn the_checkout_read_is_the_configurations() {
+        let scratch = tempfile::tempdir().unwrap();
+        let checkout = Checkout {
+            root: scratch.path().to_path_buf(),
+            found: true,
+        };
+        let config = Options::default()
+            .resolve_in(scratch.path(), checkout.clone(), |_| None)
+            .unwrap();
+        assert_eq!(config.checkout, checkout);
+        assert_eq!(config.specs, [scratch.path().join("specs")]);
+        assert_eq!(config.sweeps, [scratch.path().join("sweeps")]);
+        assert_eq!(config.checkout.backend_dir(), scratch.path());
+        assert_eq!(
+            config.backend_log,
+            scratch.path().join("target").join("opspec-backend.log")
+        );
+        let outside = Checkout {
+            found: false,
+            ..checkout
+        };
+        assert_eq!(
+            outside.log_folder(),
+            crate::backend::checkout::outside_log_folder()
+        );
+    }
 
     #[test]
     fn timeouts() {

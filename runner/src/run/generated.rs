@@ -35,8 +35,9 @@ use opspec_spec::{Case, Expectation, SpecError};
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
 use crate::judge::record::Status;
-use crate::judge::verdict::{describe_case, judge_excluding, render_mismatch, Verdict};
-use crate::run::config::{env_flag, repository_root, Config};
+use crate::judge::verdict::{describe_case, render_mismatch, Verdict};
+use crate::run::config::{env_flag, exact_trial, Config};
+use crate::run::send::send_and_judge;
 
 /// How many wrong elements a provenance report decodes.
 const DECODED: usize = 8;
@@ -73,7 +74,7 @@ impl GeneratedConfig {
                 let dir = first
                     .parent()
                     .map_or(PathBuf::from("golden"), |p| p.join("golden"));
-                let label = if config.sweeps == [repository_root().join("sweeps")] {
+                let label = if config.sweeps == [config.checkout.root.join("sweeps")] {
                     "golden".to_owned()
                 } else {
                     dir.display().to_string()
@@ -211,17 +212,13 @@ impl GeneratedTrials {
 /// `(op, sweep file)` when the arguments run one exact generated trial (every sweep for an
 /// unused golden's trial, which needs them all).
 fn exact_sweep(args: &Arguments) -> Option<(&str, &str)> {
-    match (&args.filter, args.exact) {
-        (Some(name), true) if !name.starts_with("golden::") => {
-            let mut parts = name.split("::");
-            let op = parts.next()?;
-            match parts.next()? {
-                "sweep" | "metamorphic" => parts.next().map(|file| (op, file)),
-                // A spec trial: no sweep needed, but an unknown file loads nothing.
-                _ => Some((op, "")),
-            }
-        }
-        _ => None,
+    let name = exact_trial(args).filter(|name| !name.starts_with("golden::"))?;
+    let mut parts = name.split("::");
+    let op = parts.next()?;
+    match parts.next()? {
+        "sweep" | "metamorphic" => parts.next().map(|file| (op, file)),
+        // A spec trial: no sweep needed, but an unknown file loads nothing.
+        _ => Some((op, "")),
     }
 }
 
@@ -279,20 +276,12 @@ fn judge_against_golden(
     };
     let mut case = generated.case.clone();
     case.expect = golden.expect;
-    if let Err(reason) = backend.supports(&case) {
-        return Verdict::excluded(reason);
-    }
-    let outcome = match backend.run(&case) {
-        Ok(outcome) => outcome,
-        Err(BackendError::NotRun(reason)) => return Verdict::not_run(reason),
-        Err(broken) => return Verdict::fail(format!("{}\n{broken}", describe_case(&case))),
-    };
-    let actual = match &outcome {
-        Outcome::Outputs(outputs) => outputs.first().cloned(),
+    let sent = send_and_judge(backend, &case);
+    let verdict = sent.verdict;
+    let actual = match sent.outcome {
+        Some(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => Some(outputs.swap_remove(0)),
         _ => None,
     };
-    let excluded = backend.excluded_dtypes(&case);
-    let verdict = judge_excluding(&case, outcome, backend.is_reference(), &excluded);
     match verdict.status {
         Status::Failed => {
             let decoded = match (&generated.provenance, &actual, &case.expect) {

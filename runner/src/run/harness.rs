@@ -9,7 +9,7 @@
 //! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
 //! record (`crate::reports::report`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,18 +25,21 @@ use opspec_spec::clauses::Catalogue;
 use opspec_spec::{load_dirs, Case, Loaded};
 
 use crate::backend::attributes::composed_key;
-use crate::backend::dump::Dumping;
-use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, BackendError, Reference};
+use crate::backend::dump::RequestDump;
+use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::process::{ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
-use crate::judge::record::{self, Record, RunSummary, Status};
-use crate::judge::verdict::{decide, describe_case, judge_excluding, Verdict};
+use crate::judge::record::{self, Record, Status};
+use crate::judge::run_verdict::{RunRules, RunSummary};
+use crate::judge::verdict::{decide, Verdict};
 use crate::reports::report;
 use crate::reports::{merge, output, replay_command};
 use crate::run::config::{self, Config};
 use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
+use crate::run::send::send_and_judge;
+use crate::run::trial_kind::{plan, PlannedTrial, SpecProblem, TrialKind};
 
 /// Why a clause id a case cites is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,8 +89,8 @@ pub(crate) struct ClauseIdError {
 /// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
 /// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
 /// naming the file, the case and the id (`runner coverage` lints the same, and more).
-fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
-    let (catalogue, _) = Catalogue::load_over(&crate::backend::checkout::builtin_specs(), dirs);
+fn check_clause_ids(loaded: &mut Loaded, builtin: &Path, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
+    let (catalogue, _) = Catalogue::load_over(builtin, dirs);
     let mut failing = Vec::new();
     loaded.cases.retain(|case| {
         let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
@@ -124,13 +127,8 @@ fn check_clause_ids(loaded: &mut Loaded, dirs: &[PathBuf]) -> Vec<ClauseIdError>
 /// `(op, file)` when the arguments run one exact trial (as cargo nextest runs each test): only
 /// that file is read.
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
-    match (&args.filter, args.exact) {
-        (Some(name), true) => {
-            let mut parts = name.split("::");
-            parts.next().zip(parts.next())
-        }
-        _ => None,
-    }
+    let mut parts = config::exact_trial(args)?.split("::");
+    parts.next().zip(parts.next())
 }
 
 /// The reference of a run: its engine, within the run's limits.
@@ -161,15 +159,16 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
                     config.backend_log.clone(),
                     config.jobs.min(cases.max(1)),
                     config.limits(),
+                    config.checkout.backend_dir(),
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
             )
         }
     };
     Ok(match &config.dump_requests {
-        Some(path) => {
-            Arc::new(Dumping::create(backend, path).map_err(|e| RunError::Backend(e.to_string()))?)
-        }
+        Some(path) => Arc::new(
+            RequestDump::wrap(backend, path).map_err(|e| RunError::Backend(e.to_string()))?,
+        ),
         None => backend,
     })
 }
@@ -213,14 +212,6 @@ pub enum RunError {
     Interrupted(String),
 }
 
-/// A problem of a spec or sweep file, as the failing trial that reports it.
-struct SpecProblem {
-    trial: String,
-    /// The op folder (possibly an unknown op's name).
-    op: String,
-    message: String,
-}
-
 /// An opened run: its configuration, the cases the arguments can select (those citing an
 /// unknown clause id set apart), the generated trials, and the known failures.
 pub struct Harness {
@@ -259,13 +250,13 @@ impl Harness {
     /// cases (checking the clause ids they cite) and the sweeps, within the run's limits.
     pub(crate) fn open(args: &Arguments, config: Config) -> Result<Harness, RunError> {
         let expectations = match &config.expectations {
-            Some(path) => {
-                Expectations::load(path).map_err(|e| RunError::Expectations(e.to_string()))?
-            }
+            Some(path) => Expectations::load(path, &config.checkout.specs())
+                .map_err(|e| RunError::Expectations(e.to_string()))?,
             None => Expectations::default(),
         };
         let mut loaded = load_dirs(&config.specs, single_file(args), config.limits());
-        let clause_id_errors = check_clause_ids(&mut loaded, &config.specs);
+        let clause_id_errors =
+            check_clause_ids(&mut loaded, &config.checkout.specs(), &config.specs);
         let generated = GeneratedTrials::load(args, &config).map_err(RunError::Generated)?;
         Ok(Harness {
             config,
@@ -339,24 +330,43 @@ impl Harness {
     }
 
     /// Runs the trials `args` selects against `backend`, or the backend the configuration
-    /// names: libtest's report, the op × dtype table, the report files.
+    /// names: libtest's report, the op × dtype table, the report files. In three stages: the
+    /// trials are selected ([`Harness::select`]), run ([`Harness::execute`]), and the run is
+    /// judged and reported ([`Harness::finish`]).
     pub(crate) fn run(
         mut self,
         mut args: Arguments,
         backend: Option<Arc<dyn Backend>>,
     ) -> Result<RunSummary, RunError> {
-        let config = &self.config;
         if args.list {
-            // Listing starts no backend.
-            let trials = Arc::new(Trials::new(Arc::new(Reference::default()), &self));
-            let cases = std::mem::take(&mut self.loaded.cases);
-            let mut trials = trials.build(&args, &self, cases, None);
-            if let Some(part) = config.partition {
-                trials.retain(|t| part.contains(t.name()));
-            }
-            let listed = libtest_mimic::run(&args, trials);
-            return Ok(RunSummary::new(&[], Vec::new(), listed.has_failed()));
+            return Ok(self.list(&args));
         }
+        let selected = self.select(&args, backend)?;
+        let executed = self.execute(&mut args, selected)?;
+        self.finish(executed)
+    }
+
+    /// `--list`: prints the trials a run would make, and starts no backend.
+    fn list(&mut self, args: &Arguments) -> RunSummary {
+        let trials = Arc::new(Trials::new(Arc::new(Reference::default()), self));
+        let cases = std::mem::take(&mut self.loaded.cases);
+        let mut trials = trials.build(args, self, cases, None);
+        if let Some(part) = self.config.partition {
+            trials.retain(|t| part.contains(t.name()));
+        }
+        let listed = libtest_mimic::run(args, trials);
+        RunSummary::listed(listed.has_failed())
+    }
+
+    /// The first stage: checks the expectations against the trials, starts the backend, and
+    /// makes the libtest trials `args` selects in this run's part, with what the run report
+    /// says of the selection.
+    fn select(
+        &mut self,
+        args: &Arguments,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> Result<Selected, RunError> {
+        let config = &self.config;
         // Each generated case's expected error takes a reference evaluation: done once, for the
         // check here and for the entries that match nothing below.
         let cited = self.trial_clauses();
@@ -372,7 +382,7 @@ impl Harness {
         }
         let backend = match backend {
             Some(backend) => backend,
-            None => start_backend(config, self.cases_to_send(&args))?,
+            None => start_backend(config, self.cases_to_send(args))?,
         };
         let halted = Arc::downgrade(&backend);
         interrupt::on_signal_call(move || {
@@ -384,7 +394,7 @@ impl Harness {
             .filter(|c| backend.supports(c).is_ok())
             .count();
         let check_unmatched = !self.single_file;
-        let mut trials = Trials::new(Arc::clone(&backend), &self);
+        let mut trials = Trials::new(Arc::clone(&backend), self);
         // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
         trials.quiet_exclusions &= check_unmatched;
         let trials = Arc::new(trials);
@@ -392,7 +402,7 @@ impl Harness {
         let unmatched_against = check_unmatched.then_some(cited.as_slice());
         // The cases move into their trials.
         let cases = std::mem::take(&mut self.loaded.cases);
-        let built = trials.build(&args, &self, cases, unmatched_against);
+        let built = trials.build(args, self, cases, unmatched_against);
         let quietly_excluded = std::mem::take(&mut *lock(&trials.quietly_excluded));
         let selected =
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
@@ -443,6 +453,26 @@ impl Harness {
                 .collect(),
             None => built,
         };
+        Ok(Selected {
+            backend,
+            trials,
+            built,
+            run_info,
+            judged,
+        })
+    }
+
+    /// The second stage: runs the selected trials under libtest, then lets the backend and
+    /// the goldens finish.
+    fn execute(&self, args: &mut Arguments, selected: Selected) -> Result<Executed, RunError> {
+        let config = &self.config;
+        let Selected {
+            backend,
+            trials,
+            built,
+            run_info,
+            judged,
+        } = selected;
         if let Some(file) = &config.shard_status_file {
             // Bazel's sign that the test shards; without it Bazel takes the run for one that
             // ignores the sharding.
@@ -471,13 +501,36 @@ impl Harness {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             args.test_threads = Some((2 * config.jobs).max(cores));
         }
-        let conclusion = libtest_mimic::run(&args, built);
+        let conclusion = libtest_mimic::run(args, built);
         let late = backend.finish();
         if let Some(generated) = &self.generated {
             generated
                 .finish()
                 .map_err(|e| RunError::Generated(e.to_string()))?;
         }
+        Ok(Executed {
+            backend,
+            trials,
+            trial_failed: conclusion.has_failed(),
+            late,
+            run_info,
+            judged,
+        })
+    }
+
+    /// The last stage: the records, with the faults the backend reported after their
+    /// verdicts; the run's verdict ([`RunSummary::summarize_final`]); the console summary and
+    /// the report files.
+    fn finish(&self, executed: Executed) -> Result<RunSummary, RunError> {
+        let config = &self.config;
+        let Executed {
+            backend,
+            trials,
+            trial_failed,
+            late,
+            run_info,
+            judged,
+        } = executed;
         let mut records = std::mem::take(&mut *lock(&trials.records));
         records.sort_by(|a, b| a.name.cmp(&b.name));
         for fault in &late {
@@ -520,44 +573,41 @@ impl Harness {
             if let Some(line) = report::composed_line(&records) {
                 println!("{line}");
             }
-            let (catalogue, _) =
-                Catalogue::load_over(&crate::backend::checkout::builtin_specs(), &config.specs);
+            let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
             if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
                 println!("{line}");
             }
         }
         println!("{}", config.folders());
-        // One exact trial (as cargo nextest runs each) is judged by that trial alone.
-        let mut problems = report::problems(&records, judged, config.require_error_kinds);
-        if let Some(signal) = interrupt::signal() {
-            problems.push(format!(
-                "the run was interrupted by {}: the trials it had not finished are not run",
-                interrupt::name(signal)
-            ));
-        }
+        let summary = RunSummary::summarize_final(
+            &records,
+            RunRules {
+                judged,
+                require_error_kinds: config.require_error_kinds,
+            },
+            trial_failed || !late.is_empty(),
+            interrupt::signal().map(interrupt::name),
+        );
+        let problems = &summary.problems;
         let cannot_write = |path: &PathBuf, e: std::io::Error| {
             RunError::Report(format!("cannot write {}: {e}", path.display()))
         };
         if let Some(path) = &config.report_json {
-            let json = report::json(&backend.name(), &context, &records, &problems);
+            let json = report::json(&backend.name(), &context, &records, problems);
             output::write_replacing(path, merge::with_run_info(json, &run_info))
                 .map_err(|e| cannot_write(path, e))?;
         }
         if let Some(path) = &config.junit {
             output::write_replacing(
                 path,
-                report::junit(&backend.name(), &context.facts, &records, &problems),
+                report::junit(&backend.name(), &context.facts, &records, problems),
             )
             .map_err(|e| cannot_write(path, e))?;
         }
-        for problem in &problems {
+        for problem in problems {
             eprintln!("error: the run is no pass: {problem}");
         }
-        Ok(RunSummary::new(
-            &records,
-            problems,
-            conclusion.has_failed() || !late.is_empty(),
-        ))
+        Ok(summary)
     }
 
     /// Runs the one trial named `trial`, as a run of this configuration would, on the backend
@@ -639,6 +689,29 @@ pub(crate) fn run(
     Harness::open(&args, config)?.run(args, backend)
 }
 
+/// The trials a run selected ([`Harness::select`]), ready to run.
+struct Selected {
+    backend: Arc<dyn Backend>,
+    trials: Arc<Trials>,
+    /// The libtest trials of this run's part.
+    built: Vec<Trial>,
+    run_info: merge::RunInfo,
+    /// The run is judged as a whole ([`RunRules::judged`]).
+    judged: bool,
+}
+
+/// A run whose trials have run ([`Harness::execute`]), to be judged and reported.
+struct Executed {
+    backend: Arc<dyn Backend>,
+    trials: Arc<Trials>,
+    /// A trial failed as libtest counts them.
+    trial_failed: bool,
+    /// Faults the backend reported after a trial's verdict.
+    late: Vec<LateFault>,
+    run_info: merge::RunInfo,
+    judged: bool,
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -692,9 +765,9 @@ impl Trials {
         }
     }
 
-    /// The libtest trials: one per case (`cases` move into them), one failing trial per spec
-    /// problem, and, given the trials with the clauses they cite ([`Harness::trial_clauses`]),
-    /// one per expectations entry that matches none of them; sorted by name.
+    /// The libtest trials, sorted by name: those [`plan`] gives (`cases` move into them;
+    /// `cited`, the trials with the clauses they cite, for the stale expectations), but for the
+    /// trials the hello excludes, which are recorded quietly.
     fn build(
         self: &Arc<Self>,
         args: &Arguments,
@@ -702,76 +775,74 @@ impl Trials {
         cases: Vec<Case>,
         cited: Option<&[TrialClauses]>,
     ) -> Vec<Trial> {
-        let mut trials: Vec<Trial> = (harness.spec_problems())
-            .map(|p| self.failing_trial(p.trial, p.op, p.message))
-            .collect();
-        if let Some(generated) = &harness.generated {
-            trials.extend(self.generated_trials(args, generated));
-        }
-        if let Some(cited) = cited {
-            for entry in self.expectations.unmatched(cited) {
-                let message = format!(
-                    "stale expectation: line {} (`{}`) matches no case; remove it",
-                    entry.line,
-                    entry.selector()
-                );
-                let name = format!("expectations::line_{}", entry.line);
-                trials.push(self.failing_trial(name, "expectations".into(), message));
+        let planned = plan(
+            harness.spec_problems(),
+            harness.generated.as_ref(),
+            &self.expectations,
+            cited,
+            cases,
+        );
+        // A round trip goes with its sweep case when the hello excludes that quietly.
+        let mut quiet_sweeps = HashSet::new();
+        let mut trials = Vec::new();
+        for planned in planned {
+            let quiet = match &planned.kind {
+                TrialKind::Case(case) => self.exclude_quietly(args, case, "case", false),
+                TrialKind::Generated { case, store } => {
+                    let quiet = self.exclude_generated_quietly(args, case, store);
+                    if quiet {
+                        quiet_sweeps.insert(planned.name.clone());
+                    }
+                    quiet
+                }
+                TrialKind::RoundTrip { case, .. } => {
+                    let quiet = quiet_sweeps.contains(&case.case.trial_name());
+                    if let (true, Some(first)) = (quiet, &case.metamorphic) {
+                        self.exclude_quietly(args, first, "round-trip", false);
+                    }
+                    quiet
+                }
+                _ => false,
+            };
+            if !quiet {
+                trials.push(self.trial(planned));
             }
         }
-        trials.extend(
-            (cases.into_iter())
-                .filter(|case| !self.exclude_quietly(args, case, false))
-                .map(|case| {
-                    let trials = Arc::clone(self);
-                    Trial::ignorable_test(case.trial_name(), move || trials.execute(&case))
-                }),
-        );
         trials.sort_by(|a, b| a.name().cmp(b.name()));
         trials
     }
 
-    /// The trials of the sweeps: a trial per generated case and per round trip, and a failing
-    /// trial per unused golden (removed instead when blessing).
-    fn generated_trials(
-        self: &Arc<Self>,
-        args: &Arguments,
-        generated: &GeneratedTrials,
-    ) -> Vec<Trial> {
-        let mut trials = Vec::new();
-        for case in generated.cases() {
-            if self.exclude_generated_quietly(args, case, generated.store()) {
-                if let Some(first) = &case.metamorphic {
-                    self.exclude_quietly(args, first, false);
-                }
-                continue;
+    /// The libtest trial of a planned trial, marked with its kind.
+    fn trial(self: &Arc<Self>, planned: PlannedTrial) -> Trial {
+        let PlannedTrial { name, kind } = planned;
+        let label = kind.label();
+        let trials = Arc::clone(self);
+        let trial = match kind {
+            TrialKind::Case(case) => Trial::ignorable_test(name, move || trials.execute(&case)),
+            TrialKind::Generated { case, store } => Trial::ignorable_test(name, move || {
+                trials.execute_generated(GeneratedTrial::Sweep(&case), &store)
+            }),
+            TrialKind::RoundTrip { case, store } => Trial::ignorable_test(name, move || {
+                let first = case
+                    .metamorphic
+                    .as_ref()
+                    .expect("a round trip has a first step");
+                let round_trip = GeneratedTrial::RoundTrip {
+                    first,
+                    provenance: case.provenance.as_ref(),
+                };
+                trials.execute_generated(round_trip, &store)
+            }),
+            TrialKind::SpecProblem { op, message } => self.failing_trial(name, op, message),
+            TrialKind::StaleExpectation { message } => {
+                self.failing_trial(name, "expectations".into(), message)
             }
-            let (trials_case, store) = (Arc::clone(self), Arc::clone(generated.store()));
-            let sweep_case = Arc::new(case.clone());
-            trials.push(Trial::ignorable_test(case.case.trial_name(), move || {
-                trials_case.execute_generated(GeneratedTrial::Sweep(&sweep_case), &store)
-            }));
-            if let Some(first) = &case.metamorphic {
-                let (trials_meta, store) = (Arc::clone(self), Arc::clone(generated.store()));
-                let first = first.clone();
-                let provenance = case.provenance.clone();
-                trials.push(Trial::ignorable_test(first.trial_name(), move || {
-                    let round_trip = GeneratedTrial::RoundTrip {
-                        first: &first,
-                        provenance: provenance.as_ref(),
-                    };
-                    trials_meta.execute_generated(round_trip, &store)
-                }));
-            }
-        }
-        for unused in generated.unused() {
-            let name = format!("golden::unused::{}", unused.name);
-            trials.push(match generated.store().is_blessing() {
-                true => self.removal_trial(name, Arc::clone(generated.store()), unused.clone()),
-                false => self.failing_trial(name, "golden".into(), unused.message.clone()),
-            });
-        }
-        trials
+            TrialKind::UnusedGolden { unused, store } => match store.is_blessing() {
+                true => self.removal_trial(name, store, unused),
+                false => self.failing_trial(name, "golden".into(), unused.message),
+            },
+        };
+        trial.with_kind(label)
     }
 
     /// When blessing, the trial of an unused golden removes it (or keeps it, when its sweep was
@@ -822,7 +893,7 @@ impl Trials {
     /// out) without making it a libtest trial, so that the console counts exclusions per
     /// declaration instead of printing each; `true` when the trial is thus done with. A trial
     /// the arguments filter out is not recorded.
-    fn exclude_quietly(&self, args: &Arguments, case: &Case, ops_only: bool) -> bool {
+    fn exclude_quietly(&self, args: &Arguments, case: &Case, kind: &str, ops_only: bool) -> bool {
         if !self.quiet_exclusions {
             return false;
         }
@@ -833,7 +904,7 @@ impl Trials {
             return false;
         }
         let name = case.trial_name();
-        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(()))) {
+        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(())).with_kind(kind)) {
             return true;
         }
         lock(&self.quietly_excluded).push(name.clone());
@@ -860,7 +931,7 @@ impl Trials {
         match self.backend.supports(&generated.case) {
             Ok(()) => return false,
             Err(exclusion) if exclusion.by.starts_with("op ") => {
-                return self.exclude_quietly(args, &generated.case, true)
+                return self.exclude_quietly(args, &generated.case, "generated", true)
             }
             Err(_) => {}
         }
@@ -875,7 +946,7 @@ impl Trials {
         };
         let mut case = generated.case.clone();
         case.expect = golden.expect;
-        self.exclude_quietly(args, &case, false)
+        self.exclude_quietly(args, &case, "generated", false)
     }
 
     fn execute(&self, case: &Case) -> Result<Completion, Failed> {
@@ -883,25 +954,8 @@ impl Trials {
         if let Some(result) = self.stopped(case, started) {
             return result;
         }
-        let verdict = match self.backend.supports(case) {
-            Err(reason) => Verdict::excluded(reason),
-            Ok(()) => self.send(case),
-        };
+        let verdict = send_and_judge(self.backend.as_ref(), case).verdict;
         self.conclude(case, verdict, started)
-    }
-
-    /// Runs a case the backend accepts and judges what it did.
-    fn send(&self, case: &Case) -> Verdict {
-        match self.backend.run(case) {
-            Ok(outcome) => judge_excluding(
-                case,
-                outcome,
-                self.backend.is_reference(),
-                &self.backend.excluded_dtypes(case),
-            ),
-            Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
-            Err(broken) => Verdict::fail(format!("{}\n{broken}", describe_case(case))),
-        }
     }
 
     fn execute_generated(
@@ -1043,33 +1097,5 @@ fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
         known: verdict.known,
         composed: None,
         replay: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The in-process API's summary counts every status a record can have, as the JSON report
-    /// does: a trial of each status is counted once.
-    #[test]
-    fn the_summary_counts_all_nine_statuses() {
-        let records: Vec<Record> = (Status::ALL.iter())
-            .map(|&status| Record::bare(&format!("slice::x::{}", status.name()), status))
-            .collect();
-        let s = RunSummary::new(&records, Vec::new(), false);
-        let counted = [
-            s.passed,
-            s.failed,
-            s.unsupported,
-            s.excluded,
-            s.known_failures,
-            s.implementation_defined,
-            s.not_run,
-            s.shape_checked,
-            s.rejected_unclassified,
-        ];
-        assert_eq!(counted, [1; 9]);
-        assert!(s.success);
     }
 }

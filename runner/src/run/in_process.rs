@@ -21,7 +21,7 @@ use opspec::DType;
 
 use crate::backend::hello::Capabilities;
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
-use crate::judge::record::RunSummary;
+use crate::judge::run_verdict::RunSummary;
 use crate::run::config::Config;
 use crate::run::harness::RunError;
 

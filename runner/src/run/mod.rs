@@ -5,3 +5,5 @@ pub(crate) mod generated;
 pub mod harness;
 pub(crate) mod in_process;
 pub mod replay;
+pub(crate) mod send;
+pub(crate) mod trial_kind;

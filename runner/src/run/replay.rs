@@ -10,63 +10,37 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::Arguments;
-use opspec::DType;
 use opspec_spec::Case;
 use serde_json::json;
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
+use crate::backend::observed::{Observed, Observer};
 use crate::backend::protocol::{run_request, WireTensor};
 use crate::judge::record::Status;
 use crate::run::config::Config;
 use crate::run::harness::{Harness, ReplayError, Replayed};
 
-/// A backend whose every request and reply is printed, for `runner replay`.
-struct Transcript {
-    inner: Arc<dyn Backend>,
-}
+/// Prints every request and reply of a backend it observes, for `runner replay`.
+struct Transcript;
 
-impl Backend for Transcript {
-    fn name(&self) -> String {
-        self.inner.name()
+impl Observer for Transcript {
+    fn declined(&self, _case: &Case, exclusion: &Exclusion) {
+        println!("not sent: {exclusion}");
     }
 
-    fn facts(&self) -> crate::backend::facts::Facts {
-        self.inner.facts()
+    fn request(&self, case: &Case) -> Result<(), BackendError> {
+        println!(
+            "request: {}",
+            run_request(&case.trial_name(), &case.invocation)
+        );
+        Ok(())
     }
 
-    fn composed(&self) -> std::collections::BTreeMap<String, String> {
-        self.inner.composed()
-    }
-
-    fn is_reference(&self) -> bool {
-        self.inner.is_reference()
-    }
-
-    fn build_only(&self) -> bool {
-        self.inner.build_only()
-    }
-
-    fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
-        self.inner.excluded_dtypes(case)
-    }
-
-    fn supports(&self, case: &Case) -> Result<(), Exclusion> {
-        let supported = self.inner.supports(case);
-        if let Err(reason) = &supported {
-            println!("not sent: {reason}");
-        }
-        supported
-    }
-
-    fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        let id = case.trial_name();
-        println!("request: {}", run_request(&id, &case.invocation));
-        let outcome = self.inner.run(case);
-        match &outcome {
-            Ok(outcome) => println!("reply: {}", reply_json(&id, outcome)),
+    fn reply(&self, case: &Case, reply: &Result<Outcome, BackendError>) {
+        match reply {
+            Ok(outcome) => println!("reply: {}", reply_json(&case.trial_name(), outcome)),
             Err(broken) => println!("reply: none usable: {broken}"),
         }
-        outcome
     }
 }
 
@@ -124,7 +98,7 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, ReplayError> {
     };
     let harness = Harness::open(&args, config)?;
     let record = match harness.replay(trial, |inner| -> Arc<dyn Backend> {
-        Arc::new(Transcript { inner })
+        Arc::new(Observed::new(inner, Transcript))
     })? {
         Replayed::SpecProblem(message) => {
             println!("verdict: failed (spec error)\n{message}");

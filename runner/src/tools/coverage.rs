@@ -36,7 +36,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use opspec::ops::reformat::Format;
@@ -73,7 +73,12 @@ impl Coverage {
 /// `runner coverage [--specs DIRS] [--clauses]`, its flags parsed by the `runner` binary. The
 /// run's sweep folders are linted too.
 pub fn main(config: &Config, list_clauses: bool) -> ExitCode {
-    let coverage = run(&config.specs, &config.sweeps, list_clauses);
+    let coverage = run(
+        &config.checkout.specs(),
+        &config.specs,
+        &config.sweeps,
+        list_clauses,
+    );
     print!("{}", coverage.text);
     if coverage.ok() {
         ExitCode::SUCCESS
@@ -98,13 +103,18 @@ impl CaseGroup<'_> {
     }
 }
 
-/// Runs the whole report over the spec folders `dirs`, and lints the sweeps of `sweeps` (their
+/// Runs the whole report over the spec folders `dirs`, with the catalogues of the checkout's
+/// `builtin` specs for the ops they do not catalogue, and lints the sweeps of `sweeps` (their
 /// marks and powers, as for the spec cases).
-pub(crate) fn run(dirs: &[PathBuf], sweeps: &[PathBuf], list_clauses: bool) -> Coverage {
+pub(crate) fn run(
+    builtin: &Path,
+    dirs: &[PathBuf],
+    sweeps: &[PathBuf],
+    list_clauses: bool,
+) -> Coverage {
     // Linting reads and evaluates cases within the default limits (no run's budget applies).
     let loaded = load_dirs(dirs, None, Limits::DEFAULT);
-    let builtin = crate::backend::checkout::builtin_specs();
-    let (catalogue, catalogue_errors) = Catalogue::load_over(&builtin, dirs);
+    let (catalogue, catalogue_errors) = Catalogue::load_over(builtin, dirs);
     // The clauses the folders catalogue themselves; only they must have cases there.
     let own = |clause: &Clause| dirs.iter().any(|dir| clause.path.starts_with(dir));
     let mut lint: Vec<String> = Vec::new();

@@ -22,9 +22,10 @@ use opspec_generate::shrink::shrink;
 use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_spec::{load_file, Case, Expectation};
 
-use crate::backend::interface::{Backend, Outcome};
+use crate::backend::interface::Backend;
 use crate::judge::record::Status;
-use crate::judge::verdict::{decide, judge_excluding};
+use crate::judge::verdict::decide;
+use crate::run::send::send_and_judge;
 
 /// How long a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,32 +71,7 @@ impl Default for FuzzOptions {
     }
 }
 
-/// How a backend disagreed with the reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Disagreement {
-    /// Both computed; the outputs differ (dtype, shape, or values beyond the tolerance).
-    Outputs,
-    /// The reference computes; the backend rejected the case.
-    Rejected,
-    /// The reference rejects; the backend computed.
-    Accepted,
-    /// Both rejected, with different error kinds.
-    Kind,
-    /// The backend crashed, hung or answered out of protocol.
-    Broken,
-}
-
-impl Disagreement {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Disagreement::Outputs => "different outputs",
-            Disagreement::Rejected => "the backend rejects a case the reference computes",
-            Disagreement::Accepted => "the backend computes a case the reference rejects",
-            Disagreement::Kind => "a different error kind",
-            Disagreement::Broken => "the backend broke",
-        }
-    }
-}
+pub use crate::judge::verdict::Disagreement;
 
 /// One disagreement, shrunk and written.
 #[derive(Clone, Debug)]
@@ -162,39 +138,23 @@ pub(crate) fn check(
     backend: &dyn Backend,
     case: &Case,
 ) -> Result<Option<(Disagreement, String)>, String> {
-    backend.supports(case)?;
-    let outcome = match backend.run(case) {
-        Ok(outcome) => outcome,
-        Err(broken) => return Ok(Some((Disagreement::Broken, broken.to_string()))),
+    let sent = send_and_judge(backend, case);
+    if matches!(sent.verdict.status, Status::Excluded | Status::Unsupported) {
+        return Err(sent.verdict.message);
+    }
+    let Some(class) = sent.disagreement else {
+        return Ok(None);
     };
-    let class = match (&case.expect, &outcome) {
-        (_, Outcome::Unsupported(reason)) => return Err(reason.clone()),
-        (Expectation::Outputs(_), Outcome::Outputs(_) | Outcome::Built(_)) => Disagreement::Outputs,
-        (Expectation::Outputs(_), Outcome::Rejected { .. }) => Disagreement::Rejected,
-        (Expectation::Error { .. }, Outcome::Outputs(_) | Outcome::Built(_)) => {
-            Disagreement::Accepted
-        }
-        (Expectation::Error { .. }, Outcome::Rejected { .. }) => Disagreement::Kind,
-    };
-    let excluded = backend.excluded_dtypes(case);
     // No known failures apply to a random case, and it has no replay command.
-    let verdict = decide(
-        judge_excluding(case, outcome, backend.is_reference(), &excluded),
-        None,
-        None,
-    );
-    Ok(match verdict {
-        // A rejection without a kind cannot be told from one for another rule.
-        verdict
-            if matches!(
-                verdict.status,
-                Status::Failed | Status::RejectedUnclassified
-            ) =>
-        {
-            Some((class, verdict.message))
-        }
-        _ => None,
-    })
+    let verdict = decide(sent.verdict, None, None);
+    // A backend that breaks disagrees whatever the case; a rejection without a kind cannot be
+    // told from one for another rule.
+    let disagrees = class == Disagreement::Broken
+        || matches!(
+            verdict.status,
+            Status::Failed | Status::RejectedUnclassified
+        );
+    Ok(disagrees.then_some((class, verdict.message)))
 }
 
 /// The generator of case `index` of a run with `seed`.
