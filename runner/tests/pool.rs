@@ -429,8 +429,10 @@ fn a_copy_that_fails_its_hello_is_restarted_and_the_run_goes_on() {
                 &command,
                 "--jobs",
                 "4",
+                // Well above what a sound copy needs on a loaded machine; the slow copy takes
+                // an hour.
                 "--hello-timeout",
-                "2",
+                "10",
                 filter,
             ],
             &report,
