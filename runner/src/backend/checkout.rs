@@ -42,7 +42,7 @@ pub struct Checkout {
     pub root: PathBuf,
     /// Whether it was found from the current folder (else it is the one the runner was built
     /// from).
-    pub found: bool,
+    pub(crate) found: bool,
 }
 
 impl Checkout {
