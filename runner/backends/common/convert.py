@@ -77,6 +77,12 @@ class SlicePlan:
             ends.append(-(length + 1) if d < 0 and end < 0 and n > 0 else end)
         self.starts, self.ends, self.steps, self.axes, self.sizes = start, ends, stride, axes, size
 
+    def axes_distinct_inside(self):
+        """Whether the sliced axes are axes of the input, none named twice (either way, not
+        an axis each engine op can be given one at a time)."""
+        rank = len(self.shape)
+        return all(-rank <= a < rank for a in self.axes) and len({a % rank for a in self.axes}) == len(self.axes)
+
     def slice_and_gathers(self):
         """(Slice entries [(start, end, axis, step)], Gathers [(axis, indices)]) for an engine
         whose Slice takes no step 0 and clamps an empty range apart (ONNX, OpenVINO).
@@ -88,7 +94,7 @@ class SlicePlan:
         distinct and inside the input; otherwise every entry goes to the Slice as given, for
         the engine to judge."""
         rank = len(self.shape)
-        valid = all(-rank <= a < rank for a in self.axes) and len({a % rank for a in self.axes}) == len(self.axes)
+        valid = self.axes_distinct_inside()
         entries, gathers = [], []
         for s0, e, a, d, n in zip(self.starts, self.ends, self.axes, self.steps, self.sizes):
             if valid and n == 0:

@@ -219,7 +219,7 @@ def run_slice(attrs, t):
     if mode in ("wrap", "clamp"):
         # The coordinates of each axis, gathered: x = y·stride + start through the mode.
         plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4], pad=False)
-        if not all(-rank <= a < rank for a in plan.axes) or len({a % rank for a in plan.axes}) != len(plan.axes):
+        if not plan.axes_distinct_inside():
             raise Unsupported(f"axes {plan.axes}: MNN's Gather takes one axis of the input at a time")
         for a, s0, n, st in zip(plan.axes, plan.starts, plan.sizes, plan.steps):
             a %= rank
@@ -254,7 +254,7 @@ def negative_steps_gathered(entries, gathers, plan, rank):
     output buffer and corrupt the process's heap
     (repro/strided_slice_negative_step_writes_past_output.py). Any other entry stays for
     StridedSlice to judge."""
-    if not all(-rank <= a < rank for a in plan.axes) or len({a % rank for a in plan.axes}) != len(plan.axes):
+    if not plan.axes_distinct_inside():
         return entries, gathers
     gathered = {}
     for s0, a, st, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):

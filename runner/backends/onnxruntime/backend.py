@@ -260,7 +260,7 @@ def strict_gathers(plan, entries, gathers):
     stride-0 axes, only when the axes are distinct and inside the input, and only for an index
     table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice)."""
     rank = len(plan.shape)
-    if not all(-rank <= a < rank for a in plan.axes) or len({a % rank for a in plan.axes}) != len(plan.axes):
+    if not plan.axes_distinct_inside():
         return entries, gathers
     outside = {}
     for s0, a, d, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):
