@@ -233,9 +233,142 @@ def _summary(e):
     return f"{type(e).__name__}: {e} at {where}"
 
 
-def serve(hello, run, answer="ok"):
-    """The request loop: one JSON line in, one JSON line out, flushed. `answer` is the type of a
-    reply with outputs: `ok`, or `built` for a build-only backend (whose outputs have no data)."""
+# The composed paths (keys of the hello's `composed`) that produced each case's answer, by case id:
+# an adapter's composing branch calls `composed(key)` while it builds a case, and the reply says them
+# (docs/protocol.md, "Composed as it happened").
+_composed_notes = {}
+_current_case = [None]
+
+
+class case_scope:
+    """`with case_scope(case_id):` around building one case: `composed(key)` calls inside it are
+    that case's. The request loop opens one per `run` request; a `run_batch` opens one per case."""
+
+    def __init__(self, case_id):
+        self.case_id = case_id
+
+    def __enter__(self):
+        self.outer = _current_case[0]
+        _current_case[0] = self.case_id
+        _composed_notes.setdefault(self.case_id, [])
+        return self
+
+    def __exit__(self, *exc):
+        _current_case[0] = self.outer
+        return False
+
+
+def composed(key):
+    """Notes that the case being built takes the composed path `key` (a key of the hello's
+    `composed`): its reply lists it."""
+    notes = _composed_notes.setdefault(_current_case[0], [])
+    if key not in notes:
+        notes.append(key)
+
+
+def _error_reply(mid, e):
+    """The reply of a case whose answer is the exception `e`."""
+    if isinstance(e, OpError):
+        reply = {"type": "error", "id": mid, "message": e.message}
+        if e.kind is not None:
+            reply["kind"] = e.kind
+        return reply
+    if isinstance(e, Unsupported):
+        return {"type": "unsupported", "id": mid, "reason": str(e)}
+    # A bug in the adapter: make it visible.
+    traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+    return {"type": "error", "id": mid, "kind": "internal", "message": _summary(e)}
+
+
+def _with_notes(reply, mid):
+    notes = _composed_notes.pop(mid, None)
+    if notes and reply.get("type") in ("ok", "built"):
+        reply["composed"] = notes
+    return reply
+
+
+def _request_parts(msg):
+    """A `run` request's (id, op, attrs, inputs), checked for shape."""
+    if not isinstance(msg, dict):
+        raise OpError("internal", "request is not a JSON object")
+    attrs = msg.get("attrs") or {}
+    inputs = msg.get("inputs") or []
+    if not isinstance(attrs, dict) or not isinstance(inputs, list):
+        raise OpError("internal", "attrs must be an object and inputs a list")
+    return msg.get("id"), msg.get("op"), attrs, inputs
+
+
+def answer_run(msg, run, answer="ok"):
+    """The reply to one `run` request: `run(op, attrs, inputs)` gives its output tensor object."""
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    try:
+        with case_scope(mid):
+            mid, op, attrs, inputs = _request_parts(msg)
+            reply = {"type": answer, "id": mid, "outputs": [run(op, attrs, inputs)]}
+    except Exception as e:  # noqa: BLE001 - every exception becomes the case's reply
+        reply = _error_reply(mid, e)
+    return _with_notes(reply, mid)
+
+
+def answer_batch(cases, run, run_batch=None, answer="ok"):
+    """The replies to a `batch` request's cases, one per case. Without `run_batch` each case is
+    answered alone (`answer_run`). `run_batch(requests)` takes the list of `(id, op, attrs,
+    inputs)` and returns one result per request, in order: its output tensor object, or the
+    exception that is its answer (OpError, Unsupported; anything else is an adapter bug).
+    A case whose request is malformed is answered alone and never reaches `run_batch`."""
+    if not isinstance(cases, list):
+        raise OpError("internal", "a batch's cases must be a list")
+    if run_batch is None:
+        return [answer_run(msg, run, answer) for msg in cases]
+    replies = [None] * len(cases)
+    requests, where = [], []
+    for i, msg in enumerate(cases):
+        try:
+            requests.append(_request_parts(msg))
+            where.append(i)
+        except OpError as e:
+            replies[i] = _error_reply(msg.get("id") if isinstance(msg, dict) else None, e)
+    for request in requests:
+        _composed_notes.setdefault(request[0], [])
+    try:
+        results = run_batch(requests)
+    except Exception as e:  # noqa: BLE001 - a batch that fails as a whole: each case alone
+        print(f"batch of {len(requests)} failed as a whole ({type(e).__name__}: {e}); answering each case alone", file=sys.stderr)
+        results = None
+    if results is None or len(results) != len(requests):
+        for request, i in zip(requests, where):
+            _composed_notes.pop(request[0], None)
+            replies[i] = answer_run(cases[i], run, answer)
+        return replies
+    for (mid, _, _, _), i, result in zip(requests, where, results):
+        if isinstance(result, BaseException):
+            reply = _error_reply(mid, result)
+        else:
+            reply = {"type": answer, "id": mid, "outputs": [result]}
+        replies[i] = _with_notes(reply, mid)
+    return replies
+
+
+def bisect(build, items, whole_failure=Exception):
+    """Results of `build(items)` (one per item, in order), where `build` fails as a whole with
+    `whole_failure` when the engine rejects the batch without saying which item: the batch is then
+    split in halves, down to single items, and a single item's failure is its own result (the
+    exception). So a failure naming no case costs about log2(n) extra builds per bad item, and
+    never another case's verdict."""
+    try:
+        return build(items)
+    except whole_failure as e:
+        if len(items) == 1:
+            return [e]
+        half = len(items) // 2
+        return bisect(build, items[:half], whole_failure) + bisect(build, items[half:], whole_failure)
+
+
+def serve(hello, run, answer="ok", run_batch=None):
+    """The request loop: one JSON line in, one JSON line out, flushed; a `batch` request gets one
+    line per case. `answer` is the type of a reply with outputs: `ok`, or `built` for a
+    build-only backend (whose outputs have no data). `run_batch`, when given, answers a batch's
+    cases together (`answer_batch`); the hello should then declare `batch`."""
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
     out = sys.stdout
     for line in sys.stdin:
@@ -249,26 +382,18 @@ def serve(hello, run, answer="ok"):
             mid = msg.get("id")
             kind = msg.get("type")
             if kind == "hello":
-                reply = dict(hello(), type="hello", protocol=PROTOCOL)
+                replies = [dict(hello(), type="hello", protocol=PROTOCOL)]
             elif kind == "run":
-                attrs = msg.get("attrs") or {}
-                inputs = msg.get("inputs") or []
-                if not isinstance(attrs, dict) or not isinstance(inputs, list):
-                    raise OpError("internal", "attrs must be an object and inputs a list")
-                reply = {"type": answer, "id": mid, "outputs": [run(msg.get("op"), attrs, inputs)]}
+                replies = [answer_run(msg, run, answer)]
+            elif kind == "batch":
+                replies = answer_batch(msg.get("cases"), run, run_batch, answer)
             else:
                 raise OpError("internal", f"unknown message type {kind!r}")
-        except OpError as e:
-            reply = {"type": "error", "id": mid, "message": e.message}
-            if e.kind is not None:
-                reply["kind"] = e.kind
-        except Unsupported as e:
-            reply = {"type": "unsupported", "id": mid, "reason": str(e)}
-        except Exception as e:  # a bug in the adapter: make it visible
-            traceback.print_exc(file=sys.stderr)
-            reply = {"type": "error", "id": mid, "kind": "internal", "message": _summary(e)}
-        out.write(dumps(reply))
-        out.write("\n")
+        except Exception as e:  # noqa: BLE001 - a request that is not one: say so
+            replies = [_error_reply(mid, e)]
+        for reply in replies:
+            out.write(dumps(reply))
+            out.write("\n")
         out.flush()
 
 
@@ -281,10 +406,10 @@ def composed_of(adapter):
         return tomllib.load(f).get("composed", {})
 
 
-def main(hello, run, answer="ok"):
+def main(hello, run, answer="ok", run_batch=None):
     """An adapter's main loop: `serve` until standard input closes; an interrupt, or a runner that
     closed the pipe, ends it quietly."""
     try:
-        serve(hello, run, answer)
+        serve(hello, run, answer, run_batch)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
