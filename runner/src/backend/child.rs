@@ -90,6 +90,11 @@ impl Log {
     }
 
     /// Where the log is.
+    /// Writes a line of the runner's own into the log.
+    pub(crate) fn note(&mut self, text: &str) {
+        self.write(text.as_bytes());
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
@@ -573,8 +578,46 @@ impl Session {
         limit: usize,
         halt: &AtomicBool,
     ) -> Result<String, Trouble> {
-        let deadline = Instant::now() + timeout;
         let request = format!("{line}\n").into_bytes();
+        self.converse(&request, Instant::now() + timeout, timeout, limit, halt)
+    }
+
+    /// Sends one line and waits for one line back, as [`Session::exchange`], by `deadline`
+    /// (a batch's, which `timeout` says).
+    pub(crate) fn exchange_by(
+        &mut self,
+        line: &str,
+        deadline: Instant,
+        timeout: Duration,
+        limit: usize,
+        halt: &AtomicBool,
+    ) -> Result<String, Trouble> {
+        let request = format!("{line}\n").into_bytes();
+        self.converse(&request, deadline, timeout, limit, halt)
+    }
+
+    /// Waits for the next line of a reply already asked for (the second and later replies to
+    /// a batch), at most `limit` bytes long, until `deadline`; `timeout` is what a failure
+    /// says the deadline was.
+    pub(crate) fn next_reply(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+        limit: usize,
+        halt: &AtomicBool,
+    ) -> Result<String, Trouble> {
+        self.converse(&[], deadline, timeout, limit, halt)
+    }
+
+    /// Writes `request` (may be empty) and reads one line back, both by `deadline`.
+    fn converse(
+        &mut self,
+        request: &[u8],
+        deadline: Instant,
+        timeout: Duration,
+        limit: usize,
+        halt: &AtomicBool,
+    ) -> Result<String, Trouble> {
         let mut written = 0;
         let mut scanned = 0;
         loop {

@@ -6,12 +6,18 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+#[cfg(test)]
+use std::sync::Arc;
+use std::sync::Mutex;
 
 use opspec_spec::Case;
 
-use crate::backend::interface::{Backend, BackendError};
-use crate::backend::observed::{Observed, Observer};
+#[cfg(test)]
+use crate::backend::interface::Backend;
+use crate::backend::interface::BackendError;
+#[cfg(test)]
+use crate::backend::observed::Observed;
+use crate::backend::observed::Observer;
 use crate::backend::protocol::run_request;
 
 /// The request dump file could not be created.
@@ -31,6 +37,7 @@ pub(crate) struct RequestDump {
 }
 
 /// A backend whose requests are also written to a file.
+#[cfg(test)]
 pub(crate) type Dumping = Observed<RequestDump>;
 
 impl RequestDump {
@@ -50,14 +57,17 @@ impl RequestDump {
     }
 
     /// `inner`, its requests written to the dump file `path` (created, or emptied).
+    #[cfg(test)]
     pub(crate) fn wrap(inner: Arc<dyn Backend>, path: &Path) -> Result<Dumping, DumpError> {
         Ok(Observed::new(inner, RequestDump::create(path)?))
     }
 }
 
-impl Observer for RequestDump {
-    fn request(&self, case: &Case) -> Result<(), BackendError> {
-        let mut line = run_request(&case.trial_name(), &case.invocation);
+impl RequestDump {
+    /// Writes one request line, exactly as sent: a `run`, or a `batch` of several.
+    pub(crate) fn write_line(&self, request: &str) -> Result<(), BackendError> {
+        let mut line = String::with_capacity(request.len() + 1);
+        line.push_str(request);
         line.push('\n');
         // One write per line, under the lock, so that parallel trials never interleave.
         self.file
@@ -70,6 +80,12 @@ impl Observer for RequestDump {
                     self.path.display()
                 ))
             })
+    }
+}
+
+impl Observer for RequestDump {
+    fn request(&self, case: &Case) -> Result<(), BackendError> {
+        self.write_line(&run_request(&case.trial_name(), &case.invocation))
     }
 }
 

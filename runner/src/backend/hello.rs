@@ -29,6 +29,8 @@ pub(crate) struct Capabilities {
     pub(crate) platform: Option<Platform>,
     /// The hello's `composed`: what the adapter composes rather than the engine implements.
     pub(crate) composed: BTreeMap<String, String>,
+    /// The hello's `batch`: the most cases one request may hold (1 without it).
+    pub(crate) batch: usize,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -137,6 +139,7 @@ impl Capabilities {
             engine: None,
             platform: None,
             composed: BTreeMap::new(),
+            batch: 1,
         })
     }
 

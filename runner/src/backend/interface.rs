@@ -111,6 +111,15 @@ pub trait Backend: Send + Sync {
         Vec::new()
     }
 
+    /// The most cases the backend is sent in one request (docs/protocol.md, "Batches").
+    fn batch(&self) -> usize {
+        1
+    }
+
+    /// The cases the run sends, in the order its trials run: a backend that takes batches
+    /// cuts them into batches by that order alone. Called at most once, before any case runs.
+    fn plan(&self, _cases: Vec<Case>) {}
+
     /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
     /// garbage) or could not be asked at all.
     fn run(&self, case: &Case) -> Result<Outcome, BackendError>;

@@ -27,6 +27,21 @@ pub(crate) trait Observer: Send + Sync {
     fn reply(&self, _case: &Case, _reply: &Result<Outcome, BackendError>) {}
 }
 
+/// An observer shared with another owner watches as itself.
+impl<T: Observer> Observer for Arc<T> {
+    fn declined(&self, case: &Case, exclusion: &Exclusion) {
+        (**self).declined(case, exclusion);
+    }
+
+    fn request(&self, case: &Case) -> Result<(), BackendError> {
+        (**self).request(case)
+    }
+
+    fn reply(&self, case: &Case, reply: &Result<Outcome, BackendError>) {
+        (**self).reply(case, reply);
+    }
+}
+
 /// A backend whose cases, requests and replies an observer sees.
 pub(crate) struct Observed<O> {
     inner: Arc<dyn Backend>,
@@ -62,6 +77,14 @@ impl<O: Observer> Backend for Observed<O> {
 
     fn excluded_dtypes(&self, case: &Case) -> Vec<DType> {
         self.inner.excluded_dtypes(case)
+    }
+
+    fn batch(&self) -> usize {
+        self.inner.batch()
+    }
+
+    fn plan(&self, cases: Vec<Case>) {
+        self.inner.plan(cases);
     }
 
     fn supports(&self, case: &Case) -> Result<(), Exclusion> {

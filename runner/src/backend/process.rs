@@ -22,10 +22,10 @@
 //!
 //! With more than one worker, each stderr line in the backend log is prefixed `[worker K] `.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use opspec::tensor::Limits;
@@ -35,12 +35,16 @@ use opspec_spec::{Case, Expectation};
 
 use crate::backend::child::{Log, Session, Trouble};
 pub use crate::backend::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT};
+use crate::backend::dump::RequestDump;
 use crate::backend::facts::Facts;
 use crate::backend::hello::Capabilities;
 use crate::backend::interface::{
     Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
 };
-use crate::backend::protocol::{hello_request, run_request, Reply, PROTOCOL_VERSION};
+use crate::backend::protocol::{
+    batch_request, hello_request, reply_id, run_request, Reply, PROTOCOL_VERSION,
+};
+use crate::run::config::MAX_BATCH;
 
 /// Failed starts of a worker in a row (hello not answered, answered wrongly, or the process
 /// gone) after which it is not started again.
@@ -92,8 +96,65 @@ pub struct ProcessBackend {
     halted: AtomicBool,
     /// Faults found after their trial was judged ([`Backend::finish`]).
     late: Mutex<Vec<LateFault>>,
+    /// The most cases sent in one request: the hello's `batch`, capped by `--batch`.
+    batch: usize,
+    /// The run's batches, once the run said which cases it sends ([`Backend::plan`]).
+    batches: OnceLock<Batches>,
+    /// Where every request is also written (`--dump-requests`), batches as batches.
+    dump: Option<Arc<RequestDump>>,
 }
 
+/// How a pool is started besides its command, deadlines and log.
+#[derive(Clone, Default)]
+pub(crate) struct PoolOptions {
+    /// Copies of the backend (at least one).
+    pub(crate) jobs: usize,
+    /// The run's bounds of every tensor.
+    pub(crate) limits: Limits,
+    /// The folder each process starts in.
+    pub(crate) dir: PathBuf,
+    /// `--batch`: the most cases one request holds, whatever the hello declares.
+    pub(crate) batch_cap: Option<usize>,
+    /// `--dump-requests`: every request line is also written there.
+    pub(crate) dump: Option<Arc<RequestDump>>,
+}
+
+/// The batches of a run (docs/protocol.md, "Batches"): the cases the run sends, in the order
+/// it sends them, cut into runs of at most the batch size. Nothing but that order decides a
+/// case's batch. The first trial of a batch to run sends it; the others take their answers.
+struct Batches {
+    /// The batch of each case, by its id.
+    of: HashMap<String, usize>,
+    state: Mutex<Vec<BatchState>>,
+    /// Signalled when a batch has its answers.
+    answered: Condvar,
+}
+
+/// Where a batch is.
+enum BatchState {
+    /// Not sent yet: its cases.
+    Waiting(Vec<Case>),
+    /// A trial is sending it.
+    Sending,
+    /// Sent: the answers its trials have not taken yet.
+    Answered(HashMap<String, Result<Outcome, BackendError>>),
+}
+
+/// Puts a batch's answers in place however its sending ends: a panic leaves it answered with
+/// nothing, so that its other trials send their cases alone instead of waiting for ever.
+struct Sending<'a> {
+    batches: &'a Batches,
+    index: usize,
+    answers: HashMap<String, Result<Outcome, BackendError>>,
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        let mut state = (self.batches.state.lock()).unwrap_or_else(|p| p.into_inner());
+        state[self.index] = BatchState::Answered(std::mem::take(&mut self.answers));
+        self.batches.answered.notify_all();
+    }
+}
 /// A worker's process could not be (re)started: the error of the case that needed it, and,
 /// when the worker is given up for good, why.
 struct RestartFailure {
@@ -107,8 +168,9 @@ struct Worker {
     prefix: Option<String>,
     session: Option<Session>,
     failed_starts: u32,
-    /// The case the session answered last: a later reply carrying its id is blamed on it.
-    answered: Option<String>,
+    /// The cases the session answered last (one request's): a later reply carrying one of
+    /// their ids is blamed on that case.
+    answered: Vec<String>,
 }
 
 /// Which workers are free, and how many are still started when needed.
@@ -204,8 +266,13 @@ impl ProcessBackend {
             case: timeout,
             hello: timeout,
         };
-        let dir = crate::backend::checkout::Checkout::discover().backend_dir();
-        Self::start_pool(command, timeouts, log, 1, Limits::DEFAULT, dir)
+        let options = PoolOptions {
+            jobs: 1,
+            limits: Limits::DEFAULT,
+            dir: crate::backend::checkout::Checkout::discover().backend_dir(),
+            ..PoolOptions::default()
+        };
+        Self::start_pool(command, timeouts, log, options)
     }
 
     /// Starts `jobs` processes of the backend at once (at least one),
@@ -217,10 +284,15 @@ impl ProcessBackend {
         command: &str,
         timeouts: Timeouts,
         log: PathBuf,
-        jobs: usize,
-        limits: Limits,
-        dir: PathBuf,
+        options: PoolOptions,
     ) -> Result<ProcessBackend, StartError> {
+        let PoolOptions {
+            jobs,
+            limits,
+            dir,
+            batch_cap,
+            dump,
+        } = options;
         let Timeouts {
             case: timeout,
             hello: hello_timeout,
@@ -306,11 +378,18 @@ impl ProcessBackend {
                     prefix,
                     failed_starts: u32::from(session.is_none()),
                     session,
-                    answered: None,
+                    answered: Vec::new(),
                 })
             })
             .collect();
+        let batch = capabilities
+            .batch
+            .min(batch_cap.unwrap_or(MAX_BATCH))
+            .max(1);
         Ok(ProcessBackend {
+            batch,
+            batches: OnceLock::new(),
+            dump,
             command: command.to_owned(),
             dir,
             timeout,
@@ -380,7 +459,19 @@ impl ProcessBackend {
                 engine,
                 platform,
                 composed,
+                batch,
             }) if protocol == PROTOCOL_VERSION => {
+                let batch = match batch {
+                    None => 1,
+                    Some(0) => {
+                        session.kill();
+                        return Err(StartError::Hello(format!(
+                            "the hello of backend `{command}` declares `batch: 0`: a batch holds at least one case (leave `batch` out to get single requests)"
+                        )));
+                    }
+                    // A backend that takes any number takes the most the runner sends.
+                    Some(n) => n.min(MAX_BATCH as u64) as usize,
+                };
                 match Capabilities::from_hello(
                     name,
                     ops,
@@ -395,6 +486,7 @@ impl ProcessBackend {
                             engine,
                             platform: platform.map(|p| *p),
                             composed,
+                            batch,
                             ..capabilities
                         },
                     )),
@@ -583,7 +675,7 @@ impl ProcessBackend {
             Ok((session, _)) => {
                 worker.session = Some(session);
                 worker.failed_starts = 0;
-                worker.answered = None;
+                worker.answered.clear();
                 Ok(())
             }
             Err(e) => {
@@ -627,7 +719,7 @@ impl ProcessBackend {
                     "the backend sent more than one reply to this case (or wrote more to stdout after its reply): {extra:.200}"
                 ));
                 worker.session = None;
-                match worker.answered.take() {
+                match blamed(&mut worker.answered, &extra) {
                     Some(previous) if attempt == 0 => {
                         self.late_fault(previous, failure);
                         continue;
@@ -639,7 +731,7 @@ impl ProcessBackend {
                 Ok(line) => {
                     match Self::interpret(id, &line, self.capabilities.build_only, self.limits) {
                         Ok(outcome) => {
-                            worker.answered = Some(id.to_owned());
+                            worker.answered = vec![id.to_owned()];
                             // Anything already behind the reply is more from this case.
                             match session.leftover() {
                             None => return (Ok(outcome), None),
@@ -649,15 +741,17 @@ impl ProcessBackend {
                         }
                         }
                         Err(misreply) if !misreply.out_of_step => {
-                            worker.answered = Some(id.to_owned());
+                            worker.answered = vec![id.to_owned()];
                             return (Err(BackendError::Broken(misreply.message)), None);
                         }
                         Err(misreply) => {
-                            let repeated = misreply.id.is_some() && misreply.id == worker.answered;
+                            let repeated = (misreply.id.as_ref())
+                                .is_some_and(|id| worker.answered.contains(id));
                             let message = session.fail_with(misreply.message);
                             worker.session = None;
                             if repeated && attempt == 0 {
-                                let previous = worker.answered.take().expect("compared above");
+                                let previous = misreply.id.expect("compared above");
+                                worker.answered.clear();
                                 self.late_fault(
                                 previous,
                                 format!(
@@ -706,7 +800,10 @@ impl ProcessBackend {
         for worker in workers.iter_mut() {
             if let Some(mut session) = worker.session.take() {
                 let extra = session.end(deadline.saturating_duration_since(Instant::now()));
-                if let (Some(extra), Some(previous)) = (extra, worker.answered.take()) {
+                let previous = extra
+                    .as_ref()
+                    .and_then(|extra| blamed(&mut worker.answered, extra));
+                if let (Some(extra), Some(previous)) = (extra, previous) {
                     self.late_fault(
                         previous,
                         format!(
@@ -716,6 +813,278 @@ impl ProcessBackend {
                 }
             }
         }
+    }
+}
+
+/// The case of the last request that stray output `extra` is blamed on: the one whose id it
+/// carries, else the last answered; taken out of `answered`.
+fn blamed(answered: &mut Vec<String>, extra: &str) -> Option<String> {
+    let first_line = extra.lines().next().unwrap_or_default();
+    let named = reply_id(first_line).and_then(|id| answered.iter().position(|a| *a == id));
+    let at = named.or_else(|| answered.len().checked_sub(1))?;
+    let previous = answered.remove(at);
+    answered.clear();
+    Some(previous)
+}
+
+impl ProcessBackend {
+    /// Sends `case` alone: on its preferred worker when free, else any free one.
+    fn run_single(&self, case: &Case) -> Result<Outcome, BackendError> {
+        let id = case.trial_name();
+        let request = run_request(&id, &case.invocation);
+        let index = self.acquire(preferred_worker(case, self.workers.len()))?;
+        let mut worker = self.workers[index]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (result, given_up) = match self.dumped(&request) {
+            Ok(()) => self.run_on(&mut worker, &id, &request, reply_line_limit(case)),
+            Err(e) => (Err(e), None),
+        };
+        drop(worker);
+        self.release(index, given_up);
+        result
+    }
+
+    /// Writes a request line to the dump, when the run keeps one.
+    fn dumped(&self, request: &str) -> Result<(), BackendError> {
+        match &self.dump {
+            Some(dump) => dump.write_line(request),
+            None => Ok(()),
+        }
+    }
+
+    /// The answer to the case `id` of batch `index`: the batch is sent by the first of its
+    /// trials to ask, and the others wait for it. `None` when the batch holds no answer for
+    /// the case (it was taken already, or the sending failed as a whole): the case is then
+    /// sent alone.
+    fn batched(
+        &self,
+        batches: &Batches,
+        index: usize,
+        id: &str,
+    ) -> Option<Result<Outcome, BackendError>> {
+        let mut state = batches.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match &mut state[index] {
+                BatchState::Answered(answers) => return answers.remove(id),
+                BatchState::Sending => {
+                    state = batches
+                        .answered
+                        .wait(state)
+                        .unwrap_or_else(|p| p.into_inner());
+                }
+                BatchState::Waiting(_) => break,
+            }
+        }
+        let BatchState::Waiting(cases) = std::mem::replace(&mut state[index], BatchState::Sending)
+        else {
+            unreachable!("matched above")
+        };
+        drop(state);
+        let mut sending = Sending {
+            batches,
+            index,
+            answers: HashMap::new(),
+        };
+        sending.answers = self.send_batch(cases);
+        let answer = sending.answers.remove(id);
+        drop(sending);
+        answer
+    }
+
+    /// Sends `cases` as one batch request and gives every case's answer. A case the batch
+    /// left unanswered (the backend crashed, hung, answered out of step, or twice) is sent
+    /// again alone to a fresh start, so that its answer never depends on its batch.
+    fn send_batch(&self, cases: Vec<Case>) -> HashMap<String, Result<Outcome, BackendError>> {
+        let mut answers = HashMap::new();
+        let mut left = cases;
+        match self.acquire(preferred_worker(&left[0], self.workers.len())) {
+            Err(error) => {
+                for case in left.drain(..) {
+                    answers.insert(case.trial_name(), Err(error.clone()));
+                }
+            }
+            Ok(index) => {
+                let mut worker = self.workers[index]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                let given_up = self.batch_on(&mut worker, &mut left, &mut answers);
+                drop(worker);
+                self.release(index, given_up);
+            }
+        }
+        for case in left {
+            let answer = self.run_single(&case);
+            answers.insert(case.trial_name(), answer);
+        }
+        answers
+    }
+
+    /// Sends the cases `left` as one request on `worker`, putting each case answered cleanly
+    /// into `answers` and leaving in `left` those to send again alone; gives why the worker
+    /// is given up, if it is.
+    fn batch_on(
+        &self,
+        worker: &mut Worker,
+        left: &mut Vec<Case>,
+        answers: &mut HashMap<String, Result<Outcome, BackendError>>,
+    ) -> Option<String> {
+        // The first case meets a start that fails as it would alone; the rest go alone.
+        if let Err(RestartFailure { error, given_up }) = self.ensure_started(worker) {
+            let first = left.remove(0);
+            answers.insert(first.trial_name(), Err(error));
+            return given_up;
+        }
+        let session = worker.session.as_mut().expect("started above");
+        if let Some(extra) = session.leftover() {
+            // Output after the last reply and before this request: more from an earlier case,
+            // which fails after its verdict; the batch's cases go alone to fresh starts.
+            let failure = session.fail_with(format!(
+                "the backend sent more than one reply to this case (or wrote more to stdout after its reply): {extra:.200}"
+            ));
+            worker.session = None;
+            if let Some(previous) = blamed(&mut worker.answered, &extra) {
+                self.late_fault(previous, failure);
+            }
+            return None;
+        }
+        let ids: Vec<String> = left.iter().map(Case::trial_name).collect();
+        let runs: Vec<String> = (left.iter().zip(&ids))
+            .map(|(case, id)| run_request(id, &case.invocation))
+            .collect();
+        let request = batch_request(runs.iter().map(String::as_str));
+        drop(runs);
+        if let Err(error) = self.dumped(&request) {
+            for id in &ids {
+                answers.insert(id.clone(), Err(error.clone()));
+            }
+            left.clear();
+            return None;
+        }
+        let limits: Vec<usize> = left.iter().map(reply_line_limit).collect();
+        let longest = limits.iter().copied().max().unwrap_or(MIN_REPLY_LINE_LIMIT);
+        // The batch's deadline is the case timeout once per case it holds.
+        let timeout = self.timeout.saturating_mul(ids.len() as u32);
+        let deadline = Instant::now() + timeout;
+        let mut pending: HashMap<&str, usize> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), i))
+            .collect();
+        let mut again: Vec<usize> = Vec::new();
+        let mut in_step = true;
+        let mut first = true;
+        while !pending.is_empty() {
+            let read = match first {
+                true => session.exchange_by(&request, deadline, timeout, longest, &self.halted),
+                false => session.next_reply(deadline, timeout, longest, &self.halted),
+            };
+            first = false;
+            let line = match read {
+                Ok(line) => line,
+                Err(Trouble::Halted) => {
+                    for id in pending.keys() {
+                        let stopped = BackendError::NotRun("the run was stopped".into());
+                        answers.insert((*id).to_owned(), Err(stopped));
+                    }
+                    pending.clear();
+                    in_step = false;
+                    break;
+                }
+                Err(trouble) => {
+                    let failure = session.fail(trouble);
+                    self.note_batch_fault(ids.len(), &failure);
+                    in_step = false;
+                    break;
+                }
+            };
+            let found = reply_id(&line).and_then(|id| pending.remove_entry(id.as_str()));
+            let Some((id, at)) = found else {
+                // Another case's id, one answered already, or no id: out of step. A second
+                // reply takes back the first, and the case is judged alone.
+                if let Some(id) = reply_id(&line) {
+                    if let Some(at) = ids.iter().position(|i| *i == id) {
+                        answers.remove(&id);
+                        again.push(at);
+                    }
+                }
+                let failure = session.fail_with(format!(
+                    "the backend answered a batch out of step: {line:.200}"
+                ));
+                self.note_batch_fault(ids.len(), &failure);
+                in_step = false;
+                break;
+            };
+            if line.len() > limits[at] {
+                // Too long for its own case: alone, the case meets its own limit.
+                again.push(at);
+                let failure = session.fail_with(format!(
+                    "a reply longer than its case's limit, to case {id:?}"
+                ));
+                self.note_batch_fault(ids.len(), &failure);
+                in_step = false;
+                break;
+            }
+            match Self::interpret(id, &line, self.capabilities.build_only, self.limits) {
+                Ok(outcome) => {
+                    answers.insert(id.to_owned(), Ok(outcome));
+                }
+                Err(misreply) if !misreply.out_of_step => {
+                    answers.insert(id.to_owned(), Err(BackendError::Broken(misreply.message)));
+                }
+                Err(misreply) => {
+                    again.push(at);
+                    let failure = session.fail_with(misreply.message);
+                    self.note_batch_fault(ids.len(), &failure);
+                    in_step = false;
+                    break;
+                }
+            }
+        }
+        if in_step {
+            if let Some(extra) = session.leftover() {
+                // More after the last reply: the case it names, else every case, is judged alone.
+                let named = reply_id(extra.lines().next().unwrap_or_default())
+                    .and_then(|id| ids.iter().position(|i| *i == id));
+                match named {
+                    Some(at) => again.push(at),
+                    None => again.extend(0..ids.len()),
+                }
+                let failure = session.fail_with(format!(
+                    "the backend wrote more than a reply per case of a batch: {extra:.200}"
+                ));
+                self.note_batch_fault(ids.len(), &failure);
+                in_step = false;
+            }
+        }
+        if in_step {
+            worker.answered = ids.clone();
+        } else {
+            worker.session = None;
+            worker.answered.clear();
+        }
+        again.extend(pending.values().copied());
+        for &at in &again {
+            answers.remove(&ids[at]);
+        }
+        let mut resend = vec![false; ids.len()];
+        for at in again {
+            resend[at] = true;
+        }
+        let cases = std::mem::take(left);
+        *left = (cases.into_iter().zip(resend))
+            .filter_map(|(case, again)| again.then_some(case))
+            .collect();
+        None
+    }
+
+    /// Notes in the backend log why a batch was cut short (its unanswered cases are sent again
+    /// alone, and each of those gets its own verdict).
+    fn note_batch_fault(&self, cases: usize, failure: &str) {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.note(&format!(
+            "[runner] a batch of {cases} cases was cut short; its unanswered cases are sent again alone: {failure}\n"
+        ));
     }
 }
 
@@ -745,17 +1114,44 @@ impl Backend for ProcessBackend {
         self.capabilities.excluded_dtypes(case)
     }
 
+    fn batch(&self) -> usize {
+        self.batch
+    }
+
+    fn plan(&self, cases: Vec<Case>) {
+        if self.batch < 2 || self.batches.get().is_some() {
+            return;
+        }
+        let mut of = HashMap::new();
+        let mut groups: Vec<Vec<Case>> = Vec::new();
+        for case in cases {
+            if of.contains_key(&case.trial_name()) {
+                continue;
+            }
+            if groups.last().map_or(true, |g| g.len() >= self.batch) {
+                groups.push(Vec::with_capacity(self.batch));
+            }
+            of.insert(case.trial_name(), groups.len() - 1);
+            groups.last_mut().expect("pushed above").push(case);
+        }
+        let state = groups.into_iter().map(BatchState::Waiting).collect();
+        let _ = self.batches.set(Batches {
+            of,
+            state: Mutex::new(state),
+            answered: Condvar::new(),
+        });
+    }
+
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
-        let id = case.trial_name();
-        let request = run_request(&id, &case.invocation);
-        let index = self.acquire(preferred_worker(case, self.workers.len()))?;
-        let mut worker = self.workers[index]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let (result, given_up) = self.run_on(&mut worker, &id, &request, reply_line_limit(case));
-        drop(worker);
-        self.release(index, given_up);
-        result
+        if let Some(batches) = self.batches.get() {
+            let id = case.trial_name();
+            if let Some(&index) = batches.of.get(&id) {
+                if let Some(answer) = self.batched(batches, index, &id) {
+                    return answer;
+                }
+            }
+        }
+        self.run_single(case)
     }
 
     fn halt(&self) {

@@ -131,15 +131,24 @@ pub(crate) enum Reply {
         /// ops of the engine rather than the engine implementing them, each with how.
         #[serde(default)]
         composed: BTreeMap<String, String>,
+        /// The most cases the backend takes in one `batch` request (docs/protocol.md,
+        /// "Batches"); absent: single `run` requests only.
+        #[serde(default)]
+        batch: Option<u64>,
     },
     Ok {
         id: String,
         outputs: Vec<WireTensor>,
+        /// The keys of the hello's `composed` whose paths produced this answer.
+        #[serde(default)]
+        composed: Vec<String>,
     },
     /// A build-only backend's answer: what the built engine's outputs are, without values.
     Built {
         id: String,
         outputs: Vec<BuiltTensor>,
+        #[serde(default)]
+        composed: Vec<String>,
     },
     Error {
         id: String,
@@ -169,6 +178,22 @@ impl Reply {
 
 pub(crate) fn hello_request() -> String {
     json!({"type": "hello", "protocol": PROTOCOL_VERSION}).to_string()
+}
+
+/// The `batch` line of several cases' `run` lines (each exactly as it would be sent alone).
+pub(crate) fn batch_request<'a>(runs: impl IntoIterator<Item = &'a str>) -> String {
+    let runs: Vec<&str> = runs.into_iter().collect();
+    format!("{{\"type\":\"batch\",\"cases\":[{}]}}", runs.join(","))
+}
+
+/// The id a reply line carries, if it is a JSON object with a string `id`: a batch's replies
+/// come in any order, matched by it.
+pub(crate) fn reply_id(line: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Carrying {
+        id: Option<String>,
+    }
+    serde_json::from_str::<Carrying>(line).ok()?.id
 }
 
 /// The `run` line for one case.

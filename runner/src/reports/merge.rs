@@ -52,6 +52,15 @@ pub(crate) struct RunInfo {
     /// The backend's command (`--backend`); empty for the built-in reference.
     #[serde(default)]
     pub(crate) backend_command: String,
+    /// The most cases sent in one request (the hello's `batch`, capped by `--batch`): a
+    /// matter of speed, never of verdicts, so parts may differ in it.
+    #[serde(default = "single")]
+    pub(crate) batch: usize,
+}
+
+/// The batch size of a report written before batches: one case a request.
+fn single() -> usize {
+    1
 }
 
 /// What a run is given besides its selection of trials, for [`RunInfo::given`]: parts of one
@@ -155,6 +164,7 @@ impl RunInfo {
             max_elements: 0,
             engine: String::new(),
             backend_command: String::new(),
+            batch: 1,
         }
     }
 }

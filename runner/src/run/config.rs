@@ -63,6 +63,8 @@ pub enum ValueError {
     NotAnEngine,
     #[error("not a number of processes from 1 to {MAX_JOBS}")]
     NotJobs,
+    #[error("not a number of cases from 1 to {MAX_BATCH}")]
+    NotABatch,
     #[error("not a partition: expected K/N with 1 <= K <= N, such as 2/3")]
     NotAPartition,
     #[error("over the largest element budget this machine's memory allows, {bound} ({BYTES_PER_BUDGETED_ELEMENT} bytes an element, for a case's input, output and one copy of 8-byte elements, of {memory} bytes of memory)")]
@@ -148,6 +150,17 @@ pub(crate) fn parse_jobs(text: &str) -> Result<usize, ValueError> {
     match parse_count(text) {
         Ok(n) if n as usize <= MAX_JOBS => Ok(n as usize),
         _ => Err(ValueError::NotJobs),
+    }
+}
+
+/// The most cases one batch request holds (`--batch`; docs/protocol.md, "Batches").
+pub(crate) const MAX_BATCH: usize = 4096;
+
+/// A batch size cap, from 1 to [`MAX_BATCH`].
+pub(crate) fn parse_batch(text: &str) -> Result<usize, ValueError> {
+    match parse_count(text) {
+        Ok(n) if n as usize <= MAX_BATCH => Ok(n as usize),
+        _ => Err(ValueError::NotABatch),
     }
 }
 
@@ -264,6 +277,11 @@ pub struct Options {
     /// libtest's --test-threads is raised to N unless given [env: OPSPEC_JOBS]
     #[arg(long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
     pub jobs: Option<usize>,
+    /// Send at most N cases in one request to a backend whose hello declares `batch`
+    /// (default: as many as it declares); `--batch 1` sends every case alone. Batching never
+    /// changes a verdict [env: OPSPEC_BATCH]
+    #[arg(long, value_name = "N", value_parser = parse_batch, allow_hyphen_values = true)]
+    pub batch: Option<usize>,
     /// Run only the K-th of N disjoint parts of the selected trials, chosen by a hash of each
     /// trial's name; `runner merge` joins the parts' JSON reports. Bazel's TEST_TOTAL_SHARDS and
     /// TEST_SHARD_INDEX select the part too [env: OPSPEC_PARTITION]
@@ -317,6 +335,8 @@ pub struct Config {
     pub fail_fast: bool,
     /// Copies of the backend process run at once.
     pub jobs: usize,
+    /// The most cases sent in one request (`--batch`); `None`: as many as the hello declares.
+    pub batch: Option<usize>,
     /// The part of the trials to run, if not all.
     pub partition: Option<Partition>,
     /// Bazel's `TEST_SHARD_STATUS_FILE`, touched to say the run shards.
@@ -533,6 +553,13 @@ impl Options {
                 None => 1,
             },
         };
+        let batch = match self.batch {
+            Some(batch) => Some(batch),
+            None => match text("OPSPEC_BATCH")? {
+                Some(v) => Some(parse_batch(&v).map_err(|e| parsed("OPSPEC_BATCH", Some(v), e))?),
+                None => None,
+            },
+        };
         let bazel = match (text("TEST_SHARD_INDEX")?, text("TEST_TOTAL_SHARDS")?) {
             (Some(index), Some(total)) => {
                 Some(Partition::from_bazel(&index, &total).map_err(|_| {
@@ -566,6 +593,7 @@ impl Options {
         };
         Ok(Config {
             jobs,
+            batch,
             partition,
             shard_status_file: path("TEST_SHARD_STATUS_FILE").map(absolute),
             specs: match specs {

@@ -28,7 +28,8 @@ use crate::backend::attributes::composed_key;
 use crate::backend::dump::RequestDump;
 use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
-use crate::backend::process::{ProcessBackend, Timeouts};
+use crate::backend::observed::Observed;
+use crate::backend::process::{PoolOptions, ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
 use crate::judge::record::{self, Record, Status};
@@ -143,12 +144,30 @@ pub(crate) fn reference(config: &Config) -> Reference {
 /// (`--jobs`, at most one per case of the `cases` to send), its log, its timeouts, the limits
 /// it is given, and the request dump (`--dump-requests`).
 pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, RunError> {
-    let backend: Arc<dyn Backend> = match &config.backend {
-        None => Arc::new(reference(config)),
+    let dump = match &config.dump_requests {
+        Some(path) => Some(Arc::new(
+            RequestDump::create(path).map_err(|e| RunError::Backend(e.to_string()))?,
+        )),
+        None => None,
+    };
+    Ok(match &config.backend {
+        // The reference's requests are dumped as they would be sent to a backend.
+        None => match dump {
+            Some(dump) => Arc::new(Observed::new(Arc::new(reference(config)), dump)),
+            None => Arc::new(reference(config)),
+        },
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
+            // A process backend writes its requests to the dump itself, batches as batches.
+            let options = PoolOptions {
+                jobs: config.jobs.min(cases.max(1)),
+                limits: config.limits(),
+                dir: config.checkout.backend_dir(),
+                batch_cap: config.batch,
+                dump,
+            };
             Arc::new(
                 ProcessBackend::start_pool(
                     command,
@@ -157,21 +176,16 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
                         hello: config.hello_timeout,
                     },
                     config.backend_log.clone(),
-                    config.jobs.min(cases.max(1)),
-                    config.limits(),
-                    config.checkout.backend_dir(),
+                    options,
                 )
                 .map_err(|e| RunError::Backend(e.to_string()))?,
             )
         }
-    };
-    Ok(match &config.dump_requests {
-        Some(path) => Arc::new(
-            RequestDump::wrap(backend, path).map_err(|e| RunError::Backend(e.to_string()))?,
-        ),
-        None => backend,
     })
 }
+
+/// The most test threads a run raises libtest's to, for many copies with large batches.
+const MAX_TEST_THREADS: usize = 1024;
 
 /// The runner's subcommands: given after an option, each is read as a name filter.
 const SUBCOMMANDS: [&str; 7] = [
@@ -403,6 +417,10 @@ impl Harness {
         // The cases move into their trials.
         let cases = std::mem::take(&mut self.loaded.cases);
         let built = trials.build(args, self, cases, unmatched_against);
+        // The batches follow the order libtest runs the trials in: by name.
+        let mut sendable = std::mem::take(&mut *lock(&trials.sendable));
+        sendable.sort_by(|a, b| a.0.cmp(&b.0));
+        backend.plan(sendable.into_iter().map(|(_, case)| case).collect());
         let quietly_excluded = std::mem::take(&mut *lock(&trials.quietly_excluded));
         let selected =
             quietly_excluded.len() + built.iter().filter(|t| !args.is_filtered_out(t)).count();
@@ -434,6 +452,7 @@ impl Harness {
             judged,
         );
         run_info.require_error_kinds = config.require_error_kinds;
+        run_info.batch = backend.batch();
         let folders: Vec<PathBuf> = (config.specs.iter())
             .chain(&config.sweeps)
             .chain(&config.golden)
@@ -494,12 +513,18 @@ impl Harness {
                 run_info.selected
             );
         }
-        if config.jobs > 1 && args.test_threads.is_none() {
+        let batch = backend.batch();
+        if (config.jobs > 1 || batch > 1) && args.test_threads.is_none() {
             // Every worker busy at once, and no fewer threads than libtest would take; twice as
             // many cases waiting as workers, so that a freed worker mostly finds a case of a
-            // shape it has run before (`process::preferred_worker`).
+            // shape it has run before (`process::preferred_worker`). With batches, the trials
+            // of a batch wait for it together: twice as many threads as the batches in flight
+            // hold cases, so that every worker has a batch.
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            args.test_threads = Some((2 * config.jobs).max(cores));
+            let waiting = (2 * config.jobs)
+                .saturating_mul(batch)
+                .min(MAX_TEST_THREADS);
+            args.test_threads = Some(waiting.max(cores));
         }
         let conclusion = libtest_mimic::run(args, built);
         let late = backend.finish();
@@ -740,6 +765,9 @@ struct Trials {
     first_failure: OnceLock<String>,
     /// What the backend composes rather than implements (the hello's `composed`).
     composed: BTreeMap<String, String>,
+    /// The cases the run sends alone in one request each, by trial name, for a backend that
+    /// takes batches ([`Backend::plan`]).
+    sendable: Mutex<Vec<(String, Case)>>,
 }
 
 impl Trials {
@@ -762,6 +790,7 @@ impl Trials {
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
             composed,
+            sendable: Mutex::default(),
         }
     }
 
@@ -785,7 +814,11 @@ impl Trials {
         // A round trip goes with its sweep case when the hello excludes that quietly.
         let mut quiet_sweeps = HashSet::new();
         let mut trials = Vec::new();
+        let batching = self.backend.batch() > 1;
         for planned in planned {
+            if batching {
+                self.note_sendable(args, &planned);
+            }
             let quiet = match &planned.kind {
                 TrialKind::Case(case) => self.exclude_quietly(args, case, "case", false),
                 TrialKind::Generated { case, store } => {
@@ -810,6 +843,24 @@ impl Trials {
         }
         trials.sort_by(|a, b| a.name().cmp(b.name()));
         trials
+    }
+
+    /// Keeps the case a planned trial sends alone in one request, if the run sends it: a
+    /// spec case or a sweep case the arguments, the partition and the hello leave in. Round
+    /// trips are two requests in turn and go alone.
+    fn note_sendable(&self, args: &Arguments, planned: &PlannedTrial) {
+        let case = match &planned.kind {
+            TrialKind::Case(case) => case.as_ref(),
+            TrialKind::Generated { case, .. } => &case.case,
+            _ => return,
+        };
+        let selected = !args.is_filtered_out(&Trial::test(planned.name.clone(), || Ok(())))
+            && self
+                .partition
+                .map_or(true, |part| part.contains(&planned.name));
+        if selected && self.backend.supports(case).is_ok() {
+            lock(&self.sendable).push((planned.name.clone(), case.clone()));
+        }
     }
 
     /// The libtest trial of a planned trial, marked with its kind.

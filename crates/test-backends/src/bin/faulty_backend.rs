@@ -28,6 +28,9 @@
 //! | `--reject-dtypes D1,D2` | rejects every case with data (input or fill) of those dtypes as `unsupported_dtype`, as an engine without them does |
 //! | `--built` | answers `built` (each output's dtype and shape, no data) where it would answer `ok`, as a build-only backend does; the hello says so only if `--hello` does |
 //! | `--kindless` | leaves the `kind` out of every `error` reply |
+//! | `--batch N` | declares `batch: N` in its hello and answers a `batch` request case by case, each reply as it is made (every flag above applies to each case as to a single one; `--sleep-ms` sleeps once per request, as a compiler builds one program per batch) |
+//! | `--batch-reverse` | answers a batch's cases last first |
+//! | `--batch-drop ID` | gives no reply to case ID when it comes in a batch (alone, it is answered) |
 //!
 //! Every sleep is an hour: the runner must end these processes itself.
 
@@ -141,6 +144,8 @@ fn main() -> std::io::Result<()> {
     let (twice, twice_late) = (named("--twice"), named("--twice-late"));
     let sleep = Duration::from_millis(named("--sleep-ms").parse().unwrap_or(0));
     let mut stdout = stdout;
+    let batch: Option<u64> = given("--batch").and_then(|n| n.parse().ok());
+    let batch_drop = named("--batch-drop");
     // The reply to repeat when the next request comes (`--twice-late`).
     let mut late: Option<Vec<u8>> = None;
     for line in stdin.lines() {
@@ -150,31 +155,66 @@ fn main() -> std::io::Result<()> {
             stdout.flush()?;
         }
         let request: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-        let id = request["id"].as_str().unwrap_or_default();
-        if request["type"] == "run" && !sleep.is_zero() {
+        if matches!(request["type"].as_str(), Some("run" | "batch")) && !sleep.is_zero() {
             std::thread::sleep(sleep);
         }
-        if !id.is_empty() && (id == twice || id == twice_late) {
-            let mut reply = Vec::new();
-            serve(
-                line.as_bytes(),
-                &mut reply,
-                "faulty",
-                &[],
-                opspec::tensor::Limits::DEFAULT,
-                |_, invocation| opspec::ops::evaluate(invocation, opspec::tensor::Limits::DEFAULT),
-            )?;
-            let mut written = reply.clone();
-            if id == twice {
-                written.extend_from_slice(&reply);
-            } else {
-                late = Some(reply);
+        // A batch: each case as a request of its own, in the order asked.
+        let lines = match (request["type"].as_str(), request["cases"].as_array()) {
+            (Some("batch"), Some(cases)) => {
+                let mut cases: Vec<&serde_json::Value> = cases
+                    .iter()
+                    .filter(|c| batch_drop.is_empty() || c["id"] != batch_drop.as_str())
+                    .collect();
+                if flag("--batch-reverse") {
+                    cases.reverse();
+                }
+                cases.iter().map(|c| c.to_string()).collect()
             }
-            stdout.write_all(&written)?;
-            stdout.flush()?;
-            continue;
-        }
-        let reply = match (&hello, &unsupported, request["type"].as_str()) {
+            (Some("hello"), _) if batch.is_some() && hello.is_none() => {
+                let mut reply = Vec::new();
+                serve(
+                    line.as_bytes(),
+                    &mut reply,
+                    "faulty",
+                    &[],
+                    opspec::tensor::Limits::DEFAULT,
+                    |_, _| unreachable!(),
+                )?;
+                let mut hello: serde_json::Value =
+                    serde_json::from_slice(&reply).unwrap_or_default();
+                hello["batch"] = batch.into();
+                writeln!(stdout, "{hello}")?;
+                stdout.flush()?;
+                continue;
+            }
+            _ => vec![line],
+        };
+        for line in lines {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            let id = request["id"].as_str().unwrap_or_default();
+            if !id.is_empty() && (id == twice || id == twice_late) {
+                let mut reply = Vec::new();
+                serve(
+                    line.as_bytes(),
+                    &mut reply,
+                    "faulty",
+                    &[],
+                    opspec::tensor::Limits::DEFAULT,
+                    |_, invocation| {
+                        opspec::ops::evaluate(invocation, opspec::tensor::Limits::DEFAULT)
+                    },
+                )?;
+                let mut written = reply.clone();
+                if id == twice {
+                    written.extend_from_slice(&reply);
+                } else {
+                    late = Some(reply);
+                }
+                stdout.write_all(&written)?;
+                stdout.flush()?;
+                continue;
+            }
+            let reply = match (&hello, &unsupported, request["type"].as_str()) {
             (Some(hello), _, Some("hello")) => Some(hello.clone()),
             (_, Some(prefix), Some("run")) if id.starts_with(prefix.as_str()) => Some(
                 serde_json::json!({"type": "unsupported", "id": id, "reason": format!("faulty backend: nothing starting with {prefix:?}")})
@@ -182,32 +222,33 @@ fn main() -> std::io::Result<()> {
             ),
             _ => None,
         };
-        if let Some(reply) = reply {
-            writeln!(stdout, "{reply}")?;
+            if let Some(reply) = reply {
+                writeln!(stdout, "{reply}")?;
+                stdout.flush()?;
+                continue;
+            }
+            // One request at a time through the reference's server.
+            let mut answer = Vec::new();
+            serve(
+                line.as_bytes(),
+                &mut answer,
+                "faulty",
+                &[],
+                opspec::tensor::Limits::DEFAULT,
+                |id, invocation| {
+                    misbehave(
+                        id,
+                        invocation,
+                        (&crash, &hang, &lie),
+                        (&endless, &close_output),
+                        &flip_sign,
+                        &reject,
+                    )
+                },
+            )?;
+            stdout.write_all(&rewrite(&answer, flag("--built"), flag("--kindless")))?;
             stdout.flush()?;
-            continue;
         }
-        // One request at a time through the reference's server.
-        let mut answer = Vec::new();
-        serve(
-            line.as_bytes(),
-            &mut answer,
-            "faulty",
-            &[],
-            opspec::tensor::Limits::DEFAULT,
-            |id, invocation| {
-                misbehave(
-                    id,
-                    invocation,
-                    (&crash, &hang, &lie),
-                    (&endless, &close_output),
-                    &flip_sign,
-                    &reject,
-                )
-            },
-        )?;
-        stdout.write_all(&rewrite(&answer, flag("--built"), flag("--kindless")))?;
-        stdout.flush()?;
     }
     if let Some(reply) = late.take() {
         stdout.write_all(&reply)?;
