@@ -68,32 +68,6 @@ pub(crate) const DECLARABLE: [Declarable; 4] = [
     },
 ];
 
-/// The key of a hello's `composed` that a case of `op` with `attrs` falls under: `op:value`
-/// for a value of a declarable attribute it uses (`reformat:CHW4`, `slice:WRAP`; letter case
-/// aside), else `op`; none when neither is listed (the engine implements it).
-pub(crate) fn composed_key(
-    op: Op,
-    attrs: &Attrs,
-    composed: &std::collections::BTreeMap<String, String>,
-) -> Option<String> {
-    if composed.is_empty() {
-        return None;
-    }
-    let used = DECLARABLE
-        .iter()
-        .filter(|d| d.op == op)
-        .flat_map(|d| (d.used)(attrs));
-    for value in used {
-        let wanted = format!("{}:{value}", op.name());
-        if let Some(key) = composed.keys().find(|k| k.eq_ignore_ascii_case(&wanted)) {
-            return Some(key.clone());
-        }
-    }
-    composed
-        .contains_key(op.name())
-        .then(|| op.name().to_owned())
-}
-
 /// The declarable attribute `name` of `op`.
 pub(crate) fn declarable(op: Op, name: &str) -> Option<&'static Declarable> {
     DECLARABLE.iter().find(|d| d.op == op && d.name == name)

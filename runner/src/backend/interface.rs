@@ -120,6 +120,13 @@ pub trait Backend: Send + Sync {
     /// cuts them into batches by that order alone. Called at most once, before any case runs.
     fn plan(&self, _cases: Vec<Case>) {}
 
+    /// Runs a case as [`Backend::run`] does, with the composed paths that produced its answer:
+    /// keys of [`Backend::composed`] its reply names (docs/protocol.md, "Composed as it
+    /// happened"). None for a backend that composes nothing.
+    fn run_noting(&self, case: &Case) -> Result<(Outcome, Vec<String>), BackendError> {
+        self.run(case).map(|outcome| (outcome, Vec::new()))
+    }
+
     /// Runs a case. `Err` means the backend itself misbehaved (crashed, hung, replied with
     /// garbage) or could not be asked at all.
     fn run(&self, case: &Case) -> Result<Outcome, BackendError>;

@@ -96,10 +96,18 @@ impl<O: Observer> Backend for Observed<O> {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
+        self.run_noting(case).map(|(outcome, _)| outcome)
+    }
+
+    fn run_noting(&self, case: &Case) -> Result<(Outcome, Vec<String>), BackendError> {
         self.observer.request(case)?;
-        let reply = self.inner.run(case);
-        self.observer.reply(case, &reply);
-        reply
+        let reply = self.inner.run_noting(case);
+        let (seen, composed) = match reply {
+            Ok((outcome, composed)) => (Ok(outcome), composed),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        self.observer.reply(case, &seen);
+        seen.map(|outcome| (outcome, composed))
     }
 
     fn halt(&self) {

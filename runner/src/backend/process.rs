@@ -104,6 +104,9 @@ pub struct ProcessBackend {
     dump: Option<Arc<RequestDump>>,
 }
 
+/// A case's answer with the composed paths its reply names, or why there is none.
+type Answer = Result<(Outcome, Vec<String>), BackendError>;
+
 /// How a pool is started besides its command, deadlines and log.
 #[derive(Clone, Default)]
 pub(crate) struct PoolOptions {
@@ -137,7 +140,7 @@ enum BatchState {
     /// A trial is sending it.
     Sending,
     /// Sent: the answers its trials have not taken yet.
-    Answered(HashMap<String, Result<Outcome, BackendError>>),
+    Answered(HashMap<String, Answer>),
 }
 
 /// Puts a batch's answers in place however its sending ends: a panic leaves it answered with
@@ -145,7 +148,7 @@ enum BatchState {
 struct Sending<'a> {
     batches: &'a Batches,
     index: usize,
-    answers: HashMap<String, Result<Outcome, BackendError>>,
+    answers: HashMap<String, Answer>,
 }
 
 impl Drop for Sending<'_> {
@@ -517,7 +520,8 @@ impl ProcessBackend {
         line: &str,
         build_only: bool,
         limits: Limits,
-    ) -> Result<Outcome, Misreply> {
+        catalogue: &BTreeMap<String, String>,
+    ) -> Result<(Outcome, Vec<String>), Misreply> {
         let reply: Reply = serde_json::from_str(line).map_err(|e| Misreply {
             message: format!("the backend's reply is not a valid message ({e}): {line:.200}"),
             out_of_step: true,
@@ -534,7 +538,17 @@ impl ProcessBackend {
                 id: reply.id().map(str::to_owned),
             });
         }
-        Ok(match reply {
+        let composed = match &reply {
+            Reply::Ok { composed, .. } | Reply::Built { composed, .. } => composed.clone(),
+            _ => Vec::new(),
+        };
+        if let Some(unknown) = composed.iter().find(|key| !catalogue.contains_key(*key)) {
+            return Err(Misreply::in_step(format!(
+                "the backend's reply names the composed path {unknown:?}, which the `composed` of its hello does not list (it lists {:?})",
+                catalogue.keys().collect::<Vec<_>>()
+            )));
+        }
+        let outcome = match reply {
             Reply::Ok { outputs, .. } => {
                 let mut tensors = Vec::with_capacity(outputs.len());
                 for (position, output) in outputs.iter().enumerate() {
@@ -590,7 +604,8 @@ impl ProcessBackend {
                 Outcome::Unsupported(reason.unwrap_or_else(|| "unsupported by the backend".into()))
             }
             Reply::Hello { .. } => unreachable!("a hello has no id"),
-        })
+        };
+        Ok((outcome, composed))
     }
 
     /// A free worker, waiting for one; `NotRun` when none is left or the run was halted.
@@ -705,7 +720,7 @@ impl ProcessBackend {
         id: &str,
         request: &str,
         limit: usize,
-    ) -> (Result<Outcome, BackendError>, Option<String>) {
+    ) -> (Answer, Option<String>) {
         // The case is sent again once to a fresh start when the first attempt only found a
         // second reply to an earlier case.
         for attempt in 0..2 {
@@ -729,7 +744,13 @@ impl ProcessBackend {
             }
             let failure = match session.exchange(request, self.timeout, limit, &self.halted) {
                 Ok(line) => {
-                    match Self::interpret(id, &line, self.capabilities.build_only, self.limits) {
+                    match Self::interpret(
+                        id,
+                        &line,
+                        self.capabilities.build_only,
+                        self.limits,
+                        &self.capabilities.composed,
+                    ) {
                         Ok(outcome) => {
                             worker.answered = vec![id.to_owned()];
                             // Anything already behind the reply is more from this case.
@@ -829,7 +850,7 @@ fn blamed(answered: &mut Vec<String>, extra: &str) -> Option<String> {
 
 impl ProcessBackend {
     /// Sends `case` alone: on its preferred worker when free, else any free one.
-    fn run_single(&self, case: &Case) -> Result<Outcome, BackendError> {
+    fn run_single(&self, case: &Case) -> Answer {
         let id = case.trial_name();
         let request = run_request(&id, &case.invocation);
         let index = self.acquire(preferred_worker(case, self.workers.len()))?;
@@ -857,12 +878,7 @@ impl ProcessBackend {
     /// trials to ask, and the others wait for it. `None` when the batch holds no answer for
     /// the case (it was taken already, or the sending failed as a whole): the case is then
     /// sent alone.
-    fn batched(
-        &self,
-        batches: &Batches,
-        index: usize,
-        id: &str,
-    ) -> Option<Result<Outcome, BackendError>> {
+    fn batched(&self, batches: &Batches, index: usize, id: &str) -> Option<Answer> {
         let mut state = batches.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             match &mut state[index] {
@@ -895,7 +911,7 @@ impl ProcessBackend {
     /// Sends `cases` as one batch request and gives every case's answer. A case the batch
     /// left unanswered (the backend crashed, hung, answered out of step, or twice) is sent
     /// again alone to a fresh start, so that its answer never depends on its batch.
-    fn send_batch(&self, cases: Vec<Case>) -> HashMap<String, Result<Outcome, BackendError>> {
+    fn send_batch(&self, cases: Vec<Case>) -> HashMap<String, Answer> {
         let mut answers = HashMap::new();
         let mut left = cases;
         match self.acquire(preferred_worker(&left[0], self.workers.len())) {
@@ -927,7 +943,7 @@ impl ProcessBackend {
         &self,
         worker: &mut Worker,
         left: &mut Vec<Case>,
-        answers: &mut HashMap<String, Result<Outcome, BackendError>>,
+        answers: &mut HashMap<String, Answer>,
     ) -> Option<String> {
         // The first case meets a start that fails as it would alone; the rest go alone.
         if let Err(RestartFailure { error, given_up }) = self.ensure_started(worker) {
@@ -1025,7 +1041,13 @@ impl ProcessBackend {
                 in_step = false;
                 break;
             }
-            match Self::interpret(id, &line, self.capabilities.build_only, self.limits) {
+            match Self::interpret(
+                id,
+                &line,
+                self.capabilities.build_only,
+                self.limits,
+                &self.capabilities.composed,
+            ) {
                 Ok(outcome) => {
                     answers.insert(id.to_owned(), Ok(outcome));
                 }
@@ -1143,6 +1165,10 @@ impl Backend for ProcessBackend {
     }
 
     fn run(&self, case: &Case) -> Result<Outcome, BackendError> {
+        self.run_noting(case).map(|(outcome, _)| outcome)
+    }
+
+    fn run_noting(&self, case: &Case) -> Answer {
         if let Some(batches) = self.batches.get() {
             let id = case.trial_name();
             if let Some(&index) = batches.of.get(&id) {

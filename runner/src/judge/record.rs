@@ -145,14 +145,33 @@ pub struct Record {
     /// The expectations entry that made the trial a known failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) known: Option<Known>,
-    /// The key of the backend's `composed` the trial falls under: the adapter, not the engine,
-    /// implements what it tests ([`crate::backend::attributes::composed_key`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) composed: Option<String>,
+    /// The keys of the backend's `composed` whose paths produced the trial's answer, as its
+    /// reply names them: the adapter, not the engine, computed it (docs/protocol.md, "Composed
+    /// as it happened"). A report of an earlier runner may hold one key as a string.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
+    pub(crate) composed: Vec<String>,
     /// The command that replays the trial alone ([`crate::reports::replay_command::command`]); none for a trial
     /// that is no case (a spec error, a stale expectation, an unused golden).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) replay: Option<String>,
+}
+
+/// A list of strings, or one string (how reports of earlier runners hold a trial's `composed`).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(key) => vec![key],
+        OneOrMany::Many(keys) => keys,
+    })
 }
 
 /// What a run's verdicts hold for: the engine and the machine, every expectations entry with
@@ -225,6 +244,9 @@ pub(crate) struct JsonReport<'a> {
     /// Per key of the hello's `composed`, the trials under it and how many passed.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) composed_counts: BTreeMap<&'a str, ComposedCount>,
+    /// The keys of the hello's `composed` that no trial's reply named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) composed_unused: Vec<&'a str>,
     pub(crate) trials: &'a [Record],
 }
 
@@ -330,7 +352,7 @@ impl Record {
             seconds: 0.0,
             clauses: Vec::new(),
             known: None,
-            composed: None,
+            composed: Vec::new(),
             replay: None,
         }
     }

@@ -1023,7 +1023,7 @@ mod tests {
                 line: 3,
                 condition: None,
             }),
-            composed: None,
+            composed: Vec::new(),
             replay: Some(crate::reports::replay_command::command(
                 crate::reports::replay_command::CARGO_RUNNER,
                 name,
@@ -1055,8 +1055,8 @@ mod tests {
             .context
             .composed
             .insert("slice:WRAP".into(), "a Gather <of> indices".into());
-        engine.trials[0].composed = Some("slice:WRAP".into());
-        engine.trials[1].composed = Some("slice:WRAP".into());
+        engine.trials[0].composed = vec!["slice:WRAP".into()];
+        engine.trials[1].composed = vec!["slice:WRAP".into()];
         let html = page(&reports);
         let table = html
             .split("<table class=\"composed\" id=\"composed\">")

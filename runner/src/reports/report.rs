@@ -59,6 +59,7 @@ pub(crate) fn json(
         composed_counts: (composed_counts(records).into_iter())
             .map(|(key, (trials, passed))| (key, ComposedCount { trials, passed }))
             .collect(),
+        composed_unused: composed_unused(records, &context.composed),
         trials: records,
     };
     serde_json::to_string_pretty(&report).expect("reports serialize")
@@ -85,7 +86,7 @@ pub(crate) use crate::judge::run_verdict::summary;
 pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for record in records.iter().filter(|r| r.status != Status::Excluded) {
-        if let Some(key) = &record.composed {
+        for key in &record.composed {
             let count = counts.entry(key).or_default();
             count.0 += 1;
             count.1 += usize::from(record.status == Status::Passed);
@@ -94,20 +95,44 @@ pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usiz
     counts
 }
 
+/// The keys of the hello's `composed` catalogue that no trial's reply named.
+pub(crate) fn composed_unused<'a>(
+    records: &[Record],
+    catalogue: &'a BTreeMap<String, String>,
+) -> Vec<&'a str> {
+    let used = composed_counts(records);
+    (catalogue.keys())
+        .map(String::as_str)
+        .filter(|key| !used.contains_key(key))
+        .collect()
+}
+
 /// `native: 4,120 trials (4,000 passed); composed by the adapter: 1,300 (1,290 passed):
 /// as_strided 130/130, reformat:CHW4 80/90`: the trials the engine implements apart from those
-/// the adapter composes from other operations, or nothing when the hello lists none.
-pub(crate) fn composed_line(records: &[Record]) -> Option<String> {
+/// the adapter composed from other operations, as their replies say, and the keys of the
+/// hello's `composed` no reply named; nothing when the hello lists none and no reply names one.
+pub(crate) fn composed_line(
+    records: &[Record],
+    catalogue: &BTreeMap<String, String>,
+) -> Option<String> {
     let counts = composed_counts(records);
-    if counts.is_empty() {
+    if counts.is_empty() && catalogue.is_empty() {
         return None;
     }
+    let unused = composed_unused(records, catalogue);
+    let unused = match unused.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\ncomposed paths the hello lists and no reply named: {}",
+            unused.join(", ")
+        ),
+    };
     let [native, composed] = native_and_composed(records);
     let parts: Vec<String> = (counts.iter())
         .map(|(key, (trials, passed))| format!("{key} {passed}/{trials}"))
         .collect();
     Some(format!(
-        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {} ({} passed): {}",
+        "native: {} trials ({} passed); composed by the adapter, not the engine's own: {} ({} passed): {}{unused}",
         native.1,
         native.0,
         composed.1,
@@ -124,7 +149,7 @@ pub(crate) fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
     let sent = (records.iter())
         .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"));
     for record in sent {
-        let count = &mut counts[usize::from(record.composed.is_some())];
+        let count = &mut counts[usize::from(!record.composed.is_empty())];
         count.0 += usize::from(record.status == Status::Passed);
         count.1 += 1;
     }
@@ -445,7 +470,7 @@ mod tests {
             seconds: 0.001,
             clauses: vec!["slice.mode.strict".into()],
             known: None,
-            composed: None,
+            composed: Vec::new(),
             replay: Some(format!("runner replay {name}")),
         }
     }

@@ -238,6 +238,8 @@ pub(crate) enum GeneratedTrial<'a> {
 pub(crate) struct GeneratedVerdict {
     pub(crate) verdict: Verdict,
     pub(crate) reference_error: Option<ErrorKind>,
+    /// The composed paths the backend's reply names.
+    pub(crate) composed: Vec<String>,
 }
 
 /// Judges a generated case: the golden first (intact, fresh against the reference's result),
@@ -250,10 +252,11 @@ pub(crate) fn judge(
 ) -> GeneratedVerdict {
     let reference = reference.evaluate(&generated.case.invocation);
     let reference_error = reference.as_ref().err().map(|error| error.kind);
-    let verdict = judge_against_golden(backend, generated, store, &reference);
+    let (verdict, composed) = judge_against_golden(backend, generated, store, &reference);
     GeneratedVerdict {
         verdict,
         reference_error,
+        composed,
     }
 }
 
@@ -262,7 +265,7 @@ fn judge_against_golden(
     generated: &GeneratedCase,
     store: &GoldenStore,
     reference: &Result<Vec<Tensor>, OpError>,
-) -> Verdict {
+) -> (Verdict, Vec<String>) {
     let golden = match store.check(
         &generated.golden,
         generated.seed,
@@ -271,18 +274,20 @@ fn judge_against_golden(
     ) {
         Ok(golden) => golden,
         Err(problem) => {
-            return Verdict::fail(format!("{}\n{problem}", describe_case(&generated.case)))
+            let report = format!("{}\n{problem}", describe_case(&generated.case));
+            return (Verdict::fail(report), Vec::new());
         }
     };
     let mut case = generated.case.clone();
     case.expect = golden.expect;
     let sent = send_and_judge(backend, &case);
     let verdict = sent.verdict;
+    let composed = sent.composed;
     let actual = match sent.outcome {
         Some(Outcome::Outputs(mut outputs)) if !outputs.is_empty() => Some(outputs.swap_remove(0)),
         _ => None,
     };
-    match verdict.status {
+    let verdict = match verdict.status {
         Status::Failed => {
             let decoded = match (&generated.provenance, &actual, &case.expect) {
                 (Some(provenance), Some(actual), Expectation::Outputs(expected)) => {
@@ -294,16 +299,33 @@ fn judge_against_golden(
             Verdict::fail(with_lines(verdict.message, decoded))
         }
         _ => verdict,
-    }
+    };
+    (verdict, composed)
 }
 
 /// Judges a round trip: the backend runs `first`, then its inverse on the output, and must
-/// give the input back bit for bit; `limits` bound the second step's tensors.
+/// give the input back bit for bit; `limits` bound the second step's tensors. With the
+/// composed paths the two replies name.
 pub(crate) fn round_trip(
     backend: &dyn Backend,
     first: &Case,
     provenance: Option<&Provenance>,
     limits: Limits,
+) -> (Verdict, Vec<String>) {
+    let noted = std::cell::RefCell::new(Vec::new());
+    let verdict = round_trip_noting(backend, first, provenance, limits, &noted);
+    let mut composed = noted.into_inner();
+    composed.sort();
+    composed.dedup();
+    (verdict, composed)
+}
+
+fn round_trip_noting(
+    backend: &dyn Backend,
+    first: &Case,
+    provenance: Option<&Provenance>,
+    limits: Limits,
+    noted: &std::cell::RefCell<Vec<String>>,
 ) -> Verdict {
     let relation = metamorphic::describe(first.op);
     let fail = |message: String| {
@@ -325,7 +347,11 @@ pub(crate) fn round_trip(
         });
     }
     let step = |case: &Case, which: &str| -> Result<Tensor, Box<Verdict>> {
-        let verdict = match backend.run(case) {
+        let answer = backend.run_noting(case).map(|(outcome, composed)| {
+            noted.borrow_mut().extend(composed);
+            outcome
+        });
+        let verdict = match answer {
             Err(BackendError::NotRun(reason)) => Verdict::not_run(reason),
             Err(broken) => fail(format!("the {which} step broke: {broken}")),
             Ok(Outcome::Unsupported(reason)) => Verdict::unsupported(reason),

@@ -9,7 +9,7 @@
 //! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
 //! record (`crate::reports::report`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,7 +24,6 @@ use opspec_generate::GeneratedCase;
 use opspec_spec::clauses::Catalogue;
 use opspec_spec::{load_dirs, Case, Loaded};
 
-use crate::backend::attributes::composed_key;
 use crate::backend::dump::RequestDump;
 use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
@@ -595,7 +594,7 @@ impl Harness {
             if let Some(line) = report::exclusion_line(&records) {
                 println!("{line}");
             }
-            if let Some(line) = report::composed_line(&records) {
+            if let Some(line) = report::composed_line(&records, &context.composed) {
                 println!("{line}");
             }
             let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
@@ -763,8 +762,6 @@ struct Trials {
     quiet_exclusions: bool,
     /// The name of the first trial that failed, once one has.
     first_failure: OnceLock<String>,
-    /// What the backend composes rather than implements (the hello's `composed`).
-    composed: BTreeMap<String, String>,
     /// The cases the run sends alone in one request each, by trial name, for a backend that
     /// takes batches ([`Backend::plan`]).
     sendable: Mutex<Vec<(String, Case)>>,
@@ -776,7 +773,6 @@ impl Trials {
         // The entries whose conditions do not hold on this engine and machine cover no trial.
         let mut expectations = harness.expectations.clone();
         expectations.resolve(&backend.facts());
-        let composed = backend.composed();
         Trials {
             backend,
             expectations,
@@ -789,7 +785,6 @@ impl Trials {
             reference: reference(config),
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
-            composed,
             sendable: Mutex::default(),
         }
     }
@@ -1005,8 +1000,8 @@ impl Trials {
         if let Some(result) = self.stopped(case, started) {
             return result;
         }
-        let verdict = send_and_judge(self.backend.as_ref(), case).verdict;
-        self.conclude(case, verdict, started)
+        let sent = send_and_judge(self.backend.as_ref(), case);
+        self.conclude(case, sent.verdict, sent.composed, started)
     }
 
     fn execute_generated(
@@ -1038,7 +1033,7 @@ impl Trials {
             true => generated.case.clone(),
             false => generated::with_expected_error(&generated.case, judged.reference_error),
         };
-        self.conclude(&case, judged.verdict, started)
+        self.conclude(&case, judged.verdict, judged.composed, started)
     }
 
     fn execute_round_trip(
@@ -1050,13 +1045,13 @@ impl Trials {
         if let Some(result) = self.stopped(first, started) {
             return result;
         }
-        let verdict = generated::round_trip(
+        let (verdict, composed) = generated::round_trip(
             self.backend.as_ref(),
             first,
             provenance,
             self.reference.limits,
         );
-        self.conclude(first, verdict, started)
+        self.conclude(first, verdict, composed, started)
     }
 
     /// Applies the known failures to a verdict ([`decide`]), records it, and gives the trial's
@@ -1065,6 +1060,7 @@ impl Trials {
         &self,
         case: &Case,
         verdict: Verdict,
+        composed: Vec<String>,
         started: Instant,
     ) -> Result<Completion, Failed> {
         // A case in flight when --fail-fast stopped the run is reported as one not sent.
@@ -1084,7 +1080,9 @@ impl Trials {
                 verdict.message.lines().next().unwrap_or_default(),
             )),
         };
-        self.record(self.case_record(name, case, verdict, started));
+        let mut record = self.case_record(name, case, verdict, started);
+        record.composed = composed;
+        self.record(record);
         result
     }
 
@@ -1105,7 +1103,7 @@ impl Trials {
             seconds: started.elapsed().as_secs_f64(),
             clauses: case.clauses.clone(),
             known: verdict.known,
-            composed: composed_key(case.op, &case.invocation.attrs, &self.composed),
+            composed: Vec::new(),
         }
     }
 
@@ -1146,7 +1144,7 @@ fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
         seconds: 0.0,
         clauses: Vec::new(),
         known: verdict.known,
-        composed: None,
+        composed: Vec::new(),
         replay: None,
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct Sent {
     pub(crate) disagreement: Option<Disagreement>,
     /// The backend's answer, if it gave one.
     pub(crate) outcome: Option<Outcome>,
+    /// The composed paths its reply names ([`Backend::run_noting`]).
+    pub(crate) composed: Vec<String>,
 }
 
 /// Sends `case` to `backend`, unless its hello excludes the case, and judges the answer
@@ -26,12 +28,13 @@ pub(crate) fn send_and_judge(backend: &dyn Backend, case: &Case) -> Sent {
         verdict,
         disagreement,
         outcome: None,
+        composed: Vec::new(),
     };
     if let Err(exclusion) = backend.supports(case) {
         return unsent(Verdict::excluded(exclusion), None);
     }
-    match backend.run(case) {
-        Ok(outcome) => Sent {
+    match backend.run_noting(case) {
+        Ok((outcome, composed)) => Sent {
             verdict: judge_excluding(
                 case,
                 &outcome,
@@ -40,6 +43,7 @@ pub(crate) fn send_and_judge(backend: &dyn Backend, case: &Case) -> Sent {
             ),
             disagreement: Disagreement::of(&case.expect, &outcome),
             outcome: Some(outcome),
+            composed,
         },
         Err(BackendError::NotRun(reason)) => {
             unsent(Verdict::not_run(reason), Some(Disagreement::Broken))

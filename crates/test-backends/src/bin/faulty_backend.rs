@@ -28,6 +28,7 @@
 //! | `--reject-dtypes D1,D2` | rejects every case with data (input or fill) of those dtypes as `unsupported_dtype`, as an engine without them does |
 //! | `--built` | answers `built` (each output's dtype and shape, no data) where it would answer `ok`, as a build-only backend does; the hello says so only if `--hello` does |
 //! | `--kindless` | leaves the `kind` out of every `error` reply |
+//! | `--compose KEY@PREFIX` | names the composed path KEY in every `ok` reply to a case whose id starts with PREFIX (the hello declares it only if `--hello` does) |
 //! | `--batch N` | declares `batch: N` in its hello and answers a `batch` request case by case, each reply as it is made (every flag above applies to each case as to a single one; `--sleep-ms` sleeps once per request, as a compiler builds one program per batch) |
 //! | `--batch-reverse` | answers a batch's cases last first |
 //! | `--batch-drop ID` | gives no reply to case ID when it comes in a batch (alone, it is answered) |
@@ -246,7 +247,8 @@ fn main() -> std::io::Result<()> {
                     )
                 },
             )?;
-            stdout.write_all(&rewrite(&answer, flag("--built"), flag("--kindless")))?;
+            let answer = rewrite(&answer, flag("--built"), flag("--kindless"));
+            stdout.write_all(&compose(answer, id, &named("--compose")))?;
             stdout.flush()?;
         }
     }
@@ -290,6 +292,20 @@ fn rewrite(answer: &[u8], built: bool, kindless: bool) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+/// The reply line `answer` to case `id`, naming the composed path KEY when `compose` is
+/// `KEY@PREFIX` and the id starts with PREFIX.
+fn compose(answer: Vec<u8>, id: &str, compose: &str) -> Vec<u8> {
+    let Some((key, prefix)) = compose.split_once('@') else {
+        return answer;
+    };
+    let mut reply: serde_json::Value = serde_json::from_slice(&answer).unwrap_or_default();
+    if !id.starts_with(prefix) || reply["type"] != "ok" {
+        return answer;
+    }
+    reply["composed"] = serde_json::json!([key]);
+    format!("{reply}\n").into_bytes()
 }
 
 /// The reference's answer to a case, with the misbehaviour the flags ask for.
