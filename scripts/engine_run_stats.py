@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Times each engine's whole run as CI makes it and counts its threads: wall and CPU time of the
-runner and its backends, and the most threads the run's processes held at once (sampled every
-0.1 s from /proc). Prints a markdown table for BENCHMARKS.md ("Engine runs: time and threads").
+"""Times each engine's whole run as CI makes it and counts its threads and memory: wall and CPU
+time of the runner and its backends, the most threads the run's processes held at once, and the
+largest resident set of one of them and of all together (sampled every 0.1 s from /proc; a
+process's own peak, VmHWM, counts too). Prints a markdown table for BENCHMARKS.md ("Engine runs:
+time and threads", "Batched trials").
 
-Usage: scripts/engine_run_stats.py [--runner target/release/runner] [ENGINE ...]
-(every engine of runner/backends/*/engine.toml when none is named; Linux only)
+Usage: scripts/engine_run_stats.py [--runner target/release/runner] [--batch N] [--as BYTES]
+       [ENGINE ...]
+(every engine of runner/backends/*/engine.toml when none is named; Linux only). `--batch N` is
+passed to the runner (`--batch 1`: every case alone); `--as BYTES` runs it under `prlimit --as`.
 """
 
 import argparse
@@ -48,6 +52,22 @@ def threads(pids):
     return total
 
 
+def memory(pids):
+    """(largest resident set of one process, sum of all), in bytes: the larger of each process's
+    current and peak (VmHWM) resident set for the first, current for the sum."""
+    largest = total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                fields = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue
+        kb = lambda key: int(fields.get(key, "0 kB").split()[0])  # noqa: E731
+        largest = max(largest, 1024 * max(kb("VmRSS"), kb("VmHWM")))
+        total += 1024 * kb("VmRSS")
+    return largest, total
+
+
 def engines():
     out = subprocess.run([sys.executable, "scripts/engines.py", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -56,21 +76,32 @@ def engines():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runner", default="target/release/runner")
+    parser.add_argument("--batch", default=None)
+    parser.add_argument("--as", dest="address_space", default=None)
     parser.add_argument("names", nargs="*")
     args = parser.parse_args()
     manifests = engines()
     names = args.names or sorted(manifests)
-    print("| engine | wall (s) | CPU (s) | peak threads | summary |")
-    print("|---|---:|---:|---:|---|")
+    print("| engine | batch | wall (s) | CPU (s) | peak RSS, one process (MB) | peak RSS, all (MB) | peak threads | summary |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for name in names:
         m = manifests[name]
         command = [args.runner, "-q", "--backend", m["backend"], "--expectations", m["expectations"], *m.get("options", [])]
+        if args.batch:
+            command += ["--batch", args.batch]
+        report = os.path.join("target", f"engine-run-stats-{name}.json")
+        command += ["--report-json", report, "--backend-log", os.path.join("target", f"engine-run-stats-{name}.log")]
+        if args.address_space:
+            command = ["prlimit", f"--as={args.address_space}", "--", *command]
         started = time.monotonic()
         before = os.times()
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        peak = 0
+        peak = largest = total = 0
         while process.poll() is None:
-            peak = max(peak, threads(descendants(process.pid)))
+            pids = descendants(process.pid)
+            peak = max(peak, threads(pids))
+            one, everything = memory(pids)
+            largest, total = max(largest, one), max(total, everything)
             time.sleep(0.1)
         output = process.stdout.read()
         wall = time.monotonic() - started
@@ -78,7 +109,13 @@ def main():
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
         summary = next((l for l in output.splitlines() if " passed, " in l and "test result" not in l), "no summary")
         status = "" if process.returncode == 0 else f" (exit {process.returncode})"
-        print(f"| {m.get('display', name)} | {wall:.1f} | {cpu:.1f} | {peak} | {summary}{status} |", flush=True)
+        try:
+            with open(os.path.join(ROOT, report)) as f:
+                batch = json.load(f).get("run", {}).get("batch", 1)
+        except (OSError, ValueError):
+            batch = "?"
+        mb = lambda b: f"{b / 1e6:.0f}"  # noqa: E731
+        print(f"| {m.get('display', name)} | {batch} | {wall:.1f} | {cpu:.1f} | {mb(largest)} | {mb(total)} | {peak} | {summary}{status} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,18 @@
 
     python3 scripts/same_reports.py make DIR [--runner PATH]   four runs, their reports in DIR
     python3 scripts/same_reports.py compare BEFORE AFTER       exit 1 unless they are the same
+    python3 scripts/same_reports.py pair A.json B.json         two reports of one run's trials
+    python3 scripts/same_reports.py batched ENGINE [ARGS...]   the engine batched and with --batch 1
 
 The four runs: the built-in reference, the numpy backend, a failing backend (the test backend
 whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known failures. A run
 whose engine is not installed is left out, and `compare` says so.
+
+`pair` compares two reports the same way, leaving out the batch size too (`run.batch`: batching
+never changes a verdict, docs/protocol.md "Batches"). `batched` runs an engine of
+runner/backends/ (its manifest's flags, then ARGS, e.g. a name filter or `--partition 1/20`)
+twice, with its hello's batch and with `--batch 1`, and pairs the reports; the two reports and
+the runs' CPU seconds and peak memory are printed.
 
 `compare` reads every field of both reports but each trial's time (TIMES), with the checkout's
 path (each folder's root.txt) written <root>, and compares them trial for trial: a trial in one
@@ -84,6 +92,59 @@ def trials(report, root):
     return {t["name"]: strip(t, root) for t in report.get("trials", [])}
 
 
+def pair(a, b, label="", root=None):
+    """The differences of reports `a` and `b` (paths), trial for trial, batch size left out."""
+    ra, rb = json.load(open(a)), json.load(open(b))
+    for report in (ra, rb):
+        report.get("run", {}).pop("batch", None)
+    ta, tb = trials(ra, root), trials(rb, root)
+    here = 0
+    for trial in sorted(set(ta) | set(tb)):
+        if trial not in tb or trial not in ta:
+            print(f"{label}{trial} only in {a if trial in ta else b}")
+            here += 1
+        elif ta[trial] != tb[trial]:
+            print(f"{label}{trial} differs:\n  {a}: {ta[trial]}\n  {b}: {tb[trial]}")
+            here += 1
+    rest_a = strip({k: v for k, v in ra.items() if k != "trials"}, root)
+    rest_b = strip({k: v for k, v in rb.items() if k != "trials"}, root)
+    for key in sorted(set(rest_a) | set(rest_b)):
+        if rest_a.get(key) != rest_b.get(key):
+            print(f"{label}field {key!r} differs:\n  {a}: {rest_a.get(key)}\n  {b}: {rest_b.get(key)}")
+            here += 1
+    print(f"{label}{len(ta)} trials, {here} differences")
+    return here
+
+
+def batched(engine, extra, runner):
+    """Runs `engine` batched and alone; the differences of the two reports."""
+    import resource
+    import tempfile
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import engines  # noqa: E402
+
+    manifest = engines.manifests()[engine]
+    args = ["--backend", manifest["backend"], "--expectations", manifest["expectations"], *manifest["options"], *extra]
+    with tempfile.TemporaryDirectory(prefix="opspec-batched-") as out:
+        paths = []
+        for label, cap in (("batched", []), ("single", ["--batch", "1"])):
+            path = os.path.join(out, f"{label}.json")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run = subprocess.run([runner, *args, *cap, "-q", "--report-json", path,
+                                  "--backend-log", os.path.join(out, f"{label}.log")],
+                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            batch = json.load(open(path)).get("run", {}).get("batch") if os.path.exists(path) else None
+            print(f"{engine} {label}: exit {run.returncode}, batch {batch}, {cpu:.1f} CPU s")
+            if not os.path.exists(path):
+                print(run.stderr[-2000:])
+                return 1
+            paths.append(path)
+        return pair(*paths, label=f"{engine}: ", root=ROOT)
+
+
 def compare(before_dir, after_dir):
     differences = 0
     for name in RUNS:
@@ -119,6 +180,11 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[0] == "compare":
         return 1 if compare(argv[1], argv[2]) else 0
+    if len(argv) == 3 and argv[0] == "pair":
+        return 1 if pair(argv[1], argv[2]) else 0
+    if len(argv) >= 2 and argv[0] == "batched":
+        runner = os.environ.get("OPSPEC_RUNNER", os.path.join(ROOT, "target", "release", "runner"))
+        return 1 if batched(argv[1], argv[2:], runner) else 0
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -30,7 +30,7 @@ use std::process::ExitCode;
 
 use opspec_runner::backend::checkout::Checkout;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use libtest_mimic::Arguments;
 use opspec_runner::reports::replay_command;
 use opspec_runner::run::config::{parse_command_line, parse_paths, Options, PathList};
@@ -204,17 +204,43 @@ fn main() -> ExitCode {
             opspec_runner::reports::update::main(&report, &file, out.as_deref(), &specs)
         }
         None if cli.serve => serve_reference(&cli.target, cli.options),
-        None => match cli.options.resolve_here() {
-            Ok(config) => main_with(
-                cli.test,
-                Config {
-                    program: program(),
-                    ..config
-                },
-            ),
-            Err(e) => fail(&e.to_string()),
+        None => match mistyped_subcommand(&cli.test) {
+            Some(message) => fail(&message),
+            None => run(cli),
         },
     }
+}
+
+/// The run of the suite that `cli` asks for.
+fn run(cli: Cli) -> ExitCode {
+    match cli.options.resolve_here() {
+        Ok(config) => main_with(
+            cli.test,
+            Config {
+                program: program(),
+                ..config
+            },
+        ),
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// Why a first argument close to a subcommand's name (`dif`, `mrege`, `reprot`) is refused
+/// rather than run as a name filter; none for a filter given with `--exact`, after `--` or
+/// after an option, or far from every subcommand.
+fn mistyped_subcommand(test: &Arguments) -> Option<String> {
+    let filter = test.filter.as_deref()?;
+    if test.exact || std::env::args().nth(1).as_deref() != Some(filter) {
+        return None;
+    }
+    let command = Cli::command();
+    let names = command.get_subcommands().map(|c| c.get_name());
+    let hint = opspec_spec::did_you_mean(filter, names);
+    (!hint.is_empty()).then(|| {
+        format!(
+            "`{filter}` is no subcommand{hint}; to run the trials whose names hold `{filter}`, give it after `--` (`runner -- {filter}`) or with --exact"
+        )
+    })
 }
 
 /// `runner --serve`: the reference interpreter as a backend.

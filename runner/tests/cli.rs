@@ -816,3 +816,23 @@ fn a_misplaced_subcommand_and_an_empty_backend_are_explained() {
         );
     }
 }
+
+/// A first argument one edit from a subcommand is a typo of it, never a name filter that runs
+/// a few trials and passes: exit 2, naming the subcommand. After `--` it is a filter again.
+#[test]
+fn a_mistyped_subcommand_is_refused_naming_the_subcommand() {
+    for (typo, meant) in [("dif", "diff"), ("mrege", "merge"), ("reprot", "report")] {
+        let output = runner().arg(typo).output().unwrap();
+        assert_usage_error(
+            &output,
+            &format!("`{typo}` is no subcommand (did you mean `{meant}`?)"),
+        );
+        assert!(
+            text(&output).contains(&format!("runner -- {typo}")),
+            "{}",
+            text(&output)
+        );
+    }
+    let filtered = runner().args(["-q", "--", "dif"]).output().unwrap();
+    assert_eq!(filtered.status.code(), Some(0), "{}", text(&filtered));
+}
