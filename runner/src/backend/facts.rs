@@ -9,7 +9,7 @@
 //! ```
 //! A condition is tests joined by `and` (binding tighter) and `or`. A test is
 //! `<fact> <op> <value>` with `==`, `!=`, `<`, `<=`, `>`, `>=` on the string facts (the
-//! ordering ones on `version` only, compared part by part, numbers as numbers), or
+//! ordering ones on `version` only, compared as versions: [`compare_versions`]), or
 //! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
 //! written in double quotes. A test of a fact the run does not know is false, and the report
 //! says so (`Evaluation::unknown`).
@@ -458,26 +458,109 @@ impl Condition {
     }
 }
 
-/// Versions part by part (split at `.`, `-`, `+`), numbers as numbers, text as text; a
-/// version that is a prefix of the other is the smaller (`2026.4` < `2026.4.1`), so a bound
-/// `< 2027` means every 2026 release.
+/// A version as conditions and reports order it ([`compare_versions`]).
+struct Version<'a> {
+    /// The leading numbers (`1.13.1`), as digit strings.
+    release: Vec<&'a str>,
+    /// What follows them (`rc1` of `2.0.0-rc1` or `2.0.0rc1`, `dev2024` of `2.6.0.dev2024`),
+    /// a pre-release of the release; empty for a release.
+    pre: &'a str,
+}
+
+impl<'a> Version<'a> {
+    fn parse(text: &'a str) -> Version<'a> {
+        let text = text.trim();
+        // Build metadata (`+cpu`, `+cu121`) says how it was built, not which version it is.
+        let text = text.split('+').next().unwrap_or_default();
+        let text = match text.strip_prefix(['v', 'V']) {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+            _ => text,
+        };
+        let mut release = Vec::new();
+        let mut rest = text;
+        loop {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                break;
+            }
+            release.push(&rest[..digits]);
+            rest = &rest[digits..];
+            match rest.strip_prefix('.') {
+                Some(after) if after.starts_with(|c: char| c.is_ascii_digit()) => rest = after,
+                _ => break,
+            }
+        }
+        Version {
+            release,
+            pre: rest.trim_start_matches(['-', '.', '_']),
+        }
+    }
+}
+
+/// Two strings of ASCII digits as the numbers they write, of any length: by their length
+/// without leading zeros, then digit by digit.
+fn compare_numbers(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// The identifiers of a pre-release (`rc.1` and `rc1` both give `rc`, `1`).
+fn identifiers(pre: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for part in pre.split(['.', '-', '_']).filter(|p| !p.is_empty()) {
+        let mut start = 0;
+        let bytes = part.as_bytes();
+        for at in 1..bytes.len() {
+            if bytes[at].is_ascii_digit() != bytes[at - 1].is_ascii_digit() {
+                parts.push(&part[start..at]);
+                start = at;
+            }
+        }
+        parts.push(&part[start..]);
+    }
+    parts
+}
+
+/// Versions as versions:
+/// - build metadata, from a `+`, is left out: `1.13.1+cpu == 1.13.1`;
+/// - the leading numbers compare as numbers of any length, part by part, a missing part
+///   counting as 0: `1.9 < 1.10`, `1.2 == 1.2.0`, `2026.4 < 2026.4.1`, and a bound `< 2027`
+///   takes every 2026 release;
+/// - anything after them (`-rc1`, `rc1`, `.dev2024`, `a0`) makes a pre-release, smaller than
+///   the release: `2.0.0-rc1 < 2.0.0`; two pre-releases of one release compare identifier by
+///   identifier (split at `.`, `-`, `_` and between digits and letters), numbers as numbers
+///   and below words, a prefix below the longer: `rc2 < rc10`, `alpha < alpha.1 < beta`.
 pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
-    let parts = |v: &str| -> Vec<String> {
-        v.split(['.', '-', '+'])
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    let (a, b) = (parts(a), parts(b));
-    for (x, y) in a.iter().zip(&b) {
-        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            _ => x.cmp(y),
+    let (a, b) = (Version::parse(a), Version::parse(b));
+    let parts = a.release.len().max(b.release.len());
+    for index in 0..parts {
+        let x = a.release.get(index).copied().unwrap_or("0");
+        let y = b.release.get(index).copied().unwrap_or("0");
+        let order = compare_numbers(x, y);
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    match (a.pre.is_empty(), b.pre.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        (false, false) => {}
+    }
+    let (x, y) = (identifiers(a.pre), identifiers(b.pre));
+    for (x, y) in x.iter().zip(&y) {
+        let numeric = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let order = match (numeric(x), numeric(y)) {
+            (true, true) => compare_numbers(x, y),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => x.cmp(y),
         };
         if order != Ordering::Equal {
             return order;
         }
     }
-    a.len().cmp(&b.len())
+    x.len().cmp(&y.len())
 }
 
 #[cfg(test)]
@@ -532,6 +615,54 @@ mod tests {
         assert!(holds("version <= 2026.4.1", &f));
         assert_eq!(compare_versions("1.9.0", "1.10.0"), Ordering::Less);
         assert_eq!(compare_versions("2026.4", "2026.4.1"), Ordering::Less);
+    }
+
+    /// Versions compare as versions: build metadata left out, pre-releases below their
+    /// release, a missing part 0, numbers of any length as numbers.
+    #[test]
+    fn versions_compare_as_versions() {
+        use Ordering::{Equal, Greater, Less};
+        for (a, b, order) in [
+            ("1.13.1+cpu", "1.13.1", Equal),
+            ("2.5.1+cu121", "2.5.1+cpu", Equal),
+            ("1.13.1+cpu", "1.13.2", Less),
+            ("2.0.0-rc1", "2.0.0", Less),
+            ("2.0.0rc1", "2.0.0", Less),
+            ("2.6.0.dev20241112+cpu", "2.6.0", Less),
+            ("2.6.0.dev20241112", "2.5.1", Greater),
+            ("2.0.0-rc2", "2.0.0-rc10", Less),
+            ("1.0.0-alpha", "1.0.0-alpha.1", Less),
+            ("1.0.0-alpha.1", "1.0.0-beta", Less),
+            ("1.0.0-rc.1", "1.0.0-rc1", Equal),
+            ("1.2.0", "1.2", Equal),
+            ("1.2", "1.2.0.0", Equal),
+            ("1.010", "1.10", Equal),
+            ("v1.2", "1.2", Equal),
+            ("18446744073709551616", "18446744073709551615", Greater),
+            (
+                "1.99999999999999999999999",
+                "1.100000000000000000000000",
+                Less,
+            ),
+            ("1.9", "1.10", Less),
+            ("2026.3.10", "2026.4", Less),
+        ] {
+            assert_eq!(compare_versions(a, b), order, "{a} against {b}");
+            assert_eq!(compare_versions(b, a), order.reverse(), "{b} against {a}");
+        }
+        let torch = Facts {
+            version: Some("1.13.1+cpu".into()),
+            ..Facts::default()
+        };
+        assert!(holds("version <= 1.13.1", &torch));
+        assert!(holds("version == 1.13.1", &torch));
+        assert!(!holds("version < 1.13.1", &torch));
+        let rc = Facts {
+            version: Some("2.0.0-rc1".into()),
+            ..Facts::default()
+        };
+        assert!(holds("version < 2.0.0", &rc));
+        assert!(holds("version >= 1.99", &rc));
     }
 
     #[test]
