@@ -427,6 +427,67 @@ fn unknown_names_in_the_hello_are_an_error_listing_the_known_ones() {
     );
 }
 
+/// A hello with a field of the wrong type (or a string JSON cannot hold) is an error naming
+/// the field and the type it should have.
+#[test]
+fn a_bad_hello_names_the_field_and_the_type() {
+    let start = r#"{"type":"hello","protocol":1,"name":"x","ops":["slice"],"#;
+    for (rest, expected) in [
+        (r#""engine":"onnx"}"#, "field `engine`: invalid type: string \"onnx\", expected an object {\"name\": string, \"version\": string}"),
+        (r#""engine":{"name":5}}"#, "field `engine.name`: invalid type: integer `5`, expected a string"),
+        (r#""engine":{"name":"e","version":1.2}}"#, "field `engine.version`: invalid type: floating point `1.2`, expected a string"),
+        (r#""platform":{"cpu_flags":"avx"}}"#, "field `platform.cpu_flags`: invalid type: string \"avx\", expected a list"),
+        (r#""platform":{"engine_flags":[1,2]}}"#, "field `platform.engine_flags[0]`: invalid type: integer `1`, expected a string"),
+        (r#""engine":{"name":"\ud800"}}"#, "a line that is not JSON (in field `engine.name`:"),
+    ] {
+        let (code, stderr) = run_hello(&format!("{start}{rest}"));
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+}
+
+/// Control characters in a hello's strings (ESC, BEL, NUL, a newline) are escaped on the
+/// console; a huge `cpu_model` or list of `engine_flags` is bounded in the reports.
+#[test]
+fn a_hellos_strings_are_escaped_on_the_console_and_bounded_in_reports() {
+    let model = "m".repeat(60_000);
+    let flags: Vec<String> = (0..5000).map(|k| format!("F{k}")).collect();
+    let hello = serde_json::json!({
+        "type": "hello", "protocol": 1, "name": "nm\u{1b}[31mRED\u{7}\u{0}\nx",
+        "ops": ["shuffle", "slice", "as_strided", "scale", "reformat"],
+        "engine": {"name": "eng\u{1b}[2J", "version": "1\n2"},
+        "platform": {"cpu_model": model, "engine_flags": flags},
+    });
+    let command = format!("{} --hello '{hello}'", faulty_backend());
+    let ran = run_full(
+        "hello-strings",
+        &command,
+        &["shuffle::seed_examples::"],
+        &[],
+    );
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let line = (ran.stdout.lines())
+        .find(|l| l.starts_with("backend: "))
+        .unwrap_or_else(|| panic!("{}", ran.stdout));
+    assert!(
+        line.starts_with("backend: nm\\u{1b}[31mRED\\u{7}\\0\\nx (eng\\u{1b}[2J 1\\n2, "),
+        "{line}"
+    );
+    assert!(
+        !ran.stdout.contains(['\u{1b}', '\u{7}', '\u{0}']),
+        "raw control characters on the console"
+    );
+    let facts = &ran.json.unwrap()["facts"];
+    let shown = facts["cpu_model"].as_str().unwrap();
+    assert!(
+        shown.len() < 300 && shown.ends_with("(60000 bytes)"),
+        "{shown}"
+    );
+    let listed = facts["engine_flags"].as_array().unwrap();
+    assert_eq!(listed.len(), 1025);
+    assert_eq!(listed[1024], "… (3976 more)");
+}
+
 #[test]
 fn unknown_attributes_in_the_hello_are_an_error_listing_the_known_ones() {
     let (code, stderr) = run_hello(

@@ -51,6 +51,7 @@ pub struct Facts {
 
 /// The hello's `engine` object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an object {\"name\": string, \"version\": string}")]
 pub(crate) struct EngineId {
     pub(crate) name: String,
     #[serde(default)]
@@ -60,6 +61,9 @@ pub(crate) struct EngineId {
 /// The hello's `platform` object: facts of the machine as the engine sees them, which take the
 /// place of the runner's own reading.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    expecting = "an object {\"os\", \"arch\", \"cpu_vendor\", \"cpu_model\": strings, \"cpu_flags\", \"engine_flags\": lists of strings}"
+)]
 pub(crate) struct Platform {
     #[serde(default)]
     pub(crate) os: Option<String>,
@@ -108,7 +112,7 @@ impl Facts {
         facts
     }
 
-    /// These facts with the engine and the platform a hello gives.
+    /// These facts with the engine and the platform a hello gives, [`Facts::bounded`].
     pub(crate) fn with_hello(
         mut self,
         engine: Option<&EngineId>,
@@ -135,17 +139,58 @@ impl Facts {
                 self.engine_flags.clone_from(flags);
             }
         }
+        self.bounded()
+    }
+
+    /// These facts within [`FACT_LIMIT`] and [`FLAG_LIMIT`]: a longer string is cut (at a
+    /// character, marked `… (N bytes)`), a longer list keeps its first flags and a last entry
+    /// `… (N more)`, and a longer flag is cut as a string is.
+    pub(crate) fn bounded(mut self) -> Facts {
+        let cut = |text: &mut String, limit: usize| {
+            if text.len() > limit {
+                let mut end = limit;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let total = text.len();
+                text.truncate(end);
+                text.push_str(&format!("… ({total} bytes)"));
+            }
+        };
+        for fact in [
+            &mut self.engine,
+            &mut self.version,
+            &mut self.os,
+            &mut self.arch,
+            &mut self.cpu_vendor,
+            &mut self.cpu_model,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            cut(fact, FACT_LIMIT);
+        }
+        for list in [&mut self.cpu_flags, &mut self.engine_flags] {
+            if list.len() > FLAG_LIMIT {
+                let more = list.len() - FLAG_LIMIT;
+                list.truncate(FLAG_LIMIT);
+                list.push(format!("… ({more} more)"));
+            }
+            for flag in list.iter_mut() {
+                cut(flag, FLAG_LENGTH);
+            }
+        }
         self
     }
 
     /// One line for a console or a page: `openvino 2026.4.1, linux x86_64, AuthenticAMD AMD
-    /// EPYC`.
+    /// EPYC`, its control characters escaped ([`printable`]).
     pub(crate) fn line(&self) -> String {
         let join = |parts: [&Option<String>; 2]| {
             let words: Vec<&str> = parts.iter().filter_map(|p| p.as_deref()).collect();
             words.join(" ")
         };
-        [
+        let line = [
             join([&self.engine, &self.version]),
             join([&self.os, &self.arch]),
             join([&self.cpu_vendor, &self.cpu_model]),
@@ -153,7 +198,8 @@ impl Facts {
         .into_iter()
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+        printable(&line).into_owned()
     }
 
     fn string(&self, fact: Fact) -> Option<&str> {
@@ -191,6 +237,36 @@ impl Facts {
         }
         pairs
     }
+}
+
+/// The longest string fact a report holds (engine, version, OS, architecture, CPU vendor and
+/// model), in bytes: real ones are under 100; a hello's longer one is cut ([`Facts::bounded`]).
+pub(crate) const FACT_LIMIT: usize = 256;
+
+/// The most flags a report holds per list (`cpu_flags`, `engine_flags`): a CPU lists about 200.
+pub(crate) const FLAG_LIMIT: usize = 1024;
+
+/// The longest flag a report holds, in bytes.
+pub(crate) const FLAG_LENGTH: usize = 64;
+
+/// `text` for a terminal: control characters (C0, DEL, C1: ESC, BEL, NUL, a newline) and the
+/// bidirectional overrides written as escapes (`\u{1b}`, `\n`), so that text a backend sent
+/// cannot move the cursor, ring, clear or reorder the console. Everything else as it is.
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let special =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(special) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if special(c) {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// A fact a condition can test.
@@ -737,5 +813,41 @@ mod tests {
         assert_eq!(f.line(), "openvino 2026.4.1, linux, AMD EPYC 9R14");
         assert_eq!(f.engine_flags, ["BF16"]);
         assert_eq!(f.pairs()["engine_flags"], "BF16");
+    }
+
+    /// A hello's facts are bounded in every report (a 50 MB cpu_model, a million flags), and
+    /// their control characters are escaped on the console.
+    #[test]
+    fn a_hellos_facts_are_bounded_and_printable() {
+        let engine = EngineId {
+            name: "eng\u{1b}[31m\u{7}\0\nx".into(),
+            version: Some("1.0".into()),
+        };
+        let platform = Platform {
+            cpu_model: Some("é".repeat(25_000_000)),
+            engine_flags: Some((0..1_000_000).map(|k| format!("F{k}")).collect()),
+            cpu_flags: Some(vec!["x".repeat(100)]),
+            ..Platform::default()
+        };
+        let f = Facts::default().with_hello(Some(&engine), Some(&platform));
+        let model = f.cpu_model.as_deref().unwrap();
+        assert!(model.len() < FACT_LIMIT + 32, "{}", model.len());
+        assert!(model.ends_with("… (50000000 bytes)"), "{model}");
+        assert_eq!(f.engine_flags.len(), FLAG_LIMIT + 1);
+        assert_eq!(f.engine_flags.last().unwrap(), "… (998976 more)");
+        assert_eq!(
+            f.cpu_flags[0],
+            format!("{}… (100 bytes)", "x".repeat(FLAG_LENGTH))
+        );
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.len() < 64 << 10, "{}", json.len());
+        let line = f.line();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(
+            line.starts_with("eng\\u{1b}[31m\\u{7}\\0\\nx 1.0"),
+            "{line}"
+        );
+        assert_eq!(printable("plain: é ✓"), "plain: é ✓");
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
     }
 }

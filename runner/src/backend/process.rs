@@ -416,7 +416,8 @@ impl ProcessBackend {
                 })
             }
             _ => Err(StartError::Handshake(session.fail_with(format!(
-                "backend `{command}` answered the hello with {reply:?}"
+                "backend `{command}` answered the hello with {}: {reply:.200?}",
+                crate::backend::hello::bad_hello(&reply)
             )))),
         }
     }
