@@ -1260,6 +1260,50 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// SIGKILL to a `--jobs 2` run whose backend copies each started a child that left for a
+/// session of its own (`setsid`) and ignores SIGTERM: no process of the run is left. The
+/// backends get their parent-death signal; the grandchildren, out of reach of both, are killed
+/// by the runner's guard process once the runner is gone.
+#[test]
+fn a_runner_killed_outright_leaves_no_setsid_grandchild() {
+    let scratch = scratch("sigkill-setsid");
+    let dir = scratch.path();
+    let marker = marker("sigkill-setsid");
+    let _cleanup = KillOnDrop(marker.clone());
+    let backend = format!(
+        "{} --setsid-child --ignore-term --marker {marker} --sleep-ms 3600000",
+        faulty_backend()
+    );
+    let dump = dir.join("requests.jsonl");
+    let mut runner = runner()
+        .args(["--backend", &backend, "--jobs", "2"])
+        .args(["--timeout", "3600", "shuffle::seed_examples::"])
+        .arg("--dump-requests")
+        .arg(&dump)
+        .arg("--backend-log")
+        .arg(dir.join("backend.log"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&dump).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no request sent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let runner_line = format!("{}: ", runner.id());
+    let others = || {
+        let mut found = processes_with(&marker);
+        found.retain(|line| !line.starts_with(&runner_line));
+        found
+    };
+    // Two backends and their two grandchildren.
+    assert_eq!(others().len(), 4, "{:?}", others());
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    assert_no_process_with(&marker);
+}
+
 /// SIGINT or SIGTERM to the runner while every backend process (each with a child) works on a
 /// case, with one process and with four: the runner stops every backend process as at the end
 /// of a run, writes the report of what it has, marked interrupted, and exits 130 or 143.
