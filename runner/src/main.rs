@@ -123,14 +123,16 @@ enum Command {
     },
     /// Rewrites a known-failures file from the JSON report of a run made with it: entries keep
     /// their class, reason and condition; stale ones go; each new failure becomes an entry of
-    /// class `untriaged`, which fails later runs until a person triages it
+    /// class `untriaged`, which fails later runs until a person triages it. FILE must be the
+    /// file the run read, unchanged since (exit 2 otherwise, nothing written)
     #[command(name = "update-expectations")]
     UpdateExpectations {
-        /// The run's report (`runner --expectations FILE --report-json REPORT`)
+        /// The whole run's report (`runner --expectations FILE --report-json REPORT`)
         report: PathBuf,
-        /// The known-failures file the run used
+        /// The known-failures file the run used, as it was then (a new path, when the run had
+        /// none)
         file: PathBuf,
-        /// Write the new file here instead of replacing FILE
+        /// Write the new file here instead of replacing FILE (not the report)
         #[arg(long, value_name = "OUT")]
         out: Option<PathBuf>,
     },

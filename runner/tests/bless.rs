@@ -165,6 +165,12 @@ fn a_bless_failing_at_any_step_leaves_each_sweep_old_or_new_never_mixed() {
 /// Runs a bless that stops at `step` until killed, kills it (SIGKILL), and returns the golden
 /// folder's files before and after.
 fn killed_at(scratch: &Scratch, step: &str) {
+    killed_at_unreaped(scratch, step).wait().unwrap();
+}
+
+/// As [`killed_at`], but the killed bless is not waited for: until its parent reaps it, it
+/// is a zombie, whose `/proc` folder is still there.
+fn killed_at_unreaped(scratch: &Scratch, step: &str) -> std::process::Child {
     let marker = scratch.0.path().join(format!("paused-{step}"));
     let fault = format!("pause:{step}:{}", marker.display());
     let mut child = scratch
@@ -182,7 +188,33 @@ fn killed_at(scratch: &Scratch, step: &str) {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
-    child.wait().unwrap();
+    child
+}
+
+/// A bless killed after staging its goldens (holding the bless lock), and not yet reaped by
+/// its parent (a zombie, as under a script that kills and does not wait): the next bless
+/// takes the lock over, removes and names the staged files, and leaves none.
+#[test]
+fn a_killed_bless_not_yet_reaped_leaves_nothing_after_the_next() {
+    for step in ["golden", "manifest"] {
+        let scratch = Scratch::new();
+        let mut zombie = killed_at_unreaped(&scratch, step);
+        // Killed, not reaped: its process is a zombie until the wait below.
+        let stat = format!("/proc/{}/stat", zombie.id());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z ")) {
+            assert!(Instant::now() < deadline, "{step}: no zombie");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = scratch.assert_blessing_finishes();
+        if step == "manifest" {
+            assert!(
+                out.contains("left by a bless that was stopped or failed"),
+                "{step}: the leftovers are not reported:\n{out}"
+            );
+        }
+        zombie.wait().unwrap();
+    }
 }
 
 #[test]

@@ -427,6 +427,67 @@ fn unknown_names_in_the_hello_are_an_error_listing_the_known_ones() {
     );
 }
 
+/// A hello with a field of the wrong type (or a string JSON cannot hold) is an error naming
+/// the field and the type it should have.
+#[test]
+fn a_bad_hello_names_the_field_and_the_type() {
+    let start = r#"{"type":"hello","protocol":1,"name":"x","ops":["slice"],"#;
+    for (rest, expected) in [
+        (r#""engine":"onnx"}"#, "field `engine`: invalid type: string \"onnx\", expected an object {\"name\": string, \"version\": string}"),
+        (r#""engine":{"name":5}}"#, "field `engine.name`: invalid type: integer `5`, expected a string"),
+        (r#""engine":{"name":"e","version":1.2}}"#, "field `engine.version`: invalid type: floating point `1.2`, expected a string"),
+        (r#""platform":{"cpu_flags":"avx"}}"#, "field `platform.cpu_flags`: invalid type: string \"avx\", expected a list"),
+        (r#""platform":{"engine_flags":[1,2]}}"#, "field `platform.engine_flags[0]`: invalid type: integer `1`, expected a string"),
+        (r#""engine":{"name":"\ud800"}}"#, "a line that is not JSON (in field `engine.name`:"),
+    ] {
+        let (code, stderr) = run_hello(&format!("{start}{rest}"));
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+}
+
+/// Control characters in a hello's strings (ESC, BEL, NUL, a newline) are escaped on the
+/// console; a huge `cpu_model` or list of `engine_flags` is bounded in the reports.
+#[test]
+fn a_hellos_strings_are_escaped_on_the_console_and_bounded_in_reports() {
+    let model = "m".repeat(60_000);
+    let flags: Vec<String> = (0..5000).map(|k| format!("F{k}")).collect();
+    let hello = serde_json::json!({
+        "type": "hello", "protocol": 1, "name": "nm\u{1b}[31mRED\u{7}\u{0}\nx",
+        "ops": ["shuffle", "slice", "as_strided", "scale", "reformat"],
+        "engine": {"name": "eng\u{1b}[2J", "version": "1\n2"},
+        "platform": {"cpu_model": model, "engine_flags": flags},
+    });
+    let command = format!("{} --hello '{hello}'", faulty_backend());
+    let ran = run_full(
+        "hello-strings",
+        &command,
+        &["shuffle::seed_examples::"],
+        &[],
+    );
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let line = (ran.stdout.lines())
+        .find(|l| l.starts_with("backend: "))
+        .unwrap_or_else(|| panic!("{}", ran.stdout));
+    assert!(
+        line.starts_with("backend: nm\\u{1b}[31mRED\\u{7}\\0\\nx (eng\\u{1b}[2J 1\\n2, "),
+        "{line}"
+    );
+    assert!(
+        !ran.stdout.contains(['\u{1b}', '\u{7}', '\u{0}']),
+        "raw control characters on the console"
+    );
+    let facts = &ran.json.unwrap()["facts"];
+    let shown = facts["cpu_model"].as_str().unwrap();
+    assert!(
+        shown.len() < 300 && shown.ends_with("(60000 bytes)"),
+        "{shown}"
+    );
+    let listed = facts["engine_flags"].as_array().unwrap();
+    assert_eq!(listed.len(), 1025);
+    assert_eq!(listed[1024], "… (3976 more)");
+}
+
 #[test]
 fn unknown_attributes_in_the_hello_are_an_error_listing_the_known_ones() {
     let (code, stderr) = run_hello(
@@ -1005,13 +1066,11 @@ fn after_repeated_failed_starts_the_remaining_cases_are_not_run() {
     assert_eq!(starts_made, 1 + limit as usize, "{stdout}");
     let trials = json["trials"].as_array().unwrap();
     let with_status = |status: &str| trials.iter().filter(|t| t["status"] == status).count();
-    assert_eq!(with_status("failed"), 1 + limit as usize, "{stdout}");
-    assert_eq!(
-        with_status("not_run"),
-        selected.len() - 1 - limit as usize,
-        "{stdout}"
-    );
-    assert_eq!(json["not_run"], selected.len() - 1 - limit as usize);
+    // Only the case that crashed failed: a case whose start failed was never sent, so it is
+    // not failed but not run.
+    assert_eq!(with_status("failed"), 1, "{stdout}");
+    assert_eq!(with_status("not_run"), selected.len() - 1, "{stdout}");
+    assert_eq!(json["not_run"], selected.len() - 1);
     for trial in trials.iter().filter(|t| t["status"] == "not_run") {
         let message = trial["message"].as_str().unwrap();
         assert!(
@@ -1199,6 +1258,50 @@ impl Drop for KillOnDrop {
             }
         }
     }
+}
+
+/// SIGKILL to a `--jobs 2` run whose backend copies each started a child that left for a
+/// session of its own (`setsid`) and ignores SIGTERM: no process of the run is left. The
+/// backends get their parent-death signal; the grandchildren, out of reach of both, are killed
+/// by the runner's guard process once the runner is gone.
+#[test]
+fn a_runner_killed_outright_leaves_no_setsid_grandchild() {
+    let scratch = scratch("sigkill-setsid");
+    let dir = scratch.path();
+    let marker = marker("sigkill-setsid");
+    let _cleanup = KillOnDrop(marker.clone());
+    let backend = format!(
+        "{} --setsid-child --ignore-term --marker {marker} --sleep-ms 3600000",
+        faulty_backend()
+    );
+    let dump = dir.join("requests.jsonl");
+    let mut runner = runner()
+        .args(["--backend", &backend, "--jobs", "2"])
+        .args(["--timeout", "3600", "shuffle::seed_examples::"])
+        .arg("--dump-requests")
+        .arg(&dump)
+        .arg("--backend-log")
+        .arg(dir.join("backend.log"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&dump).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no request sent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let runner_line = format!("{}: ", runner.id());
+    let others = || {
+        let mut found = processes_with(&marker);
+        found.retain(|line| !line.starts_with(&runner_line));
+        found
+    };
+    // Two backends and their two grandchildren.
+    assert_eq!(others().len(), 4, "{:?}", others());
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    assert_no_process_with(&marker);
 }
 
 /// SIGINT or SIGTERM to the runner while every backend process (each with a child) works on a

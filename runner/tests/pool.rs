@@ -473,6 +473,57 @@ fn a_copy_that_fails_its_hello_is_restarted_and_the_run_goes_on() {
     assert!(!report.exists());
 }
 
+/// Copies that never get through their hello (every start after the first exits before it,
+/// or hangs on it past `--hello-timeout`) fail no case: a case whose copy cannot start is not
+/// sent to the engine, so it goes to a copy that can, and the run reports what one process
+/// reports.
+#[test]
+fn copies_that_cannot_start_fail_no_case_the_engine_never_saw() {
+    let scratch = scratch("pool-no-start");
+    let filter = "shuffle::seed_examples::";
+    let one = scratch.path().join("one.json");
+    let ran = run(&["--backend", &faulty_backend(), filter], &one);
+    assert!(ran.status.success(), "{}", text(&ran));
+    let without_replay = |report: &Value| -> Vec<Value> {
+        let mut trials = trials(report);
+        for trial in &mut trials {
+            trial.as_object_mut().unwrap().remove("replay");
+        }
+        trials
+    };
+    let one = without_replay(&read_json(&one));
+    let every_later_start = (2..=40)
+        .map(|k| k.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    for (name, flags, jobs) in [
+        (
+            "exit",
+            format!("--exit-before-hello {every_later_start}"),
+            "4",
+        ),
+        ("hang", "--hang-hello-after 1".to_owned(), "3"),
+    ] {
+        let starts = scratch.path().join(format!("{name}.starts"));
+        let command = format!("{} --starts {} {flags}", faulty_backend(), starts.display());
+        let report = scratch.path().join(format!("{name}.json"));
+        let ran = run(
+            &[
+                "--backend",
+                &command,
+                "--jobs",
+                jobs,
+                "--hello-timeout",
+                "5",
+                filter,
+            ],
+            &report,
+        );
+        assert!(ran.status.success(), "{name}: {}", text(&ran));
+        assert_eq!(without_replay(&read_json(&report)), one, "{name}");
+    }
+}
+
 /// The hello has a deadline of its own (`--hello-timeout`, by default longer than a case's):
 /// an engine that loads for longer than one case may take is waited for.
 #[test]

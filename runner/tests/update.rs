@@ -33,6 +33,69 @@ fn update(report: &Path, file: &Path) -> Output {
         .unwrap()
 }
 
+/// The fingerprint a report gives the known-failures file its run read (`run.expectations`):
+/// the 64-bit FNV-1a hash of its bytes, in 16 hex digits.
+fn fingerprint(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// A JSON report of `trials` from a whole run that read a known-failures file of fingerprint
+/// `expectations` (empty: none).
+fn report_json(trials: &[serde_json::Value], expectations: &str) -> String {
+    serde_json::json!({
+        "backend": "engine",
+        "trials": trials,
+        "run": {
+            "runner": "0.1.0", "selected": trials.len(), "fingerprint": "0", "judged": true,
+            "expectations": expectations,
+        },
+    })
+    .to_string()
+}
+
+/// Every engine adapter's known-failures file.
+fn engine_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(workspace().join("runner/backends"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("known-failures.txt"))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    files
+}
+
+/// A trial the entry at `line` covered, still failing.
+fn covered(line: usize) -> serde_json::Value {
+    serde_json::json!({
+        "name": format!("x::covered::{line}"), "op": "slice", "dtype": null,
+        "status": "known_failure", "message": "known failure", "seconds": 0.0,
+        "clauses": ["slice.reflect.mirror"],
+        "known": {"selector": "", "clause": "", "class": "semantics", "reason": "", "line": line},
+    })
+}
+
+/// The trial of a stale entry at `line`: its case passes now.
+fn passes_now(line: usize) -> serde_json::Value {
+    serde_json::json!({
+        "name": format!("x::stale::{line}"), "op": "slice", "dtype": null, "status": "failed",
+        "seconds": 0.0,
+        "message": format!("stale expectation: this case now passes; remove line {line} (`x: y`) from the expectations file"),
+        "clauses": ["slice.reflect.mirror"],
+    })
+}
+
+/// The entry lines of a known-failures file, with their numbers.
+fn numbered(text: &str) -> Vec<(usize, &str)> {
+    (text.lines().enumerate())
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
 /// The entry lines of a known-failures file (no comments, no blank lines).
 fn entries(text: &str) -> Vec<&str> {
     (text.lines().map(str::trim))
@@ -46,14 +109,7 @@ fn entries(text: &str) -> Vec<&str> {
 #[test]
 fn every_engines_file_keeps_its_reasons() {
     let scratch = tempfile::tempdir().unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(workspace().join("runner/backends"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("known-failures.txt"))
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    assert!(files.len() >= 4, "{files:?}");
-    for original in files {
+    for original in engine_files() {
         let old = std::fs::read_to_string(&original).unwrap();
         let numbered: Vec<(usize, &str)> = (old.lines().enumerate())
             .map(|(i, l)| (i + 1, l.trim()))
@@ -82,8 +138,7 @@ fn every_engines_file_keeps_its_reasons() {
             "message": "case:   slice::reflect::new_failure::float32\nat [3]: expected 2, got 1\nreplay: r",
         }));
         let report = scratch.path().join("report.json");
-        let json = serde_json::json!({"backend": "engine", "trials": trials});
-        std::fs::write(&report, json.to_string()).unwrap();
+        std::fs::write(&report, report_json(&trials, &fingerprint(old.as_bytes()))).unwrap();
         let copy = scratch.path().join("known-failures.txt");
         std::fs::write(&copy, &old).unwrap();
         let run = update(&report, &copy);
@@ -165,4 +220,366 @@ fn untriaged_entries_fail_the_run_until_triaged() {
     std::fs::write(&file, new.replace("| untriaged |", "| semantics |")).unwrap();
     let third = run(&file);
     assert_eq!(third.status.code(), Some(0), "{}", text(&third));
+    // Nothing changed since: the file comes back byte for byte, and is not written.
+    let triaged = std::fs::read(&file).unwrap();
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let same = update(&report, &file);
+    assert!(same.status.success(), "{}", text(&same));
+    assert!(text(&same).contains("unchanged"), "{}", text(&same));
+    assert_eq!(std::fs::read(&file).unwrap(), triaged);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        modified
+    );
+    // Edited after the run (a comment line on top shifts every line): refused, the file kept.
+    let edited = [b"# a note\n".as_slice(), &triaged].concat();
+    std::fs::write(&file, &edited).unwrap();
+    let refused = update(&report, &file);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert_eq!(std::fs::read(&file).unwrap(), edited);
+}
+
+/// Every engine's file, after a run in which every entry covered a failing trial: the update
+/// leaves it byte for byte as it was. Edited after the run (two comment lines on top, so that
+/// every line number moves), or another engine's file: refused, naming both files, nothing
+/// written, so no entry is lost.
+#[test]
+fn the_update_applies_a_report_only_to_the_file_its_run_read() {
+    let scratch = tempfile::tempdir().unwrap();
+    let files = engine_files();
+    for (k, original) in files.iter().enumerate() {
+        let old = std::fs::read(original).unwrap();
+        let text_of = String::from_utf8(old.clone()).unwrap();
+        let trials: Vec<serde_json::Value> = numbered(&text_of)
+            .iter()
+            .map(|(line, _)| covered(*line))
+            .collect();
+        let report = scratch.path().join("report.json");
+        std::fs::write(&report, report_json(&trials, &fingerprint(&old))).unwrap();
+        let copy = scratch.path().join("known-failures.txt");
+        std::fs::write(&copy, &old).unwrap();
+        let same = update(&report, &copy);
+        assert!(
+            same.status.success(),
+            "{}: {}",
+            original.display(),
+            text(&same)
+        );
+        assert!(text(&same).contains("unchanged"), "{}", text(&same));
+        assert_eq!(std::fs::read(&copy).unwrap(), old, "{}", original.display());
+        // Two comment lines added on top since the run: the stale entry of the report's
+        // line 4 is now another one.
+        let stale: Vec<serde_json::Value> = numbered(&text_of)
+            .iter()
+            .enumerate()
+            .map(|(i, (line, _))| {
+                if i == 0 {
+                    passes_now(*line)
+                } else {
+                    covered(*line)
+                }
+            })
+            .collect();
+        std::fs::write(&report, report_json(&stale, &fingerprint(&old))).unwrap();
+        let edited = [b"# one\n# two\n".as_slice(), &old].concat();
+        std::fs::write(&copy, &edited).unwrap();
+        let refused = update(&report, &copy);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        let message = text(&refused);
+        assert!(
+            message.contains(&copy.display().to_string())
+                && message.contains(&report.display().to_string())
+                && message.contains("is not the known-failures file the run of")
+                && message.contains("nothing was written"),
+            "{message}"
+        );
+        assert_eq!(std::fs::read(&copy).unwrap(), edited);
+        // Another engine's file.
+        let other = std::fs::read(&files[(k + 1) % files.len()]).unwrap();
+        std::fs::write(&copy, &other).unwrap();
+        let refused = update(&report, &copy);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        assert_eq!(std::fs::read(&copy).unwrap(), other);
+    }
+}
+
+/// A report that cannot say which file its run read (none, an older runner), or holds one
+/// part of a run, is refused; a run without a known-failures file may write a new one.
+#[test]
+fn reports_that_cannot_vouch_for_the_file_are_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("k.txt");
+    let entry = "slice::a::* | slice.reflect.mirror | semantics | why\n";
+    std::fs::write(&file, entry).unwrap();
+    let report = scratch.path().join("r.json");
+    let failed = serde_json::json!({
+        "name": "slice::reflect::x::int8", "op": "slice", "dtype": "int8", "status": "failed",
+        "seconds": 0.0, "clauses": ["slice.reflect.mirror"], "message": "at [0]: wrong",
+    });
+    let cases = [
+        (
+            serde_json::json!({"backend": "b", "trials": [failed]}).to_string(),
+            "does not say which known-failures file",
+        ),
+        (
+            report_json(std::slice::from_ref(&failed), ""),
+            "read no known-failures file",
+        ),
+        (
+            report_json(
+                std::slice::from_ref(&failed),
+                &fingerprint(entry.as_bytes()),
+            )
+            .replace("\"judged\"", "\"partition\": \"1/2\", \"judged\""),
+            "is the report of part 1/2",
+        ),
+    ];
+    for (json, expected) in cases {
+        std::fs::write(&report, json).unwrap();
+        let refused = update(&report, &file);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        assert!(text(&refused).contains(expected), "{}", text(&refused));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), entry);
+    }
+    // No known-failures file at the run, and none yet: written new.
+    std::fs::write(&report, report_json(&[failed], "")).unwrap();
+    let new = scratch.path().join("new.txt");
+    let made = update(&report, &new);
+    assert!(made.status.success(), "{}", text(&made));
+    assert!(std::fs::read_to_string(&new)
+        .unwrap()
+        .contains("slice::reflect::x::int8 | slice.reflect.mirror | untriaged | at [0]: wrong"),);
+}
+
+/// `--out` naming the report (or FILE being the report) is refused before anything is read
+/// or written; the report is kept.
+#[test]
+fn an_output_onto_the_report_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("k.txt");
+    let entry = "slice::a::* | slice.reflect.mirror | semantics | why\n";
+    std::fs::write(&file, entry).unwrap();
+    let report = scratch.path().join("r.json");
+    let json = report_json(&[covered(1)], &fingerprint(entry.as_bytes()));
+    std::fs::write(&report, &json).unwrap();
+    let link = scratch.path().join("link.json");
+    std::os::unix::fs::symlink(&report, &link).unwrap();
+    for out in [&report, &link, &scratch.path().join("./r.json")] {
+        let refused = runner()
+            .arg("update-expectations")
+            .args([&report, &file])
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        assert!(
+            text(&refused).contains("is the report") && text(&refused).contains("--out"),
+            "{}",
+            text(&refused)
+        );
+        assert_eq!(std::fs::read_to_string(&report).unwrap(), json);
+    }
+    let refused = update(&report, &report);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), json);
+}
+
+/// A known-failures file that is a FIFO, or a link to `/dev/zero`, is refused before it is
+/// read (nothing waits, nothing fills the memory), as `--expectations` refuses it.
+#[test]
+fn a_known_failures_file_that_is_not_a_regular_file_is_refused_without_waiting() {
+    let scratch = tempfile::tempdir().unwrap();
+    let fifo = scratch.path().join("fifo.txt");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let zero = scratch.path().join("zero.txt");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let report = scratch.path().join("r.json");
+    std::fs::write(&report, report_json(&[covered(1)], "0123456789abcdef")).unwrap();
+    for (file, what) in [(&fifo, "FIFO"), (&zero, "character device")] {
+        let started = std::time::Instant::now();
+        let mut child = runner()
+            .arg("update-expectations")
+            .args([&report, file])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = started + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("the update waited on {}", file.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert!(text(&output).contains(what), "{}", text(&output));
+    }
+}
+
+/// The new file keeps the old one's permission bits; a file with a second hard link, or a
+/// read-only one, is refused (a new file would part it from the other link, and writing in
+/// place could leave it half written), both links kept as they were; a symbolic link is
+/// written through and kept.
+#[test]
+fn the_update_keeps_the_mode_and_refuses_hard_links_and_read_only_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let old = "slice::a::* | slice.reflect.mirror | semantics | gone\nslice::b::* | slice.reflect.mirror | semantics | kept\n";
+    let report = scratch.path().join("r.json");
+    std::fs::write(
+        &report,
+        report_json(&[passes_now(1), covered(2)], &fingerprint(old.as_bytes())),
+    )
+    .unwrap();
+    let file = scratch.path().join("k.txt");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    let set_mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    std::fs::write(&file, old).unwrap();
+    set_mode(&file, 0o640);
+    let done = update(&report, &file);
+    assert!(done.status.success(), "{}", text(&done));
+    assert!(
+        text(&done).contains("1 entry removed (line 1)"),
+        "{}",
+        text(&done)
+    );
+    assert_eq!(mode(&file), 0o640);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "slice::b::* | slice.reflect.mirror | semantics | kept\n"
+    );
+    // A second hard link, read-only or not.
+    for permissions in [0o644, 0o444] {
+        let _ = std::fs::remove_file(&file);
+        std::fs::write(&file, old).unwrap();
+        let other = scratch.path().join(format!("other-{permissions:o}.txt"));
+        std::fs::hard_link(&file, &other).unwrap();
+        set_mode(&file, permissions);
+        let refused = update(&report, &file);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        assert!(
+            text(&refused).contains("has 2 hard links"),
+            "{}",
+            text(&refused)
+        );
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), old);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
+        assert_eq!(mode(&file), permissions);
+        std::fs::remove_file(&other).unwrap();
+    }
+    // Read-only, one link.
+    set_mode(&file, 0o444);
+    let refused = update(&report, &file);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("is read-only (mode 0444)"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
+    set_mode(&file, 0o644);
+    // Through a symbolic link: the target is replaced, the link kept.
+    let link = scratch.path().join("link.txt");
+    std::os::unix::fs::symlink("k.txt", &link).unwrap();
+    let done = update(&report, &link);
+    assert!(done.status.success(), "{}", text(&done));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&file).unwrap().ends_with("kept\n"));
+}
+
+/// The files in `folder` whose names end in `.writing`: temporary files of a write.
+fn temporaries(folder: &Path) -> Vec<String> {
+    std::fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".writing"))
+        .collect()
+}
+
+/// SIGTERM or SIGINT while the new file is written leaves no temporary file: the signal takes
+/// effect once the file is replaced, so the file is the old one or the new one, whole. A
+/// temporary that an update killed outright (SIGKILL) left is removed by the next one, which
+/// names it.
+#[test]
+fn a_signal_during_the_write_leaves_no_temporary_file() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("k.txt");
+    // About 48 MB of comments, so that the write takes a while.
+    let mut old = String::from("slice::a::* | slice.reflect.mirror | semantics | gone\n");
+    let comment = format!("# {}\n", "x".repeat(1000));
+    for _ in 0..48_000 {
+        old.push_str(&comment);
+    }
+    old.push_str("slice::b::* | slice.reflect.mirror | semantics | kept\n");
+    let last = old.lines().count();
+    let report = scratch.path().join("r.json");
+    std::fs::write(
+        &report,
+        report_json(
+            &[passes_now(1), covered(last)],
+            &fingerprint(old.as_bytes()),
+        ),
+    )
+    .unwrap();
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        std::fs::write(&file, &old).unwrap();
+        let mut child = runner()
+            .arg("update-expectations")
+            .args([&report, &file])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The moment the temporary file appears, the signal.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            if !temporaries(scratch.path()).is_empty() {
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the update ended before its write"
+            );
+            assert!(std::time::Instant::now() < deadline, "no write seen");
+        }
+        // SAFETY: signals the child started above.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{status:?}");
+        assert_eq!(
+            temporaries(scratch.path()),
+            Vec::<String>::new(),
+            "signal {signal}"
+        );
+        let now = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            now == old || now == old[old.find('\n').unwrap() + 1..],
+            "signal {signal}: a file neither old nor new"
+        );
+    }
+    // What an update killed outright left: removed by the next, and named.
+    std::fs::write(&file, &old).unwrap();
+    let dead = 4_194_399; // above any pid Linux gives (PID_MAX_LIMIT is 2^22)
+    let leftover = scratch.path().join(format!(".k.txt.{dead}.0.writing"));
+    std::fs::write(&leftover, "half").unwrap();
+    let done = update(&report, &file);
+    assert!(done.status.success(), "{}", text(&done));
+    assert!(!leftover.exists());
+    assert!(
+        text(&done).contains(&format!("removed {}", leftover.display())),
+        "{}",
+        text(&done)
+    );
 }

@@ -18,7 +18,9 @@
 //! The started process gets a parent-death signal (`PR_SET_PDEATHSIG`, KILL): a runner that
 //! is killed outright leaves no backend behind. The kernel sends it when the *thread* that
 //! started the process ends, so every start is made by one thread that lasts as long as the
-//! runner. The starts not yet stopped are listed, so that a runner stopped by a signal can
+//! runner. The signal does not pass to the backend's own children, so a guard process, started
+//! with the first backend, kills what carries [`SESSION_VARIABLE`] once the runner is gone
+//! (`start_guard`). The starts not yet stopped are listed, so that a runner stopped by a signal can
 //! stop them all ([`kill_every_start`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -186,13 +188,63 @@ fn group_alive(pgid: i32) -> bool {
 
 /// Makes this process the subreaper of its descendants: a process whose parent ends is adopted
 /// by the runner instead of init, so that it can be found, stopped and reaped with its start.
+/// Also starts the guard ([`start_guard`]).
 fn become_subreaper() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // SAFETY: prctl with integer arguments only. Where it fails (not Linux, an old kernel)
         // the session variable still finds the processes that left the group.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        start_guard();
     });
+}
+
+/// What the guard runs: it waits for the end of its input, a pipe only the runner writes to,
+/// which comes when the runner ends however it ends (SIGKILL too); then it kills (KILL) every
+/// process whose environment holds the runner's [`SESSION_VARIABLE`] prefix (`$1`), again until
+/// none is found (a process may fork meanwhile), at most 20 rounds.
+const GUARD_SCRIPT: &str = r#"cat >/dev/null
+rounds=0
+while [ $rounds -lt 20 ]; do
+  found=$(grep -lzs -e "^OPSPEC_BACKEND_SESSION=$1\." /proc/[0-9]*/environ 2>/dev/null)
+  [ -z "$found" ] && exit 0
+  for file in $found; do
+    pid=${file#/proc/}
+    kill -9 "${pid%/environ}" 2>/dev/null
+  done
+  rounds=$((rounds + 1))
+done"#;
+
+/// Starts the guard: a small `sh` in a process group of its own (so that a Ctrl-C to the
+/// runner's group does not end it first), without the runner's session variable, reading a pipe
+/// whose other end only the runner holds (it is never written, nor closed before the runner
+/// exits). A runner killed outright takes its backends with it by their parent-death signal,
+/// but not their descendants: the guard kills those that are left, found by
+/// [`SESSION_VARIABLE`] ([`GUARD_SCRIPT`]). After a runner that ended normally it finds none.
+fn start_guard() {
+    static GUARD: OnceLock<ChildStdin> = OnceLock::new();
+    let mut guard = Command::new("sh");
+    guard
+        .arg("-c")
+        .arg(GUARD_SCRIPT)
+        .arg("opspec-guard")
+        .arg(std::process::id().to_string())
+        .current_dir("/")
+        .process_group(0)
+        .env_remove(SESSION_VARIABLE)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    match guard.spawn() {
+        Ok(mut child) => {
+            if let Some(input) = child.stdin.take() {
+                let _ = GUARD.set(input);
+            }
+        }
+        Err(e) => eprintln!(
+            "warning: cannot start the guard that stops backend processes left if the runner is killed: {e}"
+        ),
+    }
 }
 
 /// Each process's parent and whether it is a zombie, from `/proc`.

@@ -9,7 +9,7 @@
 //! ```
 //! A condition is tests joined by `and` (binding tighter) and `or`. A test is
 //! `<fact> <op> <value>` with `==`, `!=`, `<`, `<=`, `>`, `>=` on the string facts (the
-//! ordering ones on `version` only, compared part by part, numbers as numbers), or
+//! ordering ones on `version` only, compared as versions: [`compare_versions`]), or
 //! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
 //! written in double quotes. A test of a fact the run does not know is false, and the report
 //! says so (`Evaluation::unknown`).
@@ -51,6 +51,7 @@ pub struct Facts {
 
 /// The hello's `engine` object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an object {\"name\": string, \"version\": string}")]
 pub(crate) struct EngineId {
     pub(crate) name: String,
     #[serde(default)]
@@ -60,6 +61,9 @@ pub(crate) struct EngineId {
 /// The hello's `platform` object: facts of the machine as the engine sees them, which take the
 /// place of the runner's own reading.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    expecting = "an object {\"os\", \"arch\", \"cpu_vendor\", \"cpu_model\": strings, \"cpu_flags\", \"engine_flags\": lists of strings}"
+)]
 pub(crate) struct Platform {
     #[serde(default)]
     pub(crate) os: Option<String>,
@@ -108,7 +112,7 @@ impl Facts {
         facts
     }
 
-    /// These facts with the engine and the platform a hello gives.
+    /// These facts with the engine and the platform a hello gives, [`Facts::bounded`].
     pub(crate) fn with_hello(
         mut self,
         engine: Option<&EngineId>,
@@ -135,17 +139,58 @@ impl Facts {
                 self.engine_flags.clone_from(flags);
             }
         }
+        self.bounded()
+    }
+
+    /// These facts within [`FACT_LIMIT`] and [`FLAG_LIMIT`]: a longer string is cut (at a
+    /// character, marked `… (N bytes)`), a longer list keeps its first flags and a last entry
+    /// `… (N more)`, and a longer flag is cut as a string is.
+    pub(crate) fn bounded(mut self) -> Facts {
+        let cut = |text: &mut String, limit: usize| {
+            if text.len() > limit {
+                let mut end = limit;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let total = text.len();
+                text.truncate(end);
+                text.push_str(&format!("… ({total} bytes)"));
+            }
+        };
+        for fact in [
+            &mut self.engine,
+            &mut self.version,
+            &mut self.os,
+            &mut self.arch,
+            &mut self.cpu_vendor,
+            &mut self.cpu_model,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            cut(fact, FACT_LIMIT);
+        }
+        for list in [&mut self.cpu_flags, &mut self.engine_flags] {
+            if list.len() > FLAG_LIMIT {
+                let more = list.len() - FLAG_LIMIT;
+                list.truncate(FLAG_LIMIT);
+                list.push(format!("… ({more} more)"));
+            }
+            for flag in list.iter_mut() {
+                cut(flag, FLAG_LENGTH);
+            }
+        }
         self
     }
 
     /// One line for a console or a page: `openvino 2026.4.1, linux x86_64, AuthenticAMD AMD
-    /// EPYC`.
+    /// EPYC`, its control characters escaped ([`printable`]).
     pub(crate) fn line(&self) -> String {
         let join = |parts: [&Option<String>; 2]| {
             let words: Vec<&str> = parts.iter().filter_map(|p| p.as_deref()).collect();
             words.join(" ")
         };
-        [
+        let line = [
             join([&self.engine, &self.version]),
             join([&self.os, &self.arch]),
             join([&self.cpu_vendor, &self.cpu_model]),
@@ -153,7 +198,8 @@ impl Facts {
         .into_iter()
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+        printable(&line).into_owned()
     }
 
     fn string(&self, fact: Fact) -> Option<&str> {
@@ -191,6 +237,36 @@ impl Facts {
         }
         pairs
     }
+}
+
+/// The longest string fact a report holds (engine, version, OS, architecture, CPU vendor and
+/// model), in bytes: real ones are under 100; a hello's longer one is cut ([`Facts::bounded`]).
+pub(crate) const FACT_LIMIT: usize = 256;
+
+/// The most flags a report holds per list (`cpu_flags`, `engine_flags`): a CPU lists about 200.
+pub(crate) const FLAG_LIMIT: usize = 1024;
+
+/// The longest flag a report holds, in bytes.
+pub(crate) const FLAG_LENGTH: usize = 64;
+
+/// `text` for a terminal: control characters (C0, DEL, C1: ESC, BEL, NUL, a newline) and the
+/// bidirectional overrides written as escapes (`\u{1b}`, `\n`), so that text a backend sent
+/// cannot move the cursor, ring, clear or reorder the console. Everything else as it is.
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let special =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(special) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if special(c) {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// A fact a condition can test.
@@ -458,26 +534,109 @@ impl Condition {
     }
 }
 
-/// Versions part by part (split at `.`, `-`, `+`), numbers as numbers, text as text; a
-/// version that is a prefix of the other is the smaller (`2026.4` < `2026.4.1`), so a bound
-/// `< 2027` means every 2026 release.
+/// A version as conditions and reports order it ([`compare_versions`]).
+struct Version<'a> {
+    /// The leading numbers (`1.13.1`), as digit strings.
+    release: Vec<&'a str>,
+    /// What follows them (`rc1` of `2.0.0-rc1` or `2.0.0rc1`, `dev2024` of `2.6.0.dev2024`),
+    /// a pre-release of the release; empty for a release.
+    pre: &'a str,
+}
+
+impl<'a> Version<'a> {
+    fn parse(text: &'a str) -> Version<'a> {
+        let text = text.trim();
+        // Build metadata (`+cpu`, `+cu121`) says how it was built, not which version it is.
+        let text = text.split('+').next().unwrap_or_default();
+        let text = match text.strip_prefix(['v', 'V']) {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+            _ => text,
+        };
+        let mut release = Vec::new();
+        let mut rest = text;
+        loop {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                break;
+            }
+            release.push(&rest[..digits]);
+            rest = &rest[digits..];
+            match rest.strip_prefix('.') {
+                Some(after) if after.starts_with(|c: char| c.is_ascii_digit()) => rest = after,
+                _ => break,
+            }
+        }
+        Version {
+            release,
+            pre: rest.trim_start_matches(['-', '.', '_']),
+        }
+    }
+}
+
+/// Two strings of ASCII digits as the numbers they write, of any length: by their length
+/// without leading zeros, then digit by digit.
+fn compare_numbers(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// The identifiers of a pre-release (`rc.1` and `rc1` both give `rc`, `1`).
+fn identifiers(pre: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for part in pre.split(['.', '-', '_']).filter(|p| !p.is_empty()) {
+        let mut start = 0;
+        let bytes = part.as_bytes();
+        for at in 1..bytes.len() {
+            if bytes[at].is_ascii_digit() != bytes[at - 1].is_ascii_digit() {
+                parts.push(&part[start..at]);
+                start = at;
+            }
+        }
+        parts.push(&part[start..]);
+    }
+    parts
+}
+
+/// Versions as versions:
+/// - build metadata, from a `+`, is left out: `1.13.1+cpu == 1.13.1`;
+/// - the leading numbers compare as numbers of any length, part by part, a missing part
+///   counting as 0: `1.9 < 1.10`, `1.2 == 1.2.0`, `2026.4 < 2026.4.1`, and a bound `< 2027`
+///   takes every 2026 release;
+/// - anything after them (`-rc1`, `rc1`, `.dev2024`, `a0`) makes a pre-release, smaller than
+///   the release: `2.0.0-rc1 < 2.0.0`; two pre-releases of one release compare identifier by
+///   identifier (split at `.`, `-`, `_` and between digits and letters), numbers as numbers
+///   and below words, a prefix below the longer: `rc2 < rc10`, `alpha < alpha.1 < beta`.
 pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
-    let parts = |v: &str| -> Vec<String> {
-        v.split(['.', '-', '+'])
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    let (a, b) = (parts(a), parts(b));
-    for (x, y) in a.iter().zip(&b) {
-        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            _ => x.cmp(y),
+    let (a, b) = (Version::parse(a), Version::parse(b));
+    let parts = a.release.len().max(b.release.len());
+    for index in 0..parts {
+        let x = a.release.get(index).copied().unwrap_or("0");
+        let y = b.release.get(index).copied().unwrap_or("0");
+        let order = compare_numbers(x, y);
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    match (a.pre.is_empty(), b.pre.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        (false, false) => {}
+    }
+    let (x, y) = (identifiers(a.pre), identifiers(b.pre));
+    for (x, y) in x.iter().zip(&y) {
+        let numeric = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let order = match (numeric(x), numeric(y)) {
+            (true, true) => compare_numbers(x, y),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => x.cmp(y),
         };
         if order != Ordering::Equal {
             return order;
         }
     }
-    a.len().cmp(&b.len())
+    x.len().cmp(&y.len())
 }
 
 #[cfg(test)]
@@ -532,6 +691,54 @@ mod tests {
         assert!(holds("version <= 2026.4.1", &f));
         assert_eq!(compare_versions("1.9.0", "1.10.0"), Ordering::Less);
         assert_eq!(compare_versions("2026.4", "2026.4.1"), Ordering::Less);
+    }
+
+    /// Versions compare as versions: build metadata left out, pre-releases below their
+    /// release, a missing part 0, numbers of any length as numbers.
+    #[test]
+    fn versions_compare_as_versions() {
+        use Ordering::{Equal, Greater, Less};
+        for (a, b, order) in [
+            ("1.13.1+cpu", "1.13.1", Equal),
+            ("2.5.1+cu121", "2.5.1+cpu", Equal),
+            ("1.13.1+cpu", "1.13.2", Less),
+            ("2.0.0-rc1", "2.0.0", Less),
+            ("2.0.0rc1", "2.0.0", Less),
+            ("2.6.0.dev20241112+cpu", "2.6.0", Less),
+            ("2.6.0.dev20241112", "2.5.1", Greater),
+            ("2.0.0-rc2", "2.0.0-rc10", Less),
+            ("1.0.0-alpha", "1.0.0-alpha.1", Less),
+            ("1.0.0-alpha.1", "1.0.0-beta", Less),
+            ("1.0.0-rc.1", "1.0.0-rc1", Equal),
+            ("1.2.0", "1.2", Equal),
+            ("1.2", "1.2.0.0", Equal),
+            ("1.010", "1.10", Equal),
+            ("v1.2", "1.2", Equal),
+            ("18446744073709551616", "18446744073709551615", Greater),
+            (
+                "1.99999999999999999999999",
+                "1.100000000000000000000000",
+                Less,
+            ),
+            ("1.9", "1.10", Less),
+            ("2026.3.10", "2026.4", Less),
+        ] {
+            assert_eq!(compare_versions(a, b), order, "{a} against {b}");
+            assert_eq!(compare_versions(b, a), order.reverse(), "{b} against {a}");
+        }
+        let torch = Facts {
+            version: Some("1.13.1+cpu".into()),
+            ..Facts::default()
+        };
+        assert!(holds("version <= 1.13.1", &torch));
+        assert!(holds("version == 1.13.1", &torch));
+        assert!(!holds("version < 1.13.1", &torch));
+        let rc = Facts {
+            version: Some("2.0.0-rc1".into()),
+            ..Facts::default()
+        };
+        assert!(holds("version < 2.0.0", &rc));
+        assert!(holds("version >= 1.99", &rc));
     }
 
     #[test]
@@ -606,5 +813,41 @@ mod tests {
         assert_eq!(f.line(), "openvino 2026.4.1, linux, AMD EPYC 9R14");
         assert_eq!(f.engine_flags, ["BF16"]);
         assert_eq!(f.pairs()["engine_flags"], "BF16");
+    }
+
+    /// A hello's facts are bounded in every report (a 50 MB cpu_model, a million flags), and
+    /// their control characters are escaped on the console.
+    #[test]
+    fn a_hellos_facts_are_bounded_and_printable() {
+        let engine = EngineId {
+            name: "eng\u{1b}[31m\u{7}\0\nx".into(),
+            version: Some("1.0".into()),
+        };
+        let platform = Platform {
+            cpu_model: Some("é".repeat(25_000_000)),
+            engine_flags: Some((0..1_000_000).map(|k| format!("F{k}")).collect()),
+            cpu_flags: Some(vec!["x".repeat(100)]),
+            ..Platform::default()
+        };
+        let f = Facts::default().with_hello(Some(&engine), Some(&platform));
+        let model = f.cpu_model.as_deref().unwrap();
+        assert!(model.len() < FACT_LIMIT + 32, "{}", model.len());
+        assert!(model.ends_with("… (50000000 bytes)"), "{model}");
+        assert_eq!(f.engine_flags.len(), FLAG_LIMIT + 1);
+        assert_eq!(f.engine_flags.last().unwrap(), "… (998976 more)");
+        assert_eq!(
+            f.cpu_flags[0],
+            format!("{}… (100 bytes)", "x".repeat(FLAG_LENGTH))
+        );
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.len() < 64 << 10, "{}", json.len());
+        let line = f.line();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(
+            line.starts_with("eng\\u{1b}[31m\\u{7}\\0\\nx 1.0"),
+            "{line}"
+        );
+        assert_eq!(printable("plain: é ✓"), "plain: é ✓");
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
     }
 }

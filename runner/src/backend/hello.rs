@@ -10,6 +10,7 @@ use opspec_spec::{Case, Expectation, TARGETS};
 use crate::backend::attributes::{declarable, declarable_names};
 use crate::backend::facts::{EngineId, Platform};
 use crate::backend::interface::{trial_dtypes, Exclusion};
+use crate::backend::protocol::Reply;
 
 /// What the backend said it can do in its hello.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -197,6 +198,180 @@ impl Capabilities {
             None => Vec::new(),
         }
     }
+}
+
+/// Where in a JSON text a byte offset lies, as a path of object keys and array indices
+/// (`platform.engine_flags[0]`): the field an error found there is in.
+fn json_path_at(text: &str, offset: usize) -> String {
+    enum Frame {
+        Object { key: Option<String>, in_key: bool },
+        Array(usize),
+    }
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut at = 0;
+    while at < end {
+        match bytes[at] {
+            b'{' => frames.push(Frame::Object {
+                key: None,
+                in_key: true,
+            }),
+            b'[' => frames.push(Frame::Array(0)),
+            b'}' | b']' => {
+                frames.pop();
+            }
+            b',' => match frames.last_mut() {
+                Some(Frame::Object { key, in_key }) => {
+                    *key = None;
+                    *in_key = true;
+                }
+                Some(Frame::Array(index)) => *index += 1,
+                None => {}
+            },
+            b':' => {
+                if let Some(Frame::Object { in_key, .. }) = frames.last_mut() {
+                    *in_key = false;
+                }
+            }
+            b'"' => {
+                let start = at + 1;
+                at += 1;
+                while at < end && bytes[at] != b'"' {
+                    at += if bytes[at] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key, in_key: true }) = frames.last_mut() {
+                    let raw = &text[start..at.min(end)];
+                    *key =
+                        Some(serde_json::from_str(&format!("\"{raw}\"")).unwrap_or(raw.to_owned()));
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    let mut path = String::new();
+    for frame in &frames {
+        match frame {
+            Frame::Object { key: Some(key), .. } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object { key: None, .. } => {}
+            Frame::Array(index) => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
+}
+
+/// serde's words for a JSON type, as the protocol's documents say them.
+fn plain_words(message: &str) -> String {
+    message
+        .replace("a sequence", "a list")
+        .replace("a map", "an object")
+        .replace("expected u64", "expected a whole number (u64)")
+}
+
+/// The part of `value` at `place` (object keys, and `0` for the first item of a list).
+fn pointer<'v>(value: &'v mut serde_json::Value, place: &[String]) -> &'v mut serde_json::Value {
+    place.iter().fold(value, |value, key| match value {
+        serde_json::Value::Array(items) => &mut items[0],
+        _ => &mut value[key.as_str()],
+    })
+}
+
+/// Where inside `value` the hello's error `message` comes from: the path below it (`.name`,
+/// `[0]`) to the smallest part that, put alone at `place` in `probe` (a hello that is right
+/// but for what is put there), still gives that message.
+fn narrow(
+    probe: &mut serde_json::Value,
+    place: &[String],
+    value: &serde_json::Value,
+    message: &str,
+) -> String {
+    use serde_json::Value;
+    let fails_the_same = |probe: &mut Value, part: Value| {
+        *pointer(probe, place) = part;
+        serde_json::from_value::<Reply>(probe.clone()).is_err_and(|e| e.to_string() == message)
+    };
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                let alone = Value::Object([(key.clone(), field.clone())].into_iter().collect());
+                if fails_the_same(probe, alone) {
+                    let mut deeper = place.to_vec();
+                    deeper.push(key.clone());
+                    return format!(".{key}{}", narrow(probe, &deeper, field, message));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                if fails_the_same(probe, Value::Array(vec![item.clone()])) {
+                    let mut deeper = place.to_vec();
+                    deeper.push("0".to_owned());
+                    return format!("[{index}]{}", narrow(probe, &deeper, item, message));
+                }
+            }
+        }
+        _ => {}
+    }
+    *pointer(probe, place) = value.clone();
+    String::new()
+}
+
+/// Why a line read for the hello is no hello the runner can take, naming the field and the
+/// type it should have (``field `engine`: invalid type: string "onnx", expected an object
+/// {"name": string, "version": string}``), or that it is no JSON or no hello.
+pub(crate) fn bad_hello(line: &str) -> String {
+    use serde_json::Value;
+    let value: Value = match serde_json::from_str(line) {
+        Ok(value) => value,
+        Err(e) => {
+            // serde_json counts columns in bytes, from 1; a reply is one line.
+            let offset = (line.split('\n').take(e.line().saturating_sub(1)))
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                + e.column();
+            let message = e.to_string();
+            let message = (message.rsplit_once(" at line ")).map_or(message.as_str(), |(m, _)| m);
+            return match json_path_at(line, offset) {
+                path if path.is_empty() => format!("a line that is not JSON ({message})"),
+                path => format!("a line that is not JSON (in field `{path}`: {message})"),
+            };
+        }
+    };
+    let hello = Value::from("hello");
+    let Some(fields) = value.as_object().filter(|v| v.get("type") == Some(&hello)) else {
+        let kind = value
+            .get("type")
+            .map_or("none".to_owned(), Value::to_string);
+        return format!("a message of type {kind}, not a hello");
+    };
+    let message = match serde_json::from_value::<Reply>(value.clone()) {
+        Err(e) => e.to_string(),
+        Ok(_) => return "a hello".to_owned(),
+    };
+    // Each field alone in a hello that is right otherwise: the one that gives the same error.
+    let skeleton = serde_json::json!({"type": "hello", "protocol": 1, "name": "probe", "ops": []});
+    for (key, field) in fields.iter().filter(|(k, _)| *k != "type") {
+        let mut probe = skeleton.clone();
+        probe[key.as_str()] = field.clone();
+        let same =
+            serde_json::from_value::<Reply>(probe.clone()).is_err_and(|e| e.to_string() == message);
+        if same {
+            let below = narrow(&mut probe, std::slice::from_ref(key), field, &message);
+            let path = format!("{key}{below}");
+            return format!(
+                "field `{}`: {}",
+                crate::backend::facts::printable(&path),
+                plain_words(&message)
+            );
+        }
+    }
+    plain_words(&message)
 }
 
 /// The declaration a dtype exclusion is counted under: `<op> dtype <dtype>[,<dtype>...]`.

@@ -192,11 +192,13 @@ struct Pool {
 
 impl Pool {
     /// Takes a free worker for a case that prefers `preferred`: that one when it is free, else
-    /// one that no waiting case prefers (any, when `preferred` is given up).
-    fn take(&mut self, preferred: usize) -> Option<usize> {
-        let any = self.gone[preferred];
-        let at = (self.idle.iter().position(|&w| w == preferred))
-            .or_else(|| (self.idle.iter()).rposition(|&w| any || self.awaited[w] == 0))?;
+    /// one that no waiting case prefers (any, when `preferred` is given up or `avoid`ed).
+    /// Workers in `avoid` (they could not start for this case) are not taken.
+    fn take(&mut self, preferred: usize, avoid: &[usize]) -> Option<usize> {
+        let any = self.gone[preferred] || avoid.contains(&preferred);
+        let at = (self.idle.iter().position(|&w| w == preferred && !any)).or_else(|| {
+            (self.idle.iter()).rposition(|&w| !avoid.contains(&w) && (any || self.awaited[w] == 0))
+        })?;
         Some(self.idle.remove(at))
     }
 }
@@ -509,7 +511,8 @@ impl ProcessBackend {
                 })
             }
             _ => Err(StartError::Handshake(session.fail_with(format!(
-                "backend `{command}` answered the hello with {reply:?}"
+                "backend `{command}` answered the hello with {}: {reply:.200?}",
+                crate::backend::hello::bad_hello(&reply)
             )))),
         }
     }
@@ -613,13 +616,20 @@ impl ProcessBackend {
     /// The `preferred` worker when it is free; otherwise a free worker that no waiting case
     /// prefers. So no worker stays idle while a case waits, and cases of one shape mostly meet
     /// the copy that has already compiled it.
-    fn acquire(&self, preferred: usize) -> Result<usize, BackendError> {
+    ///
+    /// `avoid` lists the workers that could not start for this case: it is taken by another
+    /// one. When every worker left is in it, it is emptied: those are tried again (each
+    /// failed start counts towards [`MAX_FAILED_STARTS`], so this ends).
+    fn acquire(&self, preferred: usize, avoid: &mut Vec<usize>) -> Result<usize, BackendError> {
         let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if self.halted.load(Ordering::Relaxed) {
                 return Err(BackendError::NotRun("the run was stopped".into()));
             }
-            if let Some(index) = pool.take(preferred) {
+            if (0..pool.gone.len()).all(|w| pool.gone[w] || avoid.contains(&w)) {
+                avoid.clear();
+            }
+            if let Some(index) = pool.take(preferred, avoid) {
                 return Ok(index);
             }
             if pool.live == 0 {
@@ -627,7 +637,8 @@ impl ProcessBackend {
                     pool.given_up.clone().unwrap_or_default(),
                 ));
             }
-            let waits_for = (!pool.gone[preferred]).then_some(preferred);
+            let waits_for =
+                (!pool.gone[preferred] && !avoid.contains(&preferred)).then_some(preferred);
             if let Some(w) = waits_for {
                 pool.awaited[w] += 1;
             }
@@ -714,19 +725,19 @@ impl ProcessBackend {
     }
 
     /// Runs one case on `worker`; the second value says why the worker is given up, if it is.
+    /// `Err` when the worker's process could not be started before the case was sent: the
+    /// engine never saw the case, so it is not failed but given to another worker.
     fn run_on(
         &self,
         worker: &mut Worker,
         id: &str,
         request: &str,
         limit: usize,
-    ) -> (Answer, Option<String>) {
+    ) -> Result<(Answer, Option<String>), RestartFailure> {
         // The case is sent again once to a fresh start when the first attempt only found a
         // second reply to an earlier case.
         for attempt in 0..2 {
-            if let Err(RestartFailure { error, given_up }) = self.ensure_started(worker) {
-                return (Err(error), given_up);
-            }
+            self.ensure_started(worker)?;
             let session = worker.session.as_mut().expect("started above");
             if let Some(extra) = session.leftover() {
                 // Output that came after the last reply and before this request.
@@ -739,7 +750,7 @@ impl ProcessBackend {
                         self.late_fault(previous, failure);
                         continue;
                     }
-                    _ => return (Err(self.restarted(failure)), None),
+                    _ => return Ok((Err(self.restarted(failure)), None)),
                 }
             }
             let failure = match session.exchange(request, self.timeout, limit, &self.halted) {
@@ -755,7 +766,7 @@ impl ProcessBackend {
                             worker.answered = vec![id.to_owned()];
                             // Anything already behind the reply is more from this case.
                             match session.leftover() {
-                            None => return (Ok(outcome), None),
+                            None => return Ok((Ok(outcome), None)),
                             Some(extra) => session.fail_with(format!(
                                 "the backend sent more than one reply to this case: after {line:.200}\nit sent {extra:.200}"
                             )),
@@ -763,7 +774,7 @@ impl ProcessBackend {
                         }
                         Err(misreply) if !misreply.out_of_step => {
                             worker.answered = vec![id.to_owned()];
-                            return (Err(BackendError::Broken(misreply.message)), None);
+                            return Ok((Err(BackendError::Broken(misreply.message)), None));
                         }
                         Err(misreply) => {
                             let repeated = (misreply.id.as_ref())
@@ -788,15 +799,15 @@ impl ProcessBackend {
                 Err(Trouble::Halted) => {
                     session.stop(None);
                     worker.session = None;
-                    return (
+                    return Ok((
                         Err(BackendError::NotRun("the run was stopped".into())),
                         None,
-                    );
+                    ));
                 }
                 Err(trouble) => session.fail(trouble),
             };
             worker.session = None;
-            return (Err(self.restarted(failure)), None);
+            return Ok((Err(self.restarted(failure)), None));
         }
         unreachable!("the second attempt returns")
     }
@@ -853,17 +864,36 @@ impl ProcessBackend {
     fn run_single(&self, case: &Case) -> Answer {
         let id = case.trial_name();
         let request = run_request(&id, &case.invocation);
-        let index = self.acquire(preferred_worker(case, self.workers.len()))?;
-        let mut worker = self.workers[index]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let (result, given_up) = match self.dumped(&request) {
-            Ok(()) => self.run_on(&mut worker, &id, &request, reply_line_limit(case)),
-            Err(e) => (Err(e), None),
-        };
-        drop(worker);
-        self.release(index, given_up);
-        result
+        self.dumped(&request)?;
+        let preferred = preferred_worker(case, self.workers.len());
+        // The workers that could not start for this case: it is not sent to them again while
+        // another is left.
+        let mut avoid = Vec::new();
+        loop {
+            let index = self.acquire(preferred, &mut avoid)?;
+            let mut worker = self.workers[index]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let ran = self.run_on(&mut worker, &id, &request, reply_line_limit(case));
+            drop(worker);
+            match ran {
+                Ok((result, given_up)) => {
+                    self.release(index, given_up);
+                    return result;
+                }
+                Err(RestartFailure { error, given_up }) => {
+                    self.release(index, given_up);
+                    if self.workers.len() > 1 {
+                        eprintln!(
+                            "warning: copy {} of {} could not start, so case {id} goes to another: {error}",
+                            index + 1,
+                            self.workers.len()
+                        );
+                    }
+                    avoid.push(index);
+                }
+            }
+        }
     }
 
     /// Writes a request line to the dump, when the run keeps one.
@@ -914,7 +944,10 @@ impl ProcessBackend {
     fn send_batch(&self, cases: Vec<Case>) -> HashMap<String, Answer> {
         let mut answers = HashMap::new();
         let mut left = cases;
-        match self.acquire(preferred_worker(&left[0], self.workers.len())) {
+        match self.acquire(
+            preferred_worker(&left[0], self.workers.len()),
+            &mut Vec::new(),
+        ) {
             Err(error) => {
                 for case in left.drain(..) {
                     answers.insert(case.trial_name(), Err(error.clone()));
@@ -945,10 +978,8 @@ impl ProcessBackend {
         left: &mut Vec<Case>,
         answers: &mut HashMap<String, Answer>,
     ) -> Option<String> {
-        // The first case meets a start that fails as it would alone; the rest go alone.
-        if let Err(RestartFailure { error, given_up }) = self.ensure_started(worker) {
-            let first = left.remove(0);
-            answers.insert(first.trial_name(), Err(error));
+        // A copy that cannot start fails no case: the cases go alone, to whichever copy starts.
+        if let Err(RestartFailure { given_up, .. }) = self.ensure_started(worker) {
             return given_up;
         }
         let session = worker.session.as_mut().expect("started above");
@@ -1212,18 +1243,24 @@ mod tests {
             awaited: vec![0; 3],
             gone: vec![false; 3],
         };
-        assert_eq!(pool.take(1), Some(1));
+        assert_eq!(pool.take(1, &[]), Some(1));
         pool.awaited[0] = 1;
         // Worker 0 is free but awaited by another case: this one takes 2.
-        assert_eq!(pool.take(1), Some(2));
-        assert_eq!(pool.take(1), None);
+        assert_eq!(pool.take(1, &[]), Some(2));
+        assert_eq!(pool.take(1, &[]), None);
         pool.idle.push(1);
         pool.gone[2] = true;
         // Its preferred worker is gone for good: any free worker will do.
-        assert_eq!(pool.take(2), Some(1));
+        assert_eq!(pool.take(2, &[]), Some(1));
         pool.idle.push(1);
         pool.awaited = vec![0, 1, 0];
-        assert_eq!(pool.take(2), Some(1));
+        assert_eq!(pool.take(2, &[]), Some(1));
+        // A worker that could not start for the case is not taken; its preference counts
+        // as given up.
+        pool.idle = vec![0, 1];
+        pool.awaited = vec![0, 1, 0];
+        assert_eq!(pool.take(1, &[1]), Some(0));
+        assert_eq!(pool.take(1, &[1]), None);
     }
 
     #[test]

@@ -34,6 +34,8 @@
 //! ```text
 //! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_vendor == AuthenticAMD
 //! ```
+//! A field after the reason that looks like a condition but is not one (`If`, `IF`, `iff`, a
+//! bare `if`) or is followed by another field is an error naming the line, never reason.
 //! Such an entry covers trials only on a run where its condition holds; where it does not, its
 //! trials are judged as if it were absent, and it is not stale. The selector and clause checks
 //! apply to it on every run. The JSON report lists every entry with its condition and whether
@@ -188,11 +190,58 @@ pub(crate) enum ExpectationsError {
     EmptyWithin { line: usize },
     #[error("line {line}: {error}")]
     Condition { line: usize, error: ConditionError },
+    /// A field after the reason that looks like a condition but is not one.
+    #[error("line {line}: {problem}")]
+    ConditionField { line: usize, problem: String },
     #[error("{}: {source}", path.display())]
     In {
         path: PathBuf,
         source: Box<ExpectationsError>,
     },
+}
+
+/// A field after the reason that looks like a condition: its first word is `if` in any case,
+/// `iff`, or `if` run into punctuation (`if(`). The word when it is one.
+fn condition_word(field: &str) -> Option<&str> {
+    let word = field.split_whitespace().next()?;
+    let lower = word.to_ascii_lowercase();
+    let punctuated = (lower.strip_prefix("if"))
+        .is_some_and(|rest| rest.starts_with(|c: char| !c.is_ascii_alphanumeric()));
+    (lower == "if" || lower == "iff" || punctuated).then_some(word)
+}
+
+/// An entry line split before its condition: the text up to the reason's end, and the
+/// condition's text; `None` when no field after the reason looks like a condition
+/// ([`condition_word`]). A field that looks like one but is not written `if <condition>`, or
+/// one followed by another field, is an error: joined to the reason, it would make the entry
+/// hold on every run.
+fn split_condition(text: &str, line: usize) -> Result<Option<(&str, &str)>, ExpectationsError> {
+    // The `|` before each field past the first.
+    let bars: Vec<usize> = text.match_indices('|').map(|(at, _)| at).collect();
+    // The reason is the fourth field: a condition may start at the fifth.
+    for (index, &at) in bars.iter().enumerate().skip(3) {
+        let end = bars.get(index + 1).copied().unwrap_or(text.len());
+        let field = &text[at + 1..end];
+        let Some(word) = condition_word(field) else {
+            continue;
+        };
+        let shown = field.trim().chars().take(60).collect::<String>();
+        let problem = if word != "if" {
+            format!(
+                "`{shown}` looks like a condition but starts with `{word}`: write it `| if <condition>`, with `if` in lower case"
+            )
+        } else if end != text.len() {
+            format!(
+                "the condition `{shown}` is followed by another field (`{}`): the condition is the entry's last field",
+                text[end + 1..].trim().chars().take(60).collect::<String>()
+            )
+        } else {
+            let condition = field.trim_start()["if".len()..].trim();
+            return Ok(Some((text[..at].trim_end(), condition)));
+        };
+        return Err(ExpectationsError::ConditionField { line, problem });
+    }
+    Ok(None)
 }
 
 impl From<ExpectationsError> for String {
@@ -266,16 +315,15 @@ impl Expectations {
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            // The reason is the rest of the line, so it may hold ` | ` itself, but for a last
-            // field that starts with `if`: the condition.
-            let (trimmed, condition) = match trimmed.rsplit_once('|') {
-                Some((before, last)) if last.trim_start().starts_with("if ") => {
-                    let text = last.trim_start()["if ".len()..].trim();
+            // The reason is the rest of the line, so it may hold ` | ` itself, but for a field
+            // after it that starts with `if`: the condition, which is the last field.
+            let (trimmed, condition) = match split_condition(trimmed, line)? {
+                Some((before, text)) => {
                     let condition = Condition::parse(text)
                         .map_err(|error| ExpectationsError::Condition { line, error })?;
-                    (before.trim_end(), Some(condition))
+                    (before, Some(condition))
                 }
-                _ => (trimmed, None),
+                None => (trimmed, None),
             };
             let fields: Vec<&str> = trimmed.splitn(4, '|').map(str::trim).collect();
             let [pattern, clause, class, reason] = fields[..] else {
@@ -614,6 +662,74 @@ mod tests {
             .unwrap_err()
             .to_string(),
             "line 1: condition `cpu_vendor is amd`: unknown relation `is` (one of ==, !=, <, <=, >, >=, has, lacks)"
+        );
+    }
+
+    /// A field after the reason that looks like a condition but is mistyped, or is followed
+    /// by another field, is an error naming the line: joined to the reason, it would make the
+    /// entry hold on every run.
+    #[test]
+    fn a_mistyped_condition_is_an_error_not_part_of_the_reason() {
+        let c = catalogue();
+        let err = |last: &str| {
+            let text = format!("# c\nslice::a | slice.reflect.mirror | defect | why | {last}\n");
+            Expectations::parse(&text, &c).unwrap_err()
+        };
+        for last in [
+            "If os == windows",
+            "IF os == windows",
+            "iff os == windows",
+            "if(os == windows)",
+        ] {
+            let e = err(last);
+            assert!(
+                matches!(e, ExpectationsError::ConditionField { line: 2, .. }),
+                "{last}: {e}"
+            );
+            assert!(e.to_string().contains("write it `| if <condition>`"), "{e}");
+        }
+        // `if` then a tab, or nothing: a condition, and an empty one is refused.
+        for last in ["if", "if\t", "if "] {
+            let e = err(last).to_string();
+            assert_eq!(e, "line 2: condition ``: it is empty", "{last:?}");
+        }
+        let e = Expectations::parse(
+            "slice::a | slice.reflect.mirror | defect | why | if\tos == windows\n",
+            &c,
+        )
+        .unwrap();
+        assert_eq!(
+            e.entries[0].condition.as_ref().unwrap().text,
+            "os == windows"
+        );
+        assert_eq!(e.entries[0].reason, "why");
+        let e = err("if os == windows | more words").to_string();
+        assert_eq!(
+            e,
+            "line 2: the condition `if os == windows` is followed by another field (`more words`): the condition is the entry's last field"
+        );
+        // Words that merely start with the letters are reason.
+        let e = Expectations::parse(
+            "slice::a | slice.reflect.mirror | defect | why | iffy on AMD | ifdef'd out\n",
+            &c,
+        )
+        .unwrap();
+        assert_eq!(e.entries[0].reason, "why | iffy on AMD | ifdef'd out");
+        assert!(e.entries[0].condition.is_none());
+        // Through a file, the message names it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.txt");
+        std::fs::write(
+            &path,
+            "slice::a | slice.reflect.mirror | defect | why | If os == x\n",
+        )
+        .unwrap();
+        let message = Expectations::load(&path, &builtin())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(&format!("{}: line 1: ", path.display())),
+            "{message}"
         );
     }
 

@@ -631,32 +631,64 @@ fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
     html.push_str("</tbody></table>\n");
 }
 
-/// The reports of one engine at several versions: the engine's name and the indices of its
-/// reports, in the order given, when the hellos of two or more of them name the engine and
-/// different versions.
-fn version_groups(reports: &[Report]) -> Vec<(&str, Vec<usize>)> {
-    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+/// The reports of one engine at several versions.
+struct VersionGroup<'a> {
+    engine: &'a str,
+    /// One report per version, from the oldest version to the newest
+    /// ([`crate::backend::facts::compare_versions`]): the first given of that version.
+    steps: Vec<usize>,
+    /// Reports of the engine not in `steps`: another of a version already there (the index
+    /// of that one), or one whose hello names no version.
+    left_out: Vec<(usize, Option<usize>)>,
+}
+
+/// The engines run at two or more versions (the `engine` and `version` facts of their
+/// hellos), each with its reports in version order, whatever the order the reports were
+/// given in (a shell glob puts `1.10` before `1.9`).
+fn version_groups(reports: &[Report]) -> Vec<VersionGroup<'_>> {
+    use crate::backend::facts::compare_versions;
+    let mut groups: Vec<VersionGroup<'_>> = Vec::new();
     for (index, report) in reports.iter().enumerate() {
         let Some(engine) = report.context.facts.engine.as_deref() else {
             continue;
         };
-        match groups.iter_mut().find(|(e, _)| *e == engine) {
-            Some((_, indices)) => indices.push(index),
-            None => groups.push((engine, vec![index])),
+        let at = match groups.iter().position(|g| g.engine == engine) {
+            Some(at) => at,
+            None => {
+                groups.push(VersionGroup {
+                    engine,
+                    steps: Vec::new(),
+                    left_out: Vec::new(),
+                });
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[at];
+        let version = |i: usize| reports[i].context.facts.version.as_deref();
+        let Some(this) = version(index) else {
+            group.left_out.push((index, None));
+            continue;
+        };
+        let same = (group.steps.iter()).find(|&&i| {
+            version(i).is_some_and(|v| compare_versions(v, this) == std::cmp::Ordering::Equal)
+        });
+        match same {
+            Some(&first) => group.left_out.push((index, Some(first))),
+            None => group.steps.push(index),
         }
     }
-    groups.retain(|(_, indices)| {
-        let versions: BTreeSet<Option<&str>> = indices
-            .iter()
-            .map(|&i| reports[i].context.facts.version.as_deref())
-            .collect();
-        versions.len() > 1
-    });
+    for group in &mut groups {
+        group.steps.sort_by(|&a, &b| {
+            let version = |i: usize| reports[i].context.facts.version.as_deref().unwrap_or("");
+            compare_versions(version(a), version(b))
+        });
+    }
+    groups.retain(|g| g.steps.len() > 1);
     groups
 }
 
 /// For each engine run at several versions ([`version_groups`]): a table of the changes from
-/// each version to the next (in the order of the reports), a row per clause and a column per
+/// each version to the next (in version order, whatever the order of the reports), a row per clause and a column per
 /// upgrade, each trial counted once as `runner diff` counts it ([`crate::reports::diff::Diff::by_clause`]),
 /// each count opening the list of its trials.
 fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
@@ -670,7 +702,8 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
          counted once, under the clause of its case that the most changed trials of that upgrade \
          cite (as <code>runner diff</code> counts them).</p>\n",
     );
-    for (engine, indices) in groups {
+    for group in groups {
+        let engine = group.engine;
         let version = |i: usize| {
             reports[i]
                 .context
@@ -679,7 +712,7 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
                 .clone()
                 .unwrap_or_else(|| labels[i].clone())
         };
-        let steps: Vec<(usize, usize)> = indices.windows(2).map(|w| (w[0], w[1])).collect();
+        let steps: Vec<(usize, usize)> = group.steps.windows(2).map(|w| (w[0], w[1])).collect();
         let diffs: Vec<crate::reports::diff::Diff> = steps
             .iter()
             .map(|&(a, b)| crate::reports::diff::Diff::new(&reports[a], &reports[b]))
@@ -759,6 +792,21 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
             html.push_str("</tr>\n");
         }
         html.push_str("</tbody></table>\n");
+        for (index, same) in &group.left_out {
+            let why = match same {
+                Some(first) => format!(
+                    "the same version as {} ({})",
+                    escape(&labels[*first]),
+                    escape(&version(*first))
+                ),
+                None => "its hello names no version".to_owned(),
+            };
+            let _ = writeln!(
+                html,
+                "<p class=\"lead\">Not in the table: {}, {why}.</p>",
+                escape(&labels[*index])
+            );
+        }
     }
 }
 
@@ -1338,6 +1386,28 @@ mod tests {
         assert!(page.find("id=\"versions\"").unwrap() < page.find("id=\"failures\"").unwrap());
         // One version of each engine: no section.
         assert!(!super::page(&reports[2..]).contains("id=\"versions\""));
+        // Given newest first (as a shell glob gives `1.10` before `1.9`), with a second report
+        // of one version: the table still goes from the older version to the newer, and the
+        // version met twice makes no step of its own.
+        let reports = vec![
+            versioned("a-1.10.json", "1.10", [Failed, Passed, Passed]),
+            versioned("a-1.9.json", "1.9", [Passed, Failed, Passed]),
+            versioned("b-1.9.json", "1.9.0", [Passed, Failed, Passed]),
+        ];
+        let page = super::page(&reports);
+        let section = page.split("<h2 id=\"versions\">").nth(1).unwrap();
+        assert!(
+            section.contains("<th scope=\"col\">1.9 → 1.10</th></tr>"),
+            "{section}"
+        );
+        assert!(!section.contains("1.10 → 1.9"), "{section}");
+        assert!(!section.contains("1.9 → 1.9"), "{section}");
+        assert!(
+            section.contains("<p class=\"lead\">Not in the table: ort-1.9.0, the same version as ort-1.9 (1.9).</p>"),
+            "{section}"
+        );
+        // The regression of the upgrade 1.9 → 1.10 is slice::f::a, not the fix reversed.
+        assert!(section.contains("<details class=\"change worse\"><summary>1 passed → failed</summary><ul class=\"names\"><li>slice::f::a::int8</li>"), "{section}");
     }
 
     #[test]

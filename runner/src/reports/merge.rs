@@ -139,9 +139,15 @@ pub(crate) fn file_fingerprint(path: Option<&Path>) -> String {
     path.map(|path| {
         let contents =
             opspec_spec::source::read_bounded(path, report::REPORT_LIMIT).unwrap_or_default();
-        format!("{:016x}", crate::judge::partition::stable_hash(&contents))
+        bytes_fingerprint(&contents)
     })
     .unwrap_or_default()
+}
+
+/// The fingerprint [`file_fingerprint`] gives a file of these contents: their 64-bit FNV-1a
+/// hash ([`crate::judge::partition::stable_hash`]) in 16 hex digits.
+pub(crate) fn bytes_fingerprint(contents: &[u8]) -> String {
+    format!("{:016x}", crate::judge::partition::stable_hash(contents))
 }
 
 impl RunInfo {

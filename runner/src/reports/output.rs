@@ -10,10 +10,17 @@
 //! kept. A device (`/dev/null`, a terminal) is written in place, never replaced by a file. A
 //! FIFO is refused before the run ([`check_outputs`]): a report written into it would wait for
 //! a reader, and a run would stop at it; a folder or a socket is refused too.
+//!
+//! A file replaced keeps its permission bits. SIGINT, SIGTERM and SIGHUP are held back while
+//! the temporary file exists (they take effect once it is renamed), so a signal leaves none;
+//! a temporary file that a writer killed outright left (`.NAME.PID.N.writing`, its process
+//! gone) is removed by the next write of that path, which names it.
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// `path` made absolute and free of `.`/`..` and symbolic links as far as it exists: two
 /// spellings of one file compare equal.
@@ -161,9 +168,141 @@ pub(crate) fn write_replacing(path: &Path, contents: impl AsRef<[u8]>) -> std::i
     }
 }
 
-/// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
+/// The temporary files this process is writing now ([`replace`]): any other file of its
+/// process id beside a path is a leftover of an earlier process that had the same id.
+fn in_flight() -> &'static Mutex<BTreeSet<PathBuf>> {
+    static IN_FLIGHT: OnceLock<Mutex<BTreeSet<PathBuf>>> = OnceLock::new();
+    IN_FLIGHT.get_or_init(Mutex::default)
+}
+
+/// Whether process `pid` runs (as far as this process can tell: one it may not signal runs).
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The temporary files beside `path` (`.NAME.PID.N.writing`, [`replace`]) that a writer left
+/// when it was killed while writing (SIGKILL, a crash): their process no longer runs, or is
+/// this one and is not writing them.
+pub(crate) fn leftovers(path: &Path) -> Vec<PathBuf> {
+    let (Some(name), Some(folder)) = (path.file_name(), path.parent()) else {
+        return Vec::new();
+    };
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let writing = in_flight().lock().unwrap_or_else(|p| p.into_inner());
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let file = entry.file_name().to_str()?.to_owned();
+            let rest = file.strip_prefix(&prefix)?.strip_suffix(".writing")?;
+            let (pid, count) = rest.split_once('.')?;
+            let pid: u32 = pid.parse().ok()?;
+            count.parse::<u64>().ok()?;
+            let path = folder.join(&file);
+            let gone = if pid == std::process::id() {
+                !writing.contains(&path)
+            } else {
+                !process_runs(pid)
+            };
+            (gone && entry.file_type().ok()?.is_file()).then_some(path)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Why `path` (its target, links followed) may not be replaced by a new file: it has other
+/// hard links, which would keep the old text (and writing it in place could leave it half
+/// written), or it is read-only (no write permission for anyone). `Ok` for a new path or a
+/// device.
+pub(crate) fn check_replaceable(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let target = through_links(path).map_err(|e| e.to_string())?;
+    let Ok(metadata) = std::fs::metadata(&target) else {
+        return Ok(());
+    };
+    if !metadata.is_file() {
+        return Ok(());
+    }
+    if metadata.nlink() > 1 {
+        return Err(format!(
+            "{} has {} hard links: a new file in its place would part it from the others, which would keep the old text, and writing it in place could leave it half written if stopped; nothing was written (write elsewhere with --out, or remove the other links)",
+            target.display(),
+            metadata.nlink()
+        ));
+    }
+    if metadata.permissions().readonly() {
+        return Err(format!(
+            "{} is read-only (mode {:04o}): nothing was written (make it writable, or write elsewhere with --out)",
+            target.display(),
+            metadata.permissions().mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// SIGINT, SIGTERM and SIGHUP held back for this thread while it lives: a signal that comes
+/// meanwhile takes effect when it is dropped.
+struct SignalsHeld {
+    old: libc::sigset_t,
+}
+
+impl SignalsHeld {
+    fn new() -> SignalsHeld {
+        // SAFETY: plain sigset_t values, initialised by sigemptyset before use.
+        unsafe {
+            let mut held: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut held);
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut held, signal);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &held, &mut old);
+            SignalsHeld { old }
+        }
+    }
+}
+
+impl Drop for SignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Writes `contents` to a temporary file beside `path`, then renames it over `path`. The new
+/// file gets the permission bits of the one it replaces. SIGINT, SIGTERM and SIGHUP are held
+/// back from the temporary file's creation to the rename (they take effect after it), so a
+/// signal leaves no temporary file; what a writer killed outright left is removed first, and
+/// named.
 fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    for leftover in leftovers(path) {
+        if std::fs::remove_file(&leftover).is_ok() {
+            eprintln!(
+                "note: removed {}, left by a write of {} that was killed",
+                leftover.display(),
+                path.display()
+            );
+        }
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -173,11 +312,23 @@ fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    let mode = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions().mode() & 0o7777);
+    let _held = SignalsHeld::new();
+    in_flight()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(temporary.clone());
     let result = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temporary)?;
+        if let Some(mode) = mode {
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         file.write_all(contents)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)
@@ -185,6 +336,10 @@ fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
+    in_flight()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&temporary);
     result
 }
 

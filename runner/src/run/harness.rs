@@ -586,7 +586,7 @@ impl Harness {
         if records.len() > 1 {
             println!(
                 "backend: {} ({})\n{}{}",
-                backend.name(),
+                crate::backend::facts::printable(&backend.name()),
                 context.facts.line(),
                 report::table(&records),
                 report::summary(&records)
@@ -654,7 +654,10 @@ impl Harness {
             });
         }
         let backend = wrap(start_backend(&self.config, 1)?);
-        println!("backend: {}", backend.name());
+        println!(
+            "backend: {}",
+            crate::backend::facts::printable(&backend.name())
+        );
         let trials = Trials::new(backend, &self);
         match (case, found) {
             (Some(case), _) => {

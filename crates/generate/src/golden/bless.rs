@@ -599,8 +599,23 @@ fn started_after(pid: u32, path: &Path) -> bool {
     matches!((started, written), (Ok(started), Ok(written)) if started > written)
 }
 
+/// Whether process `pid` runs: a process killed but not yet reaped by its parent (a zombie,
+/// state `Z` or `X` in `/proc/<pid>/stat`) keeps its `/proc` folder, but is gone, and so are
+/// its staged files and its lock.
 fn process_alive(pid: u32) -> bool {
-    pid != 0 && (pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
+    if pid == 0 {
+        return false;
+    }
+    if pid == std::process::id() {
+        return true;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) state ...`: the command may hold spaces and parentheses.
+    stat.rsplit_once(')')
+        .and_then(|(_, fields)| fields.split_whitespace().next())
+        .is_some_and(|state| state != "Z" && state != "X")
 }
 
 /// The steps of a bless a fault can be injected at (`OPSPEC_BLESS_FAULT=<step>` to fail there,

@@ -17,6 +17,7 @@
 //! | `--ignore-eof` | stays alive (sleeping) once its input ends |
 //! | `--child` | first starts a copy of itself that sleeps, holding the same stdin/stdout/stderr |
 //! | `--setsid-child` | first starts a copy of itself that sleeps in a session of its own (`setsid`), out of the backend's process group |
+//! | `--ignore-term` | the `--child` and `--setsid-child` copies ignore SIGTERM |
 //! | `--twice ID` | answers case ID twice, both lines in one write |
 //! | `--twice-late ID` | answers case ID, and again when the next request comes (before answering that one) or its input ends |
 //! | `--sleep-ms MS` | sleeps MS milliseconds before answering each case (a slow engine) |
@@ -57,11 +58,18 @@ fn main() -> std::io::Result<()> {
     let named = |flag: &str| given(flag).unwrap_or_default();
     let flag = |flag: &str| args.iter().any(|a| a == flag);
     if flag("--idle") {
+        if flag("--ignore-term") {
+            // SAFETY: sets SIGTERM's disposition; nothing else runs yet.
+            unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+        }
         sleep_an_hour();
     }
     if flag("--child") {
         let mut child = std::process::Command::new(std::env::current_exe()?);
         child.arg("--idle");
+        if flag("--ignore-term") {
+            child.arg("--ignore-term");
+        }
         if flag("--marker") {
             child.args(["--marker", &named("--marker")]);
         }
@@ -71,6 +79,9 @@ fn main() -> std::io::Result<()> {
         use std::os::unix::process::CommandExt;
         let mut child = std::process::Command::new(std::env::current_exe()?);
         child.arg("--idle");
+        if flag("--ignore-term") {
+            child.arg("--ignore-term");
+        }
         if flag("--marker") {
             child.args(["--marker", &named("--marker")]);
         }
