@@ -56,6 +56,8 @@ fn by_clause_line(text: &str) -> Vec<String> {
         .lines()
         .find_map(|l| l.split_once("failing, by clause: ").map(|(_, rest)| rest))
         .unwrap_or_else(|| panic!("no failures-by-clause line in:\n{text}"));
+    // The clauses named; the rest are only counted.
+    let line = line.split_once("; ").map_or(line, |(named, _)| named);
     line.split(", ")
         .map(|entry| entry.rsplit_once(' ').unwrap().0.to_owned())
         .collect()

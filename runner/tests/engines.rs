@@ -326,3 +326,35 @@ fn every_claim_checked_on_its_engine_holds() {
         assert!(checked.len() >= 3, "{checked:?}");
     }
 }
+
+/// Batching never changes a verdict (docs/protocol.md, "Batches"): every engine whose hello
+/// declares `batch`, run on a sample of its trials (one part in 16, by name) with its batches
+/// and with `--batch 1`, gives the same report trial for trial (scripts/same_reports.py
+/// `batched`; BENCHMARKS.md "Batched trials" has the whole runs).
+#[test]
+fn every_engine_batched_gives_the_verdicts_of_single_requests() {
+    for engine in engines() {
+        if !engine_installed(&engine) {
+            continue;
+        }
+        let (mut python, _scratch) = python("python3");
+        let run = python
+            .current_dir(workspace())
+            .env("OPSPEC_RUNNER", env!("CARGO_BIN_EXE_runner"))
+            .args(["scripts/same_reports.py", "batched", &engine.name])
+            .args(["--partition", "1/16"])
+            .output()
+            .unwrap();
+        let output = format!(
+            "{}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(
+            run.status.success() && output.contains(", 0 differences"),
+            "{}: batched and single runs differ:\n{output}",
+            engine.name
+        );
+        eprintln!("{output}");
+    }
+}

@@ -261,6 +261,8 @@ class case_scope:
 def composed(key):
     """Notes that the case being built takes the composed path `key` (a key of the hello's
     `composed`): its reply lists it."""
+    if _current_case[0] is None:  # outside a case (a probe at start-up): no reply to name it
+        return
     notes = _composed_notes.setdefault(_current_case[0], [])
     if key not in notes:
         notes.append(key)

@@ -156,10 +156,11 @@ pub(crate) fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
     counts
 }
 
-/// `failures by clause: slice.reflect.mirror 95, slice.wrap.modulo 3`: the failed trials
-/// counted under each clause their cases cite (most first; clauses of one count in the order
-/// `position` gives, the catalogue's, then by id), or nothing when none failed. A trial citing
-/// no clause (a spec error, a stale entry) counts under `(no clause)`.
+/// `95 failing, by clause: slice.reflect.mirror 95; 3 more cited by some of them`: the
+/// clauses cited by the most failed trials (those of one count in the order `position` gives,
+/// the catalogue's, then by id), then how many other clauses some of them cite; nothing when
+/// none failed. A trial citing no clause (a spec error, a stale entry) counts under
+/// `(no clause)`.
 pub(crate) fn failures_by_clause(
     records: &[Record],
     position: impl Fn(&str) -> Option<usize>,
@@ -183,9 +184,49 @@ pub(crate) fn failures_by_clause(
     });
     (!counts.is_empty()).then(|| {
         let failed = records.iter().filter(|r| r.status.fails()).count();
-        let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        format!("{failed} failing, by clause: {}", parts.join(", "))
+        // The clauses the most failing trials cite, the broken rule among them; a clause the
+        // failing cases also cite is a rule they rest on, not one they show broken.
+        let most = counts[0].1;
+        let (top, rest) = counts.split_at(counts.iter().take_while(|(_, n)| *n == most).count());
+        let parts: Vec<String> = top.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let rest = match rest.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} more cited by some of them (each trial's clauses are in the JSON report)"
+            ),
+        };
+        format!("{failed} failing, by clause: {}{rest}", parts.join(", "))
     })
+}
+
+/// `warning: the hello's declaration `reformat format=LINEAR` excludes 1004 of 1323 reformat
+/// trials`: one line per declaration that excludes more than a quarter of an op's trials, most
+/// first, so that a declaration that silently leaves out most of an op is seen.
+pub(crate) fn exclusion_warnings(records: &[Record]) -> Vec<String> {
+    let mut per_op: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut excluded: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for record in records
+        .iter()
+        .filter(|r| !r.name.starts_with("expectations::"))
+    {
+        *per_op.entry(&record.op).or_default() += 1;
+        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+            *excluded.entry((&record.op, by)).or_default() += 1;
+        }
+    }
+    let mut large: Vec<(usize, &str, &str)> = (excluded.into_iter())
+        .filter(|((op, _), n)| 4 * n > per_op[op])
+        .map(|((op, by), n)| (n, op, by))
+        .collect();
+    large.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(b.2)));
+    (large.into_iter())
+        .map(|(n, op, by)| {
+            format!(
+                "warning: the hello's declaration `{by}` excludes {n} of the {} {op} trials",
+                per_op[op]
+            )
+        })
+        .collect()
 }
 
 /// How many trials each hello declaration excluded, most first (then by name).
@@ -488,7 +529,12 @@ mod tests {
             ),
             failed(
                 "slice::f::b",
-                &["slice.wrap.modulo", "slice.unknown", "slice.clamp.clamp"],
+                &[
+                    "slice.wrap.modulo",
+                    "slice.coordinates.formula",
+                    "slice.unknown",
+                    "slice.clamp.clamp",
+                ],
             ),
         ];
         let catalogue = [
@@ -496,16 +542,22 @@ mod tests {
             "slice.wrap.modulo",
             "slice.clamp.clamp",
         ];
-        // Not alphabetical (clamp before coordinates): the catalogue's order, unknown ids last.
+        // The clauses every failure cites, in the catalogue's order (not alphabetical); the
+        // two that only one cites are counted, not named.
+        let rest = "; 2 more cited by some of them (each trial's clauses are in the JSON report)";
         let line = failures_by_clause(&records, |id| catalogue.iter().position(|c| *c == id));
         assert_eq!(
-            line.as_deref(),
-            Some("2 failing, by clause: slice.wrap.modulo 2, slice.coordinates.formula 1, slice.clamp.clamp 1, slice.unknown 1")
+            line,
+            Some(format!(
+                "2 failing, by clause: slice.coordinates.formula 2, slice.wrap.modulo 2{rest}"
+            ))
         );
         let line = failures_by_clause(&records, |id| catalogue.iter().rev().position(|c| *c == id));
         assert_eq!(
-            line.as_deref(),
-            Some("2 failing, by clause: slice.wrap.modulo 2, slice.clamp.clamp 1, slice.coordinates.formula 1, slice.unknown 1")
+            line,
+            Some(format!(
+                "2 failing, by clause: slice.wrap.modulo 2, slice.coordinates.formula 2{rest}"
+            ))
         );
     }
 

@@ -584,6 +584,9 @@ impl Harness {
             composed: backend.composed(),
         };
         if records.len() > 1 {
+            for warning in report::exclusion_warnings(&records) {
+                println!("{warning}");
+            }
             println!(
                 "backend: {} ({})\n{}{}",
                 crate::backend::facts::printable(&backend.name()),
