@@ -29,7 +29,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, composed_of, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, composed, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -251,6 +251,26 @@ PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap
 
 
 GATHER_LIMIT = 1 << 20
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
+
+
+def int64(value):
+    """An integer the converter computed, held at int64's ends: an ONNX Slice end past them reads
+    what the end itself reads (Slice clamps its ends to the axis)."""
+    return min(max(value, INT64_MIN), INT64_MAX)
+
+
+def coordinates(start, stride, size):
+    """TensorRT's coordinates start + i·stride, i < size, as int64 Gather indices; one past
+    int64's range is held at its end, outside every axis as the exact one is, so that the Gather
+    rejects it as it would the exact one."""
+    last = start + (size - 1) * stride
+    if INT64_MIN <= last <= INT64_MAX:
+        # Every coordinate lies between the first and the last: int64 arithmetic, which wraps
+        # only in between, gives each exactly.
+        return start + np.arange(size, dtype=np.int64) * np.int64(stride)
+    return np.array([int64(start + i * stride) for i in range(size)], dtype=np.int64)
 
 
 def strict_gathers(plan, entries, gathers):
@@ -258,25 +278,46 @@ def strict_gathers(plan, entries, gathers):
     converter writes it: a Gather of TensorRT's coordinates start + i·stride on that axis, which
     ONNX Runtime checks as it checks any Gather index (ONNX Slice would clamp them). As for
     stride-0 axes, only when the axes are distinct and inside the input, and only for an index
-    table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice)."""
+    table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice).
+    Composed: `slice:strict-outside`."""
     rank = len(plan.shape)
     if not plan.axes_distinct_inside():
         return entries, gathers
     outside = {}
     for s0, a, d, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):
-        if not 0 < n <= GATHER_LIMIT:
+        if d == 0 or not 0 < n <= GATHER_LIMIT:
             continue
-        coords = s0 + np.arange(n, dtype=np.int64) * d
-        if d != 0 and (coords.min() < 0 or coords.max() >= plan.shape[a % rank]):
+        coords = coordinates(s0, d, n)
+        if coords.min() < 0 or coords.max() >= plan.shape[a % rank]:
             outside[a % rank] = coords
+    if outside:
+        composed("slice:strict-outside")
     entries = [e for e in entries if e[2] % rank not in outside]
     return entries, gathers + sorted(outside.items())
 
 
+def reflect_notes(plan, stages):
+    """REFLECT's composed paths: a reflection past d - 1, which ONNX Runtime's reflect Pad does
+    not reach, as several reflect Pads (`slice:reflect-periodic`); an axis of one element, which
+    reflects onto itself, as an edge Pad (`slice:reflect-one-element`)."""
+    if plan.mode != "reflect":
+        return
+    if sum(1 for mode, _, _ in stages if mode == "reflect") > 1:
+        composed("slice:reflect-periodic")
+    if any(mode == "edge" for mode, _, _ in stages):
+        composed("slice:reflect-one-element")
+
+
 def build_slice(g, attrs, t):
+    mode = attrs.get("mode", "strict_bounds")
+    if mode not in SLICE_MODES:
+        # The wire names five modes (docs/protocol.md); the suite's loader never sends another.
+        raise OpError("invalid_input", f"unknown slice mode {mode!r}: the modes are {', '.join(SLICE_MODES)}")
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     data = g.input(t[0], 0)
-    for mode, before, after in plan.pad_stages(PAD_MODES):
+    stages = plan.pad_stages(PAD_MODES)
+    reflect_notes(plan, stages)
+    for mode, before, after in stages:
         ins = [data, g.ints(before + after)]
         if mode == "constant" and t[4] is not None:
             fill = g.input(t[4], 4)
@@ -285,11 +326,14 @@ def build_slice(g, attrs, t):
             ins.append(fill)
         data = g.node("Pad", ins, mode=mode)
     entries, gathers = plan.slice_and_gathers()
+    if gathers:
+        # An axis of stride 0 that reads a coordinate: a Gather of size copies of its start.
+        composed("slice:stride-0")
     if plan.mode == "strict_bounds":
         entries, gathers = strict_gathers(plan, entries, gathers)
     if entries:
         starts, ends, axes, steps = (list(column) for column in zip(*entries))
-        data = g.node("Slice", [data, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])
+        data = g.node("Slice", [data, g.ints(starts), g.ints([int64(e) for e in ends]), g.ints(axes), g.ints(steps)])
     for axis, index in gathers:
         data = g.node("Gather", [data, g.ints(index)], axis=axis)
     if not any(r[0] == "node" for r in g.records):
@@ -302,6 +346,7 @@ def build_slice(g, attrs, t):
 
 
 def build_as_strided(g, attrs, t):
+    composed("as_strided")
     index = as_strided_indices(attrs)
     flat = g.node("Reshape", [g.input(t[0], 0), g.ints([-1])])
     return g.node("Gather", [flat, g.ints(index)], axis=0)
@@ -360,6 +405,10 @@ def pack(g, x, layout):
 
 def build_reformat(g, attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
+    # Each packed format is a Pad / Reshape / Transpose chain of the adapter's layout.
+    for fmt, layout in ((attrs.get("from"), src), (attrs.get("to"), dst)):
+        if layout is not None:
+            composed(f"reformat:{fmt}")
     # A buffer in a packed format is the format's 1-D memory image.
     y = g.input(t[0], 0, rank=1 if src is not None else None)
     if src is not None:
