@@ -102,13 +102,40 @@ def run_shuffle(attrs, t):
 
 def pad_axis(x, axis, before, after, mode):
     """F.pad in a non-constant mode on one axis: F.pad pads the last dims of an (N, C, W)-shaped
-    tensor in those modes, so the axis is moved last and the others merged into C."""
+    tensor in those modes, so the axis is moved last and the others merged into C.
+
+    A tensor with no elements whose padded axis has some (another axis is 0: C = 0) pads to the
+    empty tensor of the padded shape: there is no element to replicate or reflect, and F.pad's
+    replicate and reflect kernels refuse a C of 0, where TensorRT reads no coordinate of an empty
+    output (docs/semantics.md §2.7). An empty padded axis still goes to F.pad, which judges it
+    (empty_dimension)."""
     if not before and not after:
         return x
+    if x.numel() == 0 and x.shape[axis] > 0 and mode in ("replicate", "reflect"):
+        shape = list(x.shape)
+        shape[axis] += before + after
+        return x.new_empty(shape)
     moved = x.movedim(axis, -1)
     outer = list(moved.shape[:-1])
     padded = F.pad(moved.reshape(1, prod(outer), moved.shape[-1]), (before, after), mode=mode)
     return padded.reshape(outer + [padded.shape[-1]]).movedim(-1, axis)
+
+
+def constant_pad(x, before, after, value):
+    """F.pad in constant mode (FILL) by `before` and `after` elements on each axis.
+
+    A padded shape with no element (an axis that stays 0) is the empty tensor of that shape,
+    filled with the value so that torch still converts it (and refuses one out of the dtype's
+    range, as F.pad does): torch 1.13's constant pad refuses an output axis of 0 ("resulted in a
+    negative output size"), where TensorRT reads no coordinate of an empty output
+    (docs/semantics.md §2.7)."""
+    shape = [d + b + e for d, b, e in zip(x.shape, before, after)]
+    if prod(shape) == 0:
+        return x.new_empty(shape).fill_(value)
+    pads = []
+    for b, e in reversed(list(zip(before, after))):
+        pads += [b, e]
+    return F.pad(x, pads, mode="constant", value=value)
 
 
 def wrap_stages(before, after, d):
@@ -136,9 +163,15 @@ def strided(x, axis, start, size, step):
     span flipped (torch's slicing takes no negative step), a zero step expands one element, and a
     size of 0 is the empty span at 0, whatever the start (TensorRT reads nothing there). `narrow`
     checks the span against the axis (and reads a negative start from the back): torch judges
-    the bounds."""
+    the bounds.
+
+    An axis that reads one coordinate (size 1: x = start) needs no stride: `narrow(axis, start,
+    1)` alone. (A Python slice of a step near 2^63 overflows torch 1.13's stride, which then
+    refuses it as negative.)"""
     if size == 0:
         return x.narrow(axis, 0, 0)
+    if size == 1:
+        return x.narrow(axis, start, 1)
     if step == 0:
         one = x.narrow(axis, start, 1)
         shape = list(one.shape)
@@ -152,8 +185,14 @@ def strided(x, axis, start, size, step):
     return span[(slice(None),) * axis + (slice(None, None, abs(step)),)]
 
 
+SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
+
+
 def run_slice(attrs, t):
     mode = attrs.get("mode", "strict_bounds")
+    if mode not in SLICE_MODES:
+        # The wire names five modes (docs/protocol.md); the suite's loader never sends another.
+        raise OpError("invalid_input", f"unknown slice mode {mode!r}: the modes are {', '.join(SLICE_MODES)}")
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     x = tensor(t[0])
     rank = x.dim()
@@ -170,10 +209,7 @@ def run_slice(attrs, t):
     if plan.padded:
         if mode == "fill":
             value = tensor(t[4]).item() if t[4] is not None else 0
-            pads = []
-            for b, e in reversed(list(zip(plan.before, plan.after))):
-                pads += [b, e]
-            x = F.pad(x, pads, mode="constant", value=value)
+            x = constant_pad(x, plan.before, plan.after, value)
         elif mode == "wrap":
             for axis, (b, e) in enumerate(zip(plan.before, plan.after)):
                 for step_b, step_a in wrap_stages(b, e, x.shape[axis]):
