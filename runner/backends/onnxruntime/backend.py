@@ -11,9 +11,11 @@ values the converter computes are fed as inputs (see `Graph`).
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
 
+import collections
 import ctypes
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,7 +31,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, composed_of, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, case_scope, composed, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, probe, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -99,10 +101,13 @@ class Graph:
     def key(self, output, dtype):
         return (tuple(self.records), output, dtype)
 
-    def compile(self, output, dtype):
+    def protos(self, prefix=""):
+        """The graph as ONNX protos: (inputs, initializers, nodes, the names of the inputs fed),
+        every value and node name preceded by `prefix` (a case's own names in a batch's model;
+        none for a case alone)."""
         inputs, inits, nodes, feeds = [], [], [], []
         for i, record in enumerate(self.records):
-            name = f"v{i + 1}"
+            name = f"{prefix}v{i + 1}"
             if record[0] == "input":
                 inputs.append(helper.make_tensor_value_info(name, record[1], [None] * record[2]))
                 feeds.append(name)
@@ -111,7 +116,9 @@ class Graph:
                 inits.append(numpy_helper.from_array(np.frombuffer(data, dtype=dt).reshape(shape), name))
             else:
                 _, op, ins, attrs, node_name = record
-                node = helper.make_node(op, list(ins), [name], name=node_name)
+                # A node without a name of the adapter's is unnamed alone; in a batch's model, node
+                # names must be unique, so it is named after its output.
+                node = helper.make_node(op, [prefix + n for n in ins], [name], name=prefix + node_name if node_name or not prefix else name)
                 # Tuples are integer lists (an empty permutation included, whose type make_node
                 # cannot infer).
                 for key, value in attrs:
@@ -120,14 +127,24 @@ class Graph:
                     else:
                         node.attribute.append(helper.make_attribute(key, value))
                 nodes.append(node)
-        y = helper.make_tensor_value_info(output, ONNX_TYPE[dtype], None)
-        graph = helper.make_graph(nodes, "opspec", inputs, [y], initializer=inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=10)
+        return inputs, inits, nodes, feeds
+
+    def compile(self, output, dtype):
+        inputs, inits, nodes, feeds = self.protos()
         try:
-            session = ort.InferenceSession(model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"])
+            session = new_session(inputs, inits, nodes, [(output, dtype)])
         except Exception as e:
             raise engine_error(e, "building the session", self.op) from None
         return Plan(session, output, feeds, self.op)
+
+
+def new_session(inputs, inits, nodes, outputs):
+    """An InferenceSession of one model of those protos, whose outputs are `outputs` [(name,
+    wire dtype)]; ONNX Runtime's exception as it raises it."""
+    ys = [helper.make_tensor_value_info(name, ONNX_TYPE[dtype], None) for name, dtype in outputs]
+    graph = helper.make_graph(nodes, "opspec", inputs, ys, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=10)
+    return ort.InferenceSession(model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"])
 
 
 class Plan:
@@ -142,13 +159,18 @@ class Plan:
             out = self.session.run_with_ort_values([self.output], values)[0]
         except Exception as e:
             raise engine_error(e, "running the session", self.op) from None
-        dtype = WIRE_TYPE.get(out.data_type())
-        if dtype is None:
-            raise OpError("internal", f"the session returned a {out.data_type()}")
-        shape = out.shape()
-        size = nbytes(dtype, prod(shape))
-        data = ctypes.string_at(out.data_ptr(), size) if size else b""
-        return encode_bytes(dtype, shape, data)
+        return tensor_of(out)
+
+
+def tensor_of(out):
+    """An OrtValue the session returned as a tensor object, its bytes as they are."""
+    dtype = WIRE_TYPE.get(out.data_type())
+    if dtype is None:
+        raise OpError("internal", f"the session returned a {out.data_type()}")
+    shape = out.shape()
+    size = nbytes(dtype, prod(shape))
+    data = ctypes.string_at(out.data_ptr(), size) if size else b""
+    return encode_bytes(dtype, shape, data)
 
 
 def ortvalue(wire):
@@ -251,6 +273,26 @@ PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap
 
 
 GATHER_LIMIT = 1 << 20
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
+
+
+def int64(value):
+    """An integer the converter computed, held at int64's ends: an ONNX Slice end past them reads
+    what the end itself reads (Slice clamps its ends to the axis)."""
+    return min(max(value, INT64_MIN), INT64_MAX)
+
+
+def coordinates(start, stride, size):
+    """TensorRT's coordinates start + i·stride, i < size, as int64 Gather indices; one past
+    int64's range is held at its end, outside every axis as the exact one is, so that the Gather
+    rejects it as it would the exact one."""
+    last = start + (size - 1) * stride
+    if INT64_MIN <= last <= INT64_MAX:
+        # Every coordinate lies between the first and the last: int64 arithmetic, which wraps
+        # only in between, gives each exactly.
+        return start + np.arange(size, dtype=np.int64) * np.int64(stride)
+    return np.array([int64(start + i * stride) for i in range(size)], dtype=np.int64)
 
 
 def strict_gathers(plan, entries, gathers):
@@ -258,25 +300,46 @@ def strict_gathers(plan, entries, gathers):
     converter writes it: a Gather of TensorRT's coordinates start + i·stride on that axis, which
     ONNX Runtime checks as it checks any Gather index (ONNX Slice would clamp them). As for
     stride-0 axes, only when the axes are distinct and inside the input, and only for an index
-    table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice)."""
+    table of at most GATHER_LIMIT entries (8 bytes each: a budget-sized axis stays a Slice).
+    Composed: `slice:strict-outside`."""
     rank = len(plan.shape)
     if not plan.axes_distinct_inside():
         return entries, gathers
     outside = {}
     for s0, a, d, n in zip(plan.starts, plan.axes, plan.steps, plan.sizes):
-        if not 0 < n <= GATHER_LIMIT:
+        if d == 0 or not 0 < n <= GATHER_LIMIT:
             continue
-        coords = s0 + np.arange(n, dtype=np.int64) * d
-        if d != 0 and (coords.min() < 0 or coords.max() >= plan.shape[a % rank]):
+        coords = coordinates(s0, d, n)
+        if coords.min() < 0 or coords.max() >= plan.shape[a % rank]:
             outside[a % rank] = coords
+    if outside:
+        composed("slice:strict-outside")
     entries = [e for e in entries if e[2] % rank not in outside]
     return entries, gathers + sorted(outside.items())
 
 
+def reflect_notes(plan, stages):
+    """REFLECT's composed paths: a reflection past d - 1, which ONNX Runtime's reflect Pad does
+    not reach, as several reflect Pads (`slice:reflect-periodic`); an axis of one element, which
+    reflects onto itself, as an edge Pad (`slice:reflect-one-element`)."""
+    if plan.mode != "reflect":
+        return
+    if sum(1 for mode, _, _ in stages if mode == "reflect") > 1:
+        composed("slice:reflect-periodic")
+    if any(mode == "edge" for mode, _, _ in stages):
+        composed("slice:reflect-one-element")
+
+
 def build_slice(g, attrs, t):
+    mode = attrs.get("mode", "strict_bounds")
+    if mode not in SLICE_MODES:
+        # The wire names five modes (docs/protocol.md); the suite's loader never sends another.
+        raise OpError("invalid_input", f"unknown slice mode {mode!r}: the modes are {', '.join(SLICE_MODES)}")
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     data = g.input(t[0], 0)
-    for mode, before, after in plan.pad_stages(PAD_MODES):
+    stages = plan.pad_stages(PAD_MODES)
+    reflect_notes(plan, stages)
+    for mode, before, after in stages:
         ins = [data, g.ints(before + after)]
         if mode == "constant" and t[4] is not None:
             fill = g.input(t[4], 4)
@@ -285,11 +348,14 @@ def build_slice(g, attrs, t):
             ins.append(fill)
         data = g.node("Pad", ins, mode=mode)
     entries, gathers = plan.slice_and_gathers()
+    if gathers:
+        # An axis of stride 0 that reads a coordinate: a Gather of size copies of its start.
+        composed("slice:stride-0")
     if plan.mode == "strict_bounds":
         entries, gathers = strict_gathers(plan, entries, gathers)
     if entries:
         starts, ends, axes, steps = (list(column) for column in zip(*entries))
-        data = g.node("Slice", [data, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])
+        data = g.node("Slice", [data, g.ints(starts), g.ints([int64(e) for e in ends]), g.ints(axes), g.ints(steps)])
     for axis, index in gathers:
         data = g.node("Gather", [data, g.ints(index)], axis=axis)
     if not any(r[0] == "node" for r in g.records):
@@ -302,6 +368,7 @@ def build_slice(g, attrs, t):
 
 
 def build_as_strided(g, attrs, t):
+    composed("as_strided")
     index = as_strided_indices(attrs)
     flat = g.node("Reshape", [g.input(t[0], 0), g.ints([-1])])
     return g.node("Gather", [flat, g.ints(index)], axis=0)
@@ -360,6 +427,10 @@ def pack(g, x, layout):
 
 def build_reformat(g, attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
+    # Each packed format is a Pad / Reshape / Transpose chain of the adapter's layout.
+    for fmt, layout in ((attrs.get("from"), src), (attrs.get("to"), dst)):
+        if layout is not None:
+            composed(f"reformat:{fmt}")
     # A buffer in a packed format is the format's 1-D memory image.
     y = g.input(t[0], 0, rank=1 if src is not None else None)
     if src is not None:
@@ -381,16 +452,43 @@ BUILD = {
     "scale": build_scale,
     "reformat": build_reformat,
 }
-CACHE = {}
 
 
-def plan_for(op, attrs, tensors):
-    """The session for a case (cached by the graph's structure) and the values to feed it."""
+class Cache:
+    """The sessions of the structures met last (or the exception that building one gave), at most
+    `size` of them, the one used longest ago dropped first: the suite sends the cases of one
+    structure together, so a few hundred hold nearly every reuse, and memory stays bounded."""
+
+    def __init__(self, size):
+        self.size, self.plans = size, collections.OrderedDict()
+
+    def get(self, key):
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.plans.move_to_end(key)
+        return plan
+
+    def put(self, key, plan):
+        self.plans[key] = plan
+        if len(self.plans) > self.size:
+            self.plans.popitem(last=False)
+
+
+CACHE = Cache(int(os.environ.get("OPSPEC_ORT_CACHE", "256")))
+
+
+def graph_of(op, attrs, tensors):
+    """The case's graph, the name of its output and the output's dtype."""
     g = Graph(op)
     out_dtype = attrs.get("output_dtype") or tensors[0].dtype if op == "scale" else tensors[0].dtype
     if out_dtype not in ONNX_TYPE:
         raise Unsupported(f"output dtype {out_dtype!r}")
     output = BUILD[op](g, attrs, tensors)
+    return g, output, out_dtype
+
+
+def plan_for(g, output, out_dtype):
+    """The session of a case alone, cached by its graph's structure."""
     key = g.key(output, out_dtype)
     plan = CACHE.get(key)
     if plan is None:
@@ -398,27 +496,131 @@ def plan_for(op, attrs, tensors):
             plan = g.compile(output, out_dtype)
         except (OpError, Unsupported) as e:
             plan = e
-        if len(CACHE) > 20000:
-            CACHE.clear()
-        CACHE[key] = plan
+        CACHE.put(key, plan)
     if isinstance(plan, Exception):
         raise plan
-    return plan, g.feeds
+    return plan
 
 
-def run(op, attrs, inputs):
+def case_graph(op, attrs, inputs):
+    """A request's graph (graph_of), its inputs decoded."""
     if op not in BUILD:
         raise Unsupported(f"op {op!r} is not mapped onto ONNX Runtime")
     tensors = inputs_of(inputs, INPUT_COUNT[op])
     if tensors[0] is None:
         raise OpError("invalid_input", "input 0 is required")
-    plan, feeds = plan_for(op, attrs, tensors)
-    return plan.run(feeds)
+    return graph_of(op, attrs, tensors)
+
+
+def run(op, attrs, inputs):
+    g, output, out_dtype = case_graph(op, attrs, inputs)
+    return plan_for(g, output, out_dtype).run(g.feeds)
 
 
 def attempt(op, attrs, tensors):
-    plan, feeds = plan_for(op, attrs, tensors)
-    plan.run(feeds)
+    g, output, out_dtype = graph_of(op, attrs, tensors)
+    plan_for(g, output, out_dtype).run(g.feeds)
+
+
+# ----------------------------------------------------------------------------------------------
+# Batches: the cases of a batch as independent subgraphs of one model, in one session
+
+
+class Member:
+    """A case of a batch: its place in the batch, its graph and output, and its feeds as
+    OrtValues. In the batch's model every name of its graph begins with `c<place>_`."""
+
+    __slots__ = ("place", "case_id", "graph", "output", "dtype", "values")
+
+    def __init__(self, place, case_id, graph, output, dtype):
+        self.place, self.case_id, self.graph, self.output, self.dtype = place, case_id, graph, output, dtype
+        self.values = None
+
+    @property
+    def prefix(self):
+        return f"c{self.place}_"
+
+    def alone(self):
+        """The case's result as a single `run` gives it (its own session, cached): the answer
+        of a case that a batch's failure names, or that is left alone."""
+        with case_scope(self.case_id):
+            try:
+                return plan_for(self.graph, self.output, self.dtype).run(self.graph.feeds)
+            except (OpError, Unsupported) as e:
+                return e
+
+
+# The places of the cases an ONNX Runtime message names (by their names' prefix).
+NAMED = re.compile(r"(?<![A-Za-z0-9_])c(\d+)_")
+
+
+def run_together(members):
+    """One session of the members' graphs side by side, run once: the members' output tensor
+    objects, in order, or ONNX Runtime's exception as it raises it."""
+    inputs, inits, nodes, values = [], [], [], {}
+    for m in members:
+        i, c, n, feeds = m.graph.protos(m.prefix)
+        inputs += i
+        inits += c
+        nodes += n
+        values.update(zip(feeds, m.values))
+    session = new_session(inputs, inits, nodes, [(m.prefix + m.output, m.dtype) for m in members])
+    outs = session.run_with_ort_values([m.prefix + m.output for m in members], values)
+    return [tensor_of(out) for out in outs]
+
+
+def answer_together(members, results):
+    """Fills `results` (by place) for `members`: from one session of them all when it builds
+    and runs; otherwise each case the engine's message names is answered alone, as a single
+    `run` answers it, and the others together again; a failure naming no case splits the batch
+    in halves, down to single cases answered alone. So every case gets the reply it gets alone."""
+    while len(members) > 1:
+        try:
+            for m, out in zip(members, run_together(members)):
+                results[m.place] = out
+            return
+        except OpError:
+            raise  # the adapter's own (an output of a type it does not know): a bug, not the engine's
+        except Exception as e:  # noqa: BLE001 - the engine's, judged below case by case
+            places = {int(p) for p in NAMED.findall(" ".join(str(e).split()))}
+        named = [m for m in members if m.place in places]
+        if not named:
+            half = len(members) // 2
+            answer_together(members[:half], results)
+            answer_together(members[half:], results)
+            return
+        for m in named:
+            results[m.place] = m.alone()
+        members = [m for m in members if m.place not in places]
+    for m in members:
+        results[m.place] = m.alone()
+
+
+def run_batch(requests):
+    """A batch's results (wire.answer_batch): each case's graph built in its own scope (its
+    composed notes); a case whose structure has a session already (it was met alone) runs on
+    it; the others run together (answer_together)."""
+    results = [None] * len(requests)
+    members = []
+    for place, (case_id, op, attrs, inputs) in enumerate(requests):
+        with case_scope(case_id):
+            try:
+                member = Member(place, case_id, *case_graph(op, attrs, inputs))
+            except (OpError, Unsupported) as e:
+                results[place] = e
+                continue
+        if CACHE.get(member.graph.key(member.output, member.dtype)) is not None:
+            # A structure with a session of its own already (a case answered alone): no build.
+            results[place] = member.alone()
+            continue
+        try:
+            member.values = [ortvalue(f) for f in member.graph.feeds]
+        except Unsupported:  # a type this ONNX Runtime cannot feed: as alone (session, then feed)
+            results[place] = member.alone()
+            continue
+        members.append(member)
+    answer_together(members, results)
+    return results
 
 
 def hello():
@@ -429,8 +631,14 @@ def hello():
         "composed": composed_of(__file__),
         "ops": OPS,
         "dtypes": probe(ONNX_TYPE, attempt),
+        "batch": BATCH,
     }
 
 
+# The most cases a batch request holds (hello's `batch`), chosen by bench_batch.py's curve
+# (README.md, "Batches").
+BATCH = int(os.environ.get("OPSPEC_ORT_BATCH", "32"))
+
+
 if __name__ == "__main__":
-    main(hello, run)
+    main(hello, run, run_batch=run_batch)

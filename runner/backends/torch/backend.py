@@ -5,8 +5,9 @@ checks of ATB's AsStridedOperation (msit opcheck); the other ops are torch's ten
 (permute, reshape, slicing, flip, expand, torch.nn.functional.pad, broadcasting arithmetic,
 torch.pow, torch.quantize_per_tensor, the channels_last memory formats). What the adapter computes
 itself (Pad amounts, slice bounds, weight shapes) is what a converter computes from static shapes
-and attributes; the hello's `composed` lists, per op, what the adapter composes rather than torch
-implementing it.
+and attributes. Where the adapter, not a torch call, decides part of a rule (a 0 placeholder, a
+stride of 0 or below, staged pads, ...), the branch notes its key of the manifest's `[composed]`
+(`composed(key)`), and the case's reply lists it (README.md, "Composed paths").
 
 Runs on the system Python with Debian's python3-torch (README.md).
 
@@ -28,7 +29,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, encode_bytes, composed_of, inputs_of, int_list, list_from, main, probe, prod  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, check_budget, composed, composed_of, encode_bytes, inputs_of, int_list, list_from, main, probe, prod  # noqa: E402
 from convert import SlicePlan, scale_weights  # noqa: E402
 from errors import error_kind, unsupported  # noqa: E402
 
@@ -89,6 +90,7 @@ def run_shuffle(attrs, t):
             if any(d == 0 and i >= x.dim() for i, d in enumerate(dims)):
                 raise Unsupported(f"reshape_dims {dims}: a 0 placeholder past the input's rank {x.dim()} has no dim to copy")
             dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
+            composed("shuffle:zero-placeholder")
         x = x.reshape(dims)
     if p2 is not None:
         x = x.permute(p2)
@@ -102,13 +104,42 @@ def run_shuffle(attrs, t):
 
 def pad_axis(x, axis, before, after, mode):
     """F.pad in a non-constant mode on one axis: F.pad pads the last dims of an (N, C, W)-shaped
-    tensor in those modes, so the axis is moved last and the others merged into C."""
+    tensor in those modes, so the axis is moved last and the others merged into C.
+
+    A tensor with no elements whose padded axis has some (another axis is 0: C = 0) pads to the
+    empty tensor of the padded shape: there is no element to replicate or reflect, and F.pad's
+    replicate and reflect kernels refuse a C of 0, where TensorRT reads no coordinate of an empty
+    output (docs/semantics.md §2.7). Composed: `slice:empty-pad`. An empty padded axis still goes
+    to F.pad, which judges it (empty_dimension)."""
     if not before and not after:
         return x
+    if x.numel() == 0 and x.shape[axis] > 0 and mode in ("replicate", "reflect"):
+        composed("slice:empty-pad")
+        shape = list(x.shape)
+        shape[axis] += before + after
+        return x.new_empty(shape)
     moved = x.movedim(axis, -1)
     outer = list(moved.shape[:-1])
     padded = F.pad(moved.reshape(1, prod(outer), moved.shape[-1]), (before, after), mode=mode)
     return padded.reshape(outer + [padded.shape[-1]]).movedim(-1, axis)
+
+
+def constant_pad(x, before, after, value):
+    """F.pad in constant mode (FILL) by `before` and `after` elements on each axis.
+
+    A padded shape with no element (an axis that stays 0) is the empty tensor of that shape,
+    filled with the value so that torch still converts it (and refuses one out of the dtype's
+    range, as F.pad does): torch 1.13's constant pad refuses an output axis of 0 ("resulted in a
+    negative output size"), where TensorRT reads no coordinate of an empty output
+    (docs/semantics.md §2.7). Composed: `slice:empty-pad`."""
+    shape = [d + b + e for d, b, e in zip(x.shape, before, after)]
+    if prod(shape) == 0:
+        composed("slice:empty-pad")
+        return x.new_empty(shape).fill_(value)
+    pads = []
+    for b, e in reversed(list(zip(before, after))):
+        pads += [b, e]
+    return F.pad(x, pads, mode="constant", value=value)
 
 
 def wrap_stages(before, after, d):
@@ -127,6 +158,8 @@ def wrap_stages(before, after, d):
         before, after, length = before - step_b, after - step_a, length + step_b + step_a
     if before or after:
         stages.append((before, after))
+    if len(stages) > 1:
+        composed("slice:wrap-periodic")
     return stages
 
 
@@ -136,10 +169,22 @@ def strided(x, axis, start, size, step):
     span flipped (torch's slicing takes no negative step), a zero step expands one element, and a
     size of 0 is the empty span at 0, whatever the start (TensorRT reads nothing there). `narrow`
     checks the span against the axis (and reads a negative start from the back): torch judges
-    the bounds."""
+    the bounds.
+
+    An axis that reads one coordinate (size 1: x = start) needs no stride: `narrow(axis, start,
+    1)` alone. (A Python slice of a step near 2^63 overflows torch 1.13's stride, which then
+    refuses it as negative.) Composed: a size of 0 read from 0 whatever the start and stride
+    (`slice:size-0`: torch's narrow would judge a start that TensorRT does not read; a start of 0
+    with a positive stride is what torch is asked anyway), a stride of 0 (`slice:stride-0`), a
+    negative stride (`slice:negative-step`)."""
     if size == 0:
+        if start != 0 or step <= 0:
+            composed("slice:size-0")
         return x.narrow(axis, 0, 0)
+    if size == 1:
+        return x.narrow(axis, start, 1)
     if step == 0:
+        composed("slice:stride-0")
         one = x.narrow(axis, start, 1)
         shape = list(one.shape)
         shape[axis] = size
@@ -148,12 +193,31 @@ def strided(x, axis, start, size, step):
     if step > 0:
         span = x.narrow(axis, start, length)
     else:
+        composed("slice:negative-step")
         span = torch.flip(x.narrow(axis, start + (size - 1) * step, length), [axis])
     return span[(slice(None),) * axis + (slice(None, None, abs(step)),)]
 
 
+SLICE_MODES = ("strict_bounds", "wrap", "clamp", "fill", "reflect")
+
+
+def reflect_notes(mode, stages):
+    """REFLECT's composed paths: a reflection past d - 1, which F.pad's reflect mode does not
+    reach, as several reflect pads (`slice:reflect-periodic`); an axis of one element, which
+    reflects onto itself, as a replicate pad (`slice:reflect-one-element`)."""
+    if mode != "reflect":
+        return
+    if sum(1 for stage, _, _ in stages if stage == "reflect") > 1:
+        composed("slice:reflect-periodic")
+    if any(stage == "replicate" for stage, _, _ in stages):
+        composed("slice:reflect-one-element")
+
+
 def run_slice(attrs, t):
     mode = attrs.get("mode", "strict_bounds")
+    if mode not in SLICE_MODES:
+        # The wire names five modes (docs/protocol.md); the suite's loader never sends another.
+        raise OpError("invalid_input", f"unknown slice mode {mode!r}: the modes are {', '.join(SLICE_MODES)}")
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     x = tensor(t[0])
     rank = x.dim()
@@ -170,16 +234,15 @@ def run_slice(attrs, t):
     if plan.padded:
         if mode == "fill":
             value = tensor(t[4]).item() if t[4] is not None else 0
-            pads = []
-            for b, e in reversed(list(zip(plan.before, plan.after))):
-                pads += [b, e]
-            x = F.pad(x, pads, mode="constant", value=value)
+            x = constant_pad(x, plan.before, plan.after, value)
         elif mode == "wrap":
             for axis, (b, e) in enumerate(zip(plan.before, plan.after)):
                 for step_b, step_a in wrap_stages(b, e, x.shape[axis]):
                     x = pad_axis(x, axis, step_b, step_a, "circular")
         else:
-            for stage, before, after in plan.pad_stages({"edge": "replicate", "reflect": "reflect", "constant": "constant", "wrap": "circular"}):
+            stages = plan.pad_stages({"edge": "replicate", "reflect": "reflect", "constant": "constant", "wrap": "circular"})
+            reflect_notes(mode, stages)
+            for stage, before, after in stages:
                 for axis, (b, e) in enumerate(zip(before, after)):
                     x = pad_axis(x, axis, b, e, stage)
     for axis, start, n, step in zip(axes, plan.starts, plan.sizes, plan.steps):
@@ -234,13 +297,16 @@ def run_scale(attrs, t):
 MEMORY_FORMAT = {"HWC": (torch.channels_last, 4), "DHWC": (torch.channels_last_3d, 5)}
 
 
-def torch_shape(shape, rank):
+def torch_shape(shape, rank, fmt):
     """The shape torch lays out for a logical `shape` in a format of `rank`: the shape itself at
     that rank, with one leading axis added one below it, with the leading axes merged above it
-    (the formats' leading axes stay outermost, in order); below, the shape as it is (torch judges)."""
+    (the formats' leading axes stay outermost, in order); below, the shape as it is (torch judges).
+    Composed (`reformat:<fmt>`): an axis added or axes merged."""
     if len(shape) == rank - 1:
+        composed(f"reformat:{fmt}")
         return [1] + list(shape)
     if len(shape) > rank:
+        composed(f"reformat:{fmt}")
         cut = len(shape) - rank + 1
         return [prod(shape[:cut])] + list(shape[cut:])
     return list(shape)
@@ -253,13 +319,13 @@ def storage(y):
 
 def pack(x, fmt):
     memory_format, rank = MEMORY_FORMAT[fmt]
-    y = x.reshape(torch_shape(x.shape, rank)).contiguous(memory_format=memory_format)
+    y = x.reshape(torch_shape(x.shape, rank, fmt)).contiguous(memory_format=memory_format)
     return storage(y).clone()
 
 
 def unpack(buffer, fmt, shape):
     memory_format, rank = MEMORY_FORMAT[fmt]
-    layout = torch.empty(torch_shape(shape, rank), dtype=buffer.dtype, memory_format=memory_format)
+    layout = torch.empty(torch_shape(shape, rank, fmt), dtype=buffer.dtype, memory_format=memory_format)
     image = storage(layout)
     image.copy_(buffer.view(image.shape))
     return layout.contiguous().reshape(shape)
@@ -315,10 +381,6 @@ def run_tensors(op, attrs, tensors):
         if unsupported(text):
             raise Unsupported(text) from None
         raise OpError(error_kind(text, op), text) from None
-
-
-# What the adapter composes from torch's ops rather than torch implementing it (anything not
-# listed is one torch call per stage of the op).
 
 
 def hello():
