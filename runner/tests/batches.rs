@@ -254,8 +254,10 @@ fn batches_are_cut_from_the_trials_order_alone() {
 }
 
 /// The slow compiler: each request costs the backend 60 ms, as a build does, whatever it
-/// holds. Batches of 32 judge Scale's spec cases at least 5 times faster than single
-/// requests, with the same statuses.
+/// holds. Batches of 32 pay it once per 32 of Scale's spec cases (counted from the requests
+/// sent, which no load on the machine changes), with the same statuses; the run's time falls
+/// with it (BENCHMARKS.md, "Batched trials", has the measured speed-up: the time check here
+/// only asks for half, so that a loaded machine's runner overhead cannot fail it).
 #[test]
 fn batches_pay_a_slow_compiler_once_per_batch() {
     let dir = scratch("slow-compiler");
@@ -275,8 +277,10 @@ fn batches_pay_a_slow_compiler_once_per_batch() {
     assert!(single_seconds >= cases as f64 * 0.06);
     let sent = requests(&batched.dump);
     assert_eq!(sent.len(), cases.div_ceil(32), "one request per 32 cases");
+    // At least 5 times fewer programs paid for (here 32 times).
+    assert!(5 * sent.len() <= cases);
     assert!(
-        batched_seconds * 5.0 <= single_seconds,
+        batched_seconds * 2.0 <= single_seconds,
         "batched {batched_seconds:.2} s, single {single_seconds:.2} s"
     );
     assert_eq!(trials(&single.report), trials(&batched.report));
