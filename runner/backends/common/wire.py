@@ -387,6 +387,14 @@ def serve(hello, run, answer="ok", run_batch=None):
                 replies = [dict(hello(), type="hello", protocol=PROTOCOL)]
             elif kind == "run":
                 replies = [answer_run(msg, run, answer)]
+            elif kind == "batch" and run_batch is None and isinstance(msg.get("cases"), list):
+                # Answered case by case: each reply goes out as it is made, so that a case that
+                # kills the process costs the runner only the cases after it.
+                for case in msg["cases"]:
+                    out.write(dumps(answer_run(case, run, answer)))
+                    out.write("\n")
+                    out.flush()
+                continue
             elif kind == "batch":
                 replies = answer_batch(msg.get("cases"), run, run_batch, answer)
             else:
