@@ -33,8 +33,8 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import (INPUT_COUNT, OpError, Unsupported, bisect, case_scope, check_budget, float_list, inputs_of, int_list,  # noqa: E402
-                  main, probe, prod)
+from wire import (INPUT_COUNT, OpError, Unsupported, bisect, case_scope, check_budget, composed, composed_of, float_list,  # noqa: E402
+                  inputs_of, int_list, main, probe, prod)
 from convert import FORMATS, Layout  # noqa: E402
 
 # Wire dtype <-> TensorRT DataType.
@@ -320,6 +320,7 @@ def scale(n, attrs, t):
         # An int8 input is a quantized value of scale 1: in a strongly typed network a user writes
         # Dequantize(1.0) to float32, the float Scale, and Quantize(1.0) back to an int8 output
         # (an int8 Scale itself ends in an internal assertion: repro/scale_int8_internal_assertion.py).
+        composed("scale:int8")
         xi = checked(call(n.net.add_dequantize, xi, n.scalar(1.0), trt.float32), "add_dequantize").get_output(0)
     coeffs = {}
     for name in ("shift", "scale", "power"):
@@ -636,6 +637,7 @@ def hello():
         "ops": list(LAYERS),
         "build_only": True,
         "dtypes": dtypes,
+        "composed": composed_of(__file__),
         "batch": BATCH,
     }
 
