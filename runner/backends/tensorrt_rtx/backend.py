@@ -18,6 +18,7 @@ unambiguously (KIND_PATTERNS, each checked against a real message by test_errors
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
 
+import ctypes
 import os
 import re
 import sys
@@ -32,7 +33,8 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OpError, Unsupported, check_budget, float_list, inputs_of, int_list, main, probe, prod  # noqa: E402
+from wire import (INPUT_COUNT, OpError, Unsupported, bisect, case_scope, check_budget, composed, composed_of, float_list,  # noqa: E402
+                  inputs_of, int_list, main, probe, prod)
 from convert import FORMATS, Layout  # noqa: E402
 
 # Wire dtype <-> TensorRT DataType.
@@ -102,6 +104,7 @@ class Rejected(Exception):
 
 
 NO_GPU = "cudaError 35: CUDA driver version is insufficient"
+QUIET = (trt.ILogger.Severity.VERBOSE, trt.ILogger.Severity.INFO)
 
 
 class Capture(trt.ILogger):
@@ -112,6 +115,9 @@ class Capture(trt.ILogger):
         self.lines = []
 
     def log(self, severity, msg):
+        if severity in QUIET:
+            # Most of what a build logs (about a hundred lines each): nothing a verdict reads.
+            return
         if NO_GPU in str(msg):
             # The builder probes for a device after some failures; no GPU is expected here.
             return
@@ -124,6 +130,25 @@ class Capture(trt.ILogger):
         return [m for s, m in self.lines if s == "E"]
 
 
+def keep_freed_memory():
+    """Lets the C library keep the memory a build frees for the next build. Many builds (int8
+    and fp8 networks, Scales, some bfloat16 ones) allocate and zero a 64 MiB buffer; past glibc's
+    mmap threshold (32 MiB at most by default) each one is a fresh mapping, and zeroing it costs
+    16,384 page faults, 30 to 80 ms of system time a build: two thirds of a whole run's CPU. With
+    the threshold and the trim threshold at 1 GiB the buffer is reused and the peak resident size
+    stays where it was (bench_batch.py measures it). A C library other than glibc is left as it
+    is. Nothing the builder decides depends on it."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+    mallopt(M_MMAP_THRESHOLD, 1 << 30)
+    mallopt(M_TRIM_THRESHOLD, 1 << 30)
+
+
+keep_freed_memory()
 LOGGER = Capture()
 BUILDER = trt.Builder(LOGGER)
 
@@ -181,17 +206,21 @@ def typed_weights(values, dtype, keep):
 
 
 class Network:
-    """One network under construction, and the arrays its constants point to."""
+    """One network under construction, and the arrays its constants point to. `prefix` starts the
+    names of the network inputs a case adds: empty for a case built alone (`input`, `fill`, as
+    before batching), `case<k>.` for case k of a batch, so that a message naming one says whose
+    it is."""
 
     def __init__(self):
         self.net = BUILDER.create_network(0)
         self.keep = []
+        self.prefix = ""
 
     def input(self, wire, name, shape=None, fmt=None):
         """A data input of the case: a network input of its dtype and shape."""
         if wire.dtype not in TRT_TYPE:
             raise Unsupported(f"dtype {wire.dtype}")
-        x = call(self.net.add_input, name, TRT_TYPE[wire.dtype], dims(shape if shape is not None else wire.shape))
+        x = call(self.net.add_input, self.prefix + name, TRT_TYPE[wire.dtype], dims(shape if shape is not None else wire.shape))
         if x is None:
             raise Rejected(LOGGER.errors() or ["add_input returned no tensor"])
         if fmt is not None:
@@ -291,6 +320,7 @@ def scale(n, attrs, t):
         # An int8 input is a quantized value of scale 1: in a strongly typed network a user writes
         # Dequantize(1.0) to float32, the float Scale, and Quantize(1.0) back to an int8 output
         # (an int8 Scale itself ends in an internal assertion: repro/scale_int8_internal_assertion.py).
+        composed("scale:int8")
         xi = checked(call(n.net.add_dequantize, xi, n.scalar(1.0), trt.float32), "add_dequantize").get_output(0)
     coeffs = {}
     for name in ("shift", "scale", "power"):
@@ -338,26 +368,29 @@ class Built:
     """What the builder says of a network it built: the output's dtype and dims, and the format
     the network output was declared in (reformat)."""
 
-    __slots__ = ("dtype", "dims", "format", "plan_bytes")
+    __slots__ = ("dtype", "dims", "format")
 
-    def __init__(self, dtype, dims, fmt, plan_bytes):
-        self.dtype, self.dims, self.format, self.plan_bytes = dtype, dims, fmt, plan_bytes
+    def __init__(self, dtype, dims, fmt):
+        self.dtype, self.dims, self.format = dtype, dims, fmt
 
 
-def build(op, attrs, tensors):
-    """Builds the case's network; returns a Built, or raises Rejected (with the builder's message),
-    OpError or Unsupported."""
-    LOGGER.lines.clear()
-    n = Network()
+def add_case(n, op, attrs, tensors):
+    """The case's layers in network `n`, its output marked as a network output; returns it."""
     layer = LAYERS[op](n, attrs, tensors)
     out = layer.get_output(0)
     call(n.net.mark_output, out)
     if op == "reformat":
         out.allowed_formats = 1 << int(TENSOR_FORMAT[attrs["to"]])
-    plan = BUILDER.build_serialized_network(n.net, BUILDER.create_builder_config())
-    errors = LOGGER.errors()
-    if plan is None or errors:
-        raise Rejected(errors or ["build_serialized_network returned no plan and logged nothing"])
+    return out
+
+
+def plan_of(n):
+    """`build_serialized_network` of network `n`: the plan, or None (the reasons are in LOGGER)."""
+    return BUILDER.build_serialized_network(n.net, BUILDER.create_builder_config())
+
+
+def built_of(op, attrs, out):
+    """The Built of a case whose network built, read from its output tensor `out`."""
     dims = list(out.shape)
     if any(d < 0 for d in dims):
         raise OpError("internal", f"the built network's output has unresolved dims {dims}")
@@ -367,7 +400,20 @@ def build(op, attrs, tensors):
         # layer's output from its inputs: no API asks Scale for another output type.
         raise Unsupported(f"the builder types this Scale's output {WIRE_TYPE.get(out.dtype)} from its input; a {wanted} output "
                           "needs weak typing (TensorRT 10 and earlier), which TensorRT-RTX does not have")
-    return Built(WIRE_TYPE.get(out.dtype, str(out.dtype)), dims, attrs.get("to") if op == "reformat" else None, plan.nbytes)
+    return Built(WIRE_TYPE.get(out.dtype, str(out.dtype)), dims, attrs.get("to") if op == "reformat" else None)
+
+
+def build(op, attrs, tensors):
+    """Builds the case's network, the case alone; returns a Built, or raises Rejected (with the
+    builder's message), OpError or Unsupported."""
+    LOGGER.lines.clear()
+    n = Network()
+    out = add_case(n, op, attrs, tensors)
+    plan = plan_of(n)
+    errors = LOGGER.errors()
+    if plan is None or errors:
+        raise Rejected(errors or ["build_serialized_network returned no plan and logged nothing"])
+    return built_of(op, attrs, out)
 
 
 def kind_of(errors):
@@ -382,7 +428,7 @@ def kind_of(errors):
     return None
 
 
-def answer(op, attrs, built, dla):
+def answer(op, attrs, built):
     """The `built` answer's output: dtype and shape as the wire carries them. A tensor in a
     format other than LINEAR travels as the 1-D memory image of its logical dims
     (docs/protocol.md "reformat"); the built network's dims are the logical ones."""
@@ -391,7 +437,7 @@ def answer(op, attrs, built, dla):
     if built.format is not None and built.format != "LINEAR":
         out["format"] = f"{built.format} (the network output's allowed_formats; logical dims {built.dims})"
         try:
-            out["shape"] = [check_budget(Layout(built.format, built.dims, built.dtype, dla).memory, "buffer")]
+            out["shape"] = [check_budget(Layout(built.format, built.dims, built.dtype, attrs.get("dla", "orin")).memory, "buffer")]
         except OpError:
             # The builder took a rank the protocol's table gives no memory image for: the
             # logical dims stand, and the format text says so.
@@ -399,17 +445,172 @@ def answer(op, attrs, built, dla):
     return out
 
 
-def run(op, attrs, inputs):
+def tensors_of(op, inputs):
+    """The request's input tensors, decoded; or what answers the case before any build."""
     if op not in LAYERS:
         raise Unsupported(f"op {op!r} has no TensorRT layer")
     tensors = inputs_of(inputs, INPUT_COUNT[op])
     if tensors[0] is None:
         raise OpError("invalid_input", "input 0 is required")
+    return tensors
+
+
+def run_tensors(op, attrs, tensors):
+    """A case's answer, its network built alone."""
     try:
         built = build(op, attrs, tensors)
     except Rejected as e:
         raise OpError(kind_of(e.errors), f"tensorrt_rtx {trt.__version__}: {' | '.join(e.errors)}"[:2000]) from None
-    return answer(op, attrs, built, attrs.get("dla", "orin"))
+    return answer(op, attrs, built)
+
+
+def run(op, attrs, inputs):
+    return run_tensors(op, attrs, tensors_of(op, inputs))
+
+
+# ----------------------------------------------------------------------------------------------
+# Batches: one network of independent layer chains, one build
+#
+# Case k of a batch adds its layers to the batch's network with every network input and layer
+# named `case<k>.…`. The builder's verdict on the batch is taken only where it is the case's own:
+# - a case whose layers TensorRT refuses while they are added (an API call that raises or logs
+#   an error, an output whose shape it cannot infer or leaves unknown) is answered alone;
+# - a build that fails is answered by its error messages: each case they name is answered alone,
+#   and the others are built again without it;
+# - a failed build whose errors name no case (an internal error of the Myelin compiler, which
+#   compiles the batch's chains as one region) is split by wire.bisect, halves then singles;
+# - a build that succeeds without an error answers every case in it from its output tensor.
+# A reformat from or to CHW16, DLA_LINEAR or DLA_HWC4 is answered alone from the start: the
+# pinned builder ends every such build in an internal assertion that names no layer
+# (repro/formats_internal_assertion.py), and the suite sends them in runs, where bisecting a batch
+# of them costs about twice the builds of answering each alone. Which cases go alone depends on
+# their attributes only, never on what they expect.
+# "Answered alone" is exactly the single `run` (the case's own network, its own message): a
+# rejection's message and kind never depend on the batch, and a case is answered from the batch's
+# build only when that build succeeded.
+
+CASE_NAME = re.compile(r"\bcase(\d+)\.")
+LONE_FORMATS = {"CHW16", "DLA_LINEAR", "DLA_HWC4"}
+# A Myelin region's name spans the layers it holds, `ForeignNode[case3.0...case0.0]`: it names a
+# range, not a case.
+REGION = re.compile(r"ForeignNode\[[^\]]*\]")
+
+
+class Case:
+    """One case of a batch: its index in the batch (the `case<k>.` of its names), its id, op,
+    attributes and decoded input tensors."""
+
+    __slots__ = ("k", "id", "op", "attrs", "tensors")
+
+    def __init__(self, k, case_id, op, attrs, tensors):
+        self.k, self.id, self.op, self.attrs, self.tensors = k, case_id, op, attrs, tensors
+
+
+class NamesNoCase(Exception):
+    """A batch's build failed, and none of its messages names a case of the batch."""
+
+
+def named(messages):
+    """The indices of the cases `messages` name (a layer or tensor `case<k>.…`)."""
+    return {int(k) for message in messages for k in CASE_NAME.findall(REGION.sub("", message))}
+
+
+def add_named(n, case):
+    """Adds the case's layers to the batch network `n`, each layer and network input named
+    `case<k>.…`; returns its output tensor, or None when TensorRT refused something while they
+    were added. The output's shape is asked for here, so that a shape the builder cannot infer is
+    this case's error, not the build's; a dim it leaves unknown (a network input given a -1,
+    which the build then rejects naming no layer) sends the case alone too."""
+    n.prefix = f"case{case.k}."
+    first, errors = n.net.num_layers, len(LOGGER.errors())
+    try:
+        with case_scope(case.id):
+            out = add_case(n, case.op, case.attrs, case.tensors)
+            if any(d < 0 for d in out.shape):
+                out = None
+    except Exception:  # noqa: BLE001 - the case's own answer comes from its build alone
+        out = None
+    for i in range(first, n.net.num_layers):
+        n.net.get_layer(i).name = f"case{case.k}.{i - first}"
+    return out if len(LOGGER.errors()) == errors else None
+
+
+def lone(case):
+    """A reformat from or to a format of LONE_FORMATS: answered alone from the start."""
+    ends = [case.attrs.get("from"), case.attrs.get("to")]
+    return case.op == "reformat" and any(isinstance(end, str) and end in LONE_FORMATS for end in ends)
+
+
+def finished(case, out):
+    """The answer of a case whose batch network built: its output object, or the exception that
+    answers it (too large, an unresolved dim, an output type the builder does not give)."""
+    try:
+        with case_scope(case.id):
+            return answer(case.op, case.attrs, built_of(case.op, case.attrs, out))
+    except Exception as e:  # noqa: BLE001 - the case's answer; wire reports an adapter bug as internal
+        return e
+
+
+def alone(case):
+    """The case's answer from its own network: what a single `run` answers (or raises)."""
+    with case_scope(case.id):
+        try:
+            return run_tensors(case.op, case.attrs, case.tensors)
+        except Exception as e:  # noqa: BLE001 - the case's answer
+            return e
+
+
+def build_together(cases, settled):
+    """The results of `cases` (in order) from one network of those not yet `settled` (a dict of
+    results by case index, which it fills). Raises NamesNoCase when the build fails and no
+    message names a case."""
+    pending = [case for case in cases if case.k not in settled]
+    while len(pending) > 1:
+        LOGGER.lines.clear()
+        n = Network()
+        outs = {case.k: add_named(n, case) for case in pending}
+        refused = {k for k, out in outs.items() if out is None}
+        if not refused:
+            plan = plan_of(n)
+            errors = LOGGER.errors()
+            if plan is not None and not errors:
+                settled.update((case.k, finished(case, outs[case.k])) for case in pending)
+                break
+            refused = named(errors) & set(outs)
+            if not refused:
+                raise NamesNoCase(" | ".join(errors) or "build_serialized_network returned no plan and logged nothing")
+        settled.update((case.k, alone(case)) for case in pending if case.k in refused)
+        pending = [case for case in pending if case.k not in refused]
+    for case in pending:
+        if case.k not in settled:
+            settled[case.k] = alone(case)
+    return [settled[case.k] for case in cases]
+
+
+def run_batch(requests):
+    """wire.main's `run_batch`: the cases of a batch request built as one network (above); one
+    result per request, in order."""
+    results = [None] * len(requests)
+    cases = []
+    for k, (case_id, op, attrs, inputs) in enumerate(requests):
+        try:
+            cases.append(Case(k, case_id, op, attrs, tensors_of(op, inputs)))
+        except Exception as e:  # noqa: BLE001 - as `run` answers it
+            results[k] = e
+    settled = {}  # once per case, however often bisect builds the part it is in
+    for case in cases:
+        if lone(case):
+            settled[case.k] = alone(case)
+    together = [case for case in cases if case.k not in settled]
+    for case, result in zip(together, bisect(lambda part: build_together(part, settled), together, NamesNoCase)):
+        settled[case.k] = result
+    for case in cases:
+        results[case.k] = settled[case.k]
+    return results
+
+
+# ----------------------------------------------------------------------------------------------
+# Hello
 
 
 def attempt(op, attrs, tensors):
@@ -422,6 +623,10 @@ def attempt(op, attrs, tensors):
             raise OpError(kind_of(e.errors), " | ".join(e.errors)) from None
 
 
+# The most cases a batch request holds: BATCH_TABLE in README.md, measured by bench_batch.py.
+BATCH = 32
+
+
 def hello():
     # The dtypes in which the installed builder builds the simplest case of each op (reformat's
     # dtypes depend on the format, and are the builder's to judge case by case).
@@ -432,8 +637,10 @@ def hello():
         "ops": list(LAYERS),
         "build_only": True,
         "dtypes": dtypes,
+        "composed": composed_of(__file__),
+        "batch": BATCH,
     }
 
 
 if __name__ == "__main__":
-    main(hello, run, answer="built")
+    main(hello, run, answer="built", run_batch=run_batch)
