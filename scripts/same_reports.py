@@ -11,7 +11,8 @@ whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known fa
 whose engine is not installed is left out, and `compare` says so.
 
 `pair` compares two reports the same way, leaving out the batch size too (`run.batch`: batching
-never changes a verdict, docs/protocol.md "Batches"). `batched` runs an engine of
+never changes a verdict, docs/protocol.md "Batches") and the end of a backend's stderr that a
+failure quotes (what a crashing process wrote, read as it came: two runs may quote more or less). `batched` runs an engine of
 runner/backends/ (its manifest's flags, then ARGS, e.g. a name filter or `--partition 1/20`)
 twice, with its hello's batch and with `--batch 1`, and pairs the reports; the two reports and
 the runs' CPU seconds and peak memory are printed.
@@ -23,6 +24,7 @@ report only, or a field that differs, is printed.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -92,9 +94,26 @@ def trials(report, root):
     return {t["name"]: strip(t, root) for t in report.get("trials", [])}
 
 
+# The end of a backend's stderr that a failure quotes: what the process wrote, read as it came,
+# so two runs of one commit may quote more or less of it.
+STDERR_TAIL = re.compile(r"; its stderr ended with:(\n    [^\n]*)*")
+
+
+def without_stderr(value):
+    """`value` with the stderr tails of its messages left out."""
+    if isinstance(value, dict):
+        return {k: without_stderr(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_stderr(v) for v in value]
+    if isinstance(value, str):
+        return STDERR_TAIL.sub("", value)
+    return value
+
+
 def pair(a, b, label="", root=None):
-    """The differences of reports `a` and `b` (paths), trial for trial, batch size left out."""
-    ra, rb = json.load(open(a)), json.load(open(b))
+    """The differences of reports `a` and `b` (paths), trial for trial, batch size and the
+    stderr tails quoted in messages left out."""
+    ra, rb = without_stderr(json.load(open(a))), without_stderr(json.load(open(b)))
     for report in (ra, rb):
         report.get("run", {}).pop("batch", None)
     ta, tb = trials(ra, root), trials(rb, root)
@@ -132,7 +151,7 @@ def batched(engine, extra, runner):
             path = os.path.join(out, f"{label}.json")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             run = subprocess.run([runner, *args, *cap, "-q", "--report-json", path,
-                                  "--backend-log", os.path.join(out, f"{label}.log")],
+                                  "--backend-log", os.path.join(out, "backend.log")],
                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
