@@ -1305,21 +1305,22 @@ fn a_runner_killed_outright_leaves_no_setsid_grandchild() {
 }
 
 /// SIGINT or SIGTERM to the runner while every backend process (each with a child) works on a
-/// case, with one process and with four: the runner stops every backend process as at the end
-/// of a run, writes the report of what it has, marked interrupted, and exits 130 or 143.
+/// case, with one process, with four, and with two taking batches of 4: the runner stops every
+/// backend process as at the end of a run, writes the report of what it has, marked
+/// interrupted, and exits 130 or 143.
 #[test]
 fn a_signal_mid_run_stops_every_backend_and_writes_an_interrupted_report() {
     for (signal, name, code) in [
         (libc::SIGINT, "SIGINT", 130),
         (libc::SIGTERM, "SIGTERM", 143),
     ] {
-        for jobs in [1usize, 4] {
+        for (jobs, batch) in [(1usize, ""), (4, ""), (2, " --batch 4")] {
             let scratch = scratch("signal");
             let dir = scratch.path();
             let marker = marker(&format!("signal-{jobs}"));
             let _cleanup = KillOnDrop(marker.clone());
             let backend = format!(
-                "{} --child --marker {marker} --sleep-ms 3600000",
+                "{} --child --marker {marker} --sleep-ms 3600000{batch}",
                 faulty_backend()
             );
             let (report, dump) = (dir.join("report.json"), dir.join("requests.jsonl"));
