@@ -4,16 +4,20 @@ own ops (opset 13), written the way a TensorRT-to-OpenVINO converter would write
 has the table). The adapter computes only what a converter computes from static shapes (Slice
 ends, Pad amounts, Gather indices, layout shapes: ../common/convert.py).
 
-Compiling a model on the CPU plugin costs about 15 ms of CPU, so the models take every
-shape-dependent value (permutations, reshape dims, Slice and Pad parameters, Gather indices,
-weights) as a run-time input with dynamic dims: one compiled model serves every case of the same
-structure, rank and dtypes, and a small cache keeps the models of the structures seen last.
+Compiling a model on the CPU plugin costs about 15 ms of CPU whatever it holds (and about 1 ms
+more per case it holds), so the models take every shape-dependent value (permutations, reshape
+dims, Slice and Pad parameters, Gather indices, weights) as a run-time input with dynamic dims.
+A case sent alone runs in a compiled model of its own, kept in a small cache by structure (one
+compiled model serves every case of the same structure, rank and dtypes); the cases of a batch run
+as one model of independent subgraphs, one per structure among them, compiled once
+(`run_batch`), each case the subgraph it is alone.
 
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
 
 import collections
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -31,7 +35,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
+from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, bisect, case_scope, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -49,13 +53,19 @@ OV_TYPE = {
 }
 WIRE_TYPE = {t.get_type_name(): n for n, t in OV_TYPE.items()}
 CORE = ov.Core()
-# The CPU plugin's default configuration but for one setting. On a CPU with bfloat16 arithmetic
-# (AVX512_BF16, AMX) the plugin runs float32 computations at bfloat16 precision by default, which
-# flushes subnormal results and rewrites NaNs of bfloat16 Scale cases
-# (repro/config_bf16_inference_precision.py); TensorRT's Scale computes in float32, so the adapter
-# asks for f32. No thread or stream setting: with INFERENCE_NUM_THREADS 1 the plugin skips run-time
-# shape checks and returns what was in memory (repro/config_one_thread_skips_shape_checks.py).
-CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+# The CPU plugin's default configuration but for two settings.
+# - INFERENCE_PRECISION_HINT f32: on a CPU with bfloat16 arithmetic (AVX512_BF16, AMX) the plugin
+#   runs float32 computations at bfloat16 precision by default, which flushes subnormal results and
+#   rewrites NaNs of bfloat16 Scale cases (repro/config_bf16_inference_precision.py); TensorRT's
+#   Scale computes in float32, so the adapter asks for f32.
+# - CPU_RUNTIME_CACHE_CAPACITY 0: the plugin's cache of kernels for run-time shapes, shared by the
+#   nodes of a compiled model, gives one Multiply the kernel of another of a different rank in the
+#   same model, which then computes wrong values (repro/runtime_cache_mixes_eltwise_kernels.py): a
+#   case's values would depend on the cases batched with it. Without the cache each node makes its
+#   own kernel, as in a model of its own.
+# No thread or stream setting: with INFERENCE_NUM_THREADS 1 the plugin skips run-time shape checks
+# and returns what was in memory (repro/config_one_thread_skips_shape_checks.py).
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "CPU_RUNTIME_CACHE_CAPACITY": "0"}
 
 
 class Builder:
@@ -279,10 +289,31 @@ def build(op, attrs, inputs):
     return b
 
 
-def compile_case(b):
-    """One infer request of a model of the case's subgraph. The model object is dropped once
-    compiled: the plugin compiles its own copy."""
-    return CORE.compile_model(ov.Model([b.result], b.params), "CPU", CONFIG).create_infer_request()
+# A node of case i is named `c<i>/<Type>_<n>` (n counts its nodes from the Result up), and
+# OpenVINO's messages name the nodes they are about (the CPU plugin keeps a name in the nodes it
+# fuses, `c3/Transpose_2.0`): the case a compile or run failure belongs to.
+CASE_NAME = re.compile(r"(?<![\w.])c(\d+)/")
+
+
+def name_nodes(b, index):
+    """Names every node of the case's subgraph after the case's `index` in its model (0 alone)."""
+    seen, stack = set(), [b.result]
+    while stack:
+        node = stack.pop()
+        if node.get_instance_id() in seen:
+            continue
+        seen.add(node.get_instance_id())
+        node.set_friendly_name(f"c{index}/{node.get_type_name()}_{len(seen)}")
+        stack.extend(i.get_source_output().get_node() for i in node.inputs())
+    for n, p in enumerate(b.params):
+        p.set_friendly_name(f"c{index}/Parameter_in{n}")
+
+
+def compile_cases(cases):
+    """One infer request of a model of the cases' subgraphs (their Results, then Parameters, in
+    order). The model object is dropped once compiled: the plugin compiles its own copy."""
+    model = ov.Model([b.result for b in cases], [p for b in cases for p in b.params])
+    return CORE.compile_model(model, "CPU", CONFIG).create_infer_request()
 
 
 def output(request, index):
@@ -292,8 +323,12 @@ def output(request, index):
     if dtype is None:
         raise OpError("internal", f"the model returned {out.element_type}")
     shape = list(out.shape)
-    size = nbytes(dtype, prod(shape))
+    count = prod(shape)
+    size = nbytes(dtype, count)
     data = np.asarray(out.data).reshape(-1).view(np.uint8)[:size].tobytes() if size else b""
+    if dtype == "int4" and count % 2:
+        # The high half of the last byte holds no element: zero, not what the plugin left there.
+        data = data[:-1] + bytes([data[-1] & 0x0F])
     return encode_bytes(dtype, shape, data)
 
 
@@ -317,7 +352,7 @@ def compiled(b):
     request = CACHE.pop(key, None)
     if request is None:
         try:
-            request = compile_case(b)
+            request = compile_cases([b])
         except Exception as e:
             request = engine_error(e, "compiling the model", b.op)
     CACHE[key] = request
@@ -328,6 +363,7 @@ def compiled(b):
 
 def run_alone(b):
     """The case's output tensor object from a model of its own; raises its answer otherwise."""
+    name_nodes(b, 0)
     request = compiled(b)
     if isinstance(request, Exception):
         raise request
@@ -340,6 +376,137 @@ def run_alone(b):
 
 def run(op, attrs, inputs):
     return run_alone(build(op, attrs, inputs))
+
+
+# ----------------------------------------------------------------------------------------------
+# A batch: one model of the cases' independent subgraphs, compiled and run once
+
+# The most cases a batch request may hold (the hello's `batch`), set by measurement (bench_batch.py,
+# README.md): over the suite's requests the adapter takes least CPU with batches of 48 to 96 (1.7
+# to 1.8 ms a request, 8 ms alone, 3.4 ms in batches of 8, 1.9 ms of 32 or 128).
+BATCH = 64
+
+
+class Unnamed(Exception):
+    """A failure of a model of several cases whose message names none of them."""
+
+
+def answer_alone(b):
+    """`run_alone` as a result: the output, or the exception that is the case's answer."""
+    try:
+        return run_alone(b)
+    except (OpError, Unsupported) as e:
+        return e.with_traceback(None)  # an answer, not a bug: no frames (engine_error)
+    except Exception as e:  # noqa: BLE001 - an adapter bug, reported with its traceback
+        return e
+
+
+def run_together(cases):
+    """The results of `cases` (Builders named after their index), in order, from one model that
+    holds a subgraph per structure among them (its first case's), compiled once and run until
+    every case has run: each run feeds every subgraph the next case of its structure, or the last
+    one that ran again (its output already taken), as a model of a case alone serves every case
+    of its structure.
+
+    A failure that names a case (its nodes, `c<i>/`, or its input by index) is the answer of the
+    case fed there (when compiling, of every case of that structure), and the runs go on without
+    it; a subgraph none of whose cases has run, with none left, is left out of a new model of the
+    cases left. A failure that names none raises Unnamed before any case is answered, so that
+    `bisect` splits the cases, and sends the cases of that run to `bisect` after. A case left
+    alone runs as it would be sent alone."""
+    if len(cases) < 2:
+        return [answer_alone(b) for b in cases]
+    groups = {}
+    for b in cases:
+        groups.setdefault(b.structure(), []).append(b)
+    heads = [group[0] for group in groups.values()]
+    pending = [collections.deque(group) for group in groups.values()]
+    last, results = [None] * len(heads), {}
+
+    def after(rest):
+        """Adds the results of `rest` (a part of `cases`), run without this model."""
+        rest = sorted(rest, key=lambda b: b.index)
+        results.update((b.index, r) for b, r in zip(rest, bisect(run_together, rest, Unnamed)))
+
+    try:
+        request = compile_cases(heads)
+    except Exception as e:
+        failure = e.with_traceback(None)
+        n, _ = named_case(failure, heads)
+        if n is None:
+            raise Unnamed(f"compiling the model: {failure}") from None
+        results.update((b.index, engine_error(failure, "compiling the model", b.op)) for b in pending[n])
+        after([b for queue in pending[:n] + pending[n + 1:] for b in queue])
+        return [results[b.index] for b in cases]
+    while any(pending):
+        if any(not queue and ran is None for queue, ran in zip(pending, last)):
+            request = None  # its threads end here, not after the rest runs
+            after([b for queue in pending for b in queue])
+            break
+        fed = [queue[0] if queue else ran for queue, ran in zip(pending, last)]
+        try:
+            request.infer([tensor(v) for b in fed for v in b.feeds])
+        except Exception as e:
+            failure = e.with_traceback(None)
+            n, alone = named_case(failure, heads)
+            if n is not None and pending[n] and fed[n] is pending[n][0]:
+                b = pending[n].popleft()
+                results[b.index] = answer_alone(b) if alone else engine_error(failure, "running the model", b.op)
+            elif not results:
+                raise Unnamed(f"running the model: {failure}") from None
+            else:
+                after([queue.popleft() for queue in pending if queue])
+            continue
+        for n, queue in enumerate(pending):
+            if queue:
+                last[n] = queue.popleft()
+                results[last[n].index] = output(request, n)
+    return [results[b.index] for b in cases]
+
+
+INPUT_INDEX = re.compile(r"Can't set the input tensor with index: (\d+)")
+
+
+def named_case(e, heads):
+    """(position in `heads`, False) of the subgraph whose nodes the engine's message names (one
+    subgraph only), (position, True) of the one whose input it refuses by the input's index (its
+    answer is then the one it gets alone, where the index is its own), or (None, False)."""
+    text = str(e)
+    named = {int(i) for i in CASE_NAME.findall(text)}
+    if len(named) == 1:
+        (index,) = named
+        for n, b in enumerate(heads):
+            if b.index == index:
+                return n, False
+    m = INPUT_INDEX.search(text)
+    if m is not None and not named:
+        position = int(m.group(1))
+        for n, b in enumerate(heads):
+            if position < len(b.params):
+                return n, True
+            position -= len(b.params)
+    return None, False
+
+
+def run_batch(requests):
+    """The batch's results (wire.py): each case built as its own subgraph (an error while it is
+    made is its own answer, and it is left out), then `run_together`, split by `bisect` where a
+    failure names no case."""
+    results, built = [None] * len(requests), []
+    for index, (mid, op, attrs, inputs) in enumerate(requests):
+        with case_scope(mid):
+            try:
+                b = build(op, attrs, inputs)
+            except Exception as e:  # noqa: BLE001 - the case's answer
+                results[index] = e
+                continue
+        b.index = index
+        name_nodes(b, index)
+        built.append(b)
+    if built:
+        for b, result in zip(built, bisect(run_together, built, Unnamed)):
+            results[b.index] = result
+    return results
 
 
 def hello():
@@ -356,10 +523,11 @@ def hello():
             "engine_flags": list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
         },
         "composed": composed_of(__file__),
+        "batch": BATCH,
         "ops": OPS,
         "dtypes": {op: list(ITEMSIZE) for op in OPS},
     }
 
 
 if __name__ == "__main__":
-    main(hello, run)
+    main(hello, run, run_batch=run_batch)
