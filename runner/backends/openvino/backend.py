@@ -35,7 +35,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, bisect, case_scope, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
+from wire import INPUT_COUNT, ITEMSIZE, OPS, OpError, Unsupported, bisect, case_scope, composed, composed_of, encode_bytes, inputs_of, int_list, main, nbytes, prod  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -176,11 +176,18 @@ PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap
 
 
 def build_slice(b, attrs, t):
+    """Slice as OpenVINO's Slice; a mode that reads outside the input pads it first (composed:
+    `slice:CLAMP`, `slice:FILL`, `slice:REFLECT`, Pads of amounts the adapter computes), and an
+    axis of stride 0 is a Gather of coordinates the adapter computes (`slice:stride-0`)."""
     plan = SlicePlan(attrs, t[0], t[1], t[2], t[3], t[5], t[4])
     x = b.data(t[0])
-    for mode, before, after in plan.pad_stages(PAD_MODES):
+    stages = plan.pad_stages(PAD_MODES)
+    for mode, before, after in stages:
         if mode is None:
             raise Unsupported("OpenVINO's Pad has no wrap mode")
+    if stages:
+        composed(f"slice:{plan.mode.upper()}")
+    for mode, before, after in stages:
         fill = t[4] if mode == "constant" else None
         b.step("pad", mode, fill is not None and (fill.dtype, len(fill.shape), fill.shape == [1]))
         args = [x, b.ints(before), b.ints(after), mode]
@@ -200,6 +207,8 @@ def build_slice(b, attrs, t):
         starts, ends, axes, steps = (list(column) for column in zip(*entries))
         b.step("slice", len(axes))
         x = ops.slice(x, b.ints(starts), b.ints(ends), b.ints(steps), b.ints(axes)).output(0)
+    if gathers:
+        composed("slice:stride-0")
     for axis, index in gathers:
         b.step("gather", axis)
         x = ops.gather(x, b.ints(index), ops.constant(np.int64(axis))).output(0)
@@ -207,7 +216,9 @@ def build_slice(b, attrs, t):
 
 
 def build_as_strided(b, attrs, t):
+    """A Gather of the flat indices the adapter computes (composed: `as_strided`)."""
     index = as_strided_indices(attrs)
+    composed("as_strided")
     flat = ops.reshape(b.data(t[0]), ops.constant(np.array([-1], dtype=np.int64)), special_zero=False)
     return ops.gather(flat, b.ints(index, static=False), ops.constant(np.int64(0))).output(0)
 
@@ -216,14 +227,19 @@ SCALE_OP = {"scale": ops.multiply, "shift": ops.add, "power": ops.power}
 
 
 def build_scale(b, attrs, t):
+    """OpenVINO has no Scale op: Convert, Multiply, Add, Power and Convert (Round and Clamp before
+    an int8 output) of weights the adapter shapes (composed: `scale`, when any op is written; a
+    float32 case without weights is its input)."""
     weights = scale_weights(attrs, t[0].shape)
+    out_dtype = attrs.get("output_dtype") or t[0].dtype
+    if weights or t[0].dtype != "float32" or out_dtype != "float32":
+        composed("scale")
     y = b.data(t[0])
     if t[0].dtype != "float32":
         y = ops.convert(y, ov.Type.f32).output(0)
     for name, w in weights:
         b.step(name, w.ndim)
         y = SCALE_OP[name](y, b.floats(w)).output(0)
-    out_dtype = attrs.get("output_dtype") or t[0].dtype
     b.step("out", out_dtype)
     if out_dtype == "int8":
         # TensorRT quantizes to int8 rounding half to even and saturating: OpenVINO's own Round,
@@ -236,7 +252,12 @@ def build_scale(b, attrs, t):
 
 
 def build_reformat(b, attrs, t):
+    """A format's memory image unpacked and packed by chains of Reshape, Transpose, Slice and Pad
+    the adapter chooses (composed: `reformat:FORMAT` for each format other than LINEAR)."""
     _, src, dst = reformat_plan(attrs, t[0])
+    for layout, name in ((src, "from"), (dst, "to")):
+        if layout is not None:
+            composed(f"reformat:{attrs[name]}")
     # A buffer in a packed format is the format's 1-D memory image.
     y = b.data(t[0], rank=1 if src is not None else None)
     if src is not None:
