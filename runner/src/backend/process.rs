@@ -42,9 +42,8 @@ use crate::backend::interface::{
     Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
 };
 use crate::backend::protocol::{
-    batch_request, hello_request, reply_id, run_request, Reply, PROTOCOL_VERSION,
+    batch_request, hello_request, reply_id, run_request, Reply, MAX_BATCH, PROTOCOL_VERSION,
 };
-use crate::run::config::MAX_BATCH;
 
 /// Failed starts of a worker in a row (hello not answered, answered wrongly, or the process
 /// gone) after which it is not started again.

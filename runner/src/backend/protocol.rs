@@ -16,6 +16,10 @@ use serde_json::{json, Value};
 
 pub(crate) const PROTOCOL_VERSION: u64 = 1;
 
+/// The most cases one batch request holds (docs/protocol.md, "Batches"): a hello's larger
+/// `batch` means this many, and `--batch` takes no more.
+pub(crate) const MAX_BATCH: usize = 4096;
+
 /// A part of a message that does not decode, with where it is (`attrs: scale: ...`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

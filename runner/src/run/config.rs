@@ -153,8 +153,7 @@ pub(crate) fn parse_jobs(text: &str) -> Result<usize, ValueError> {
     }
 }
 
-/// The most cases one batch request holds (`--batch`; docs/protocol.md, "Batches").
-pub(crate) const MAX_BATCH: usize = 4096;
+pub(crate) use crate::backend::protocol::MAX_BATCH;
 
 /// A batch size cap, from 1 to [`MAX_BATCH`].
 pub(crate) fn parse_batch(text: &str) -> Result<usize, ValueError> {
