@@ -133,13 +133,26 @@ def tensor(value):
     return t
 
 
+# Node names in OpenVINO's messages: the adapter's case prefix (`c40/`, the case's place in its
+# batch) and the numbers OpenVINO gives nodes it names itself (`Convert_209198`, a count over the
+# process's life). Neither says anything of the case, and both would make a message depend on the
+# batch it was in or on what the process ran before.
+CASE_PREFIX = re.compile(r"\bc\d+/")
+NODE_NUMBER = re.compile(r"\b([A-Z][A-Za-z]*)_\d+\b")
+
+
+def stable_names(text):
+    """`text` with the case prefixes and OpenVINO's node numbers written `c/` and `_#`."""
+    return NODE_NUMBER.sub(r"\1_#", CASE_PREFIX.sub("c/", text))
+
+
 def engine_error(e, when, op):
     """An exception of OpenVINO: a type without a kernel is `unsupported`, anything else is the
     engine rejecting the case, with the kind its message names (errors.py) or none. The
     exception's traceback is let go: its frames hold the infer request, whose compiled model and
     threads would otherwise live until Python's cycle collector runs."""
     e.__traceback__ = None
-    text = " ".join(str(e).split())
+    text = stable_names(" ".join(str(e).split()))
     if "support" in text.lower() and "type" in text.lower() or "Unsupported" in text:
         return Unsupported(f"openvino {when}: {text[:300]}")
     return OpError(error_kind(text, op), f"openvino {when}: {text[:600]}")
