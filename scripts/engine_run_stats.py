@@ -6,17 +6,27 @@ process's own peak, VmHWM, counts too). Prints a markdown table for BENCHMARKS.m
 time and threads", "Batched trials").
 
 Usage: scripts/engine_run_stats.py [--runner target/release/runner] [--batch N] [--as BYTES]
-       [ENGINE ...]
+       [--reports DIR] [--write] [ENGINE ...]
 (every engine of runner/backends/*/engine.toml when none is named; Linux only). `--batch N` is
 passed to the runner (`--batch 1`: every case alone); `--as BYTES` runs it under `prlimit --as`.
+`--reports DIR` keeps each run's JSON report as DIR/<engine>.json (what `scripts/engines_md.py
+--reports DIR` counts docs/engines.md from). `--write` also writes each engine's figures into its
+README, runner/backends/<engine>/README.md, as the block this script measured (scripts/measured.py:
+the date, the machine, the command; scripts/test_figures.py fails on a figure outside such a
+block), in place of the block's markers `<!-- measured by scripts/engine_run_stats.py -->` and
+`<!-- end of measured -->`.
 """
 
 import argparse
+import datetime
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
+
+import measured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -78,6 +88,8 @@ def main():
     parser.add_argument("--runner", default="target/release/runner")
     parser.add_argument("--batch", default=None)
     parser.add_argument("--as", dest="address_space", default=None)
+    parser.add_argument("--reports", metavar="DIR", default=None, help="keep each run's JSON report as DIR/<engine>.json")
+    parser.add_argument("--write", action="store_true", help="write each engine's figures into its README's measured block")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args()
     manifests = engines()
@@ -89,7 +101,12 @@ def main():
         command = [args.runner, "-q", "--backend", m["backend"], "--expectations", m["expectations"], *m.get("options", [])]
         if args.batch:
             command += ["--batch", args.batch]
-        report = os.path.join("target", f"engine-run-stats-{name}.json")
+        base = list(command)
+        report = os.path.join(args.reports, f"{name}.json") if args.reports else os.path.join("target", f"engine-run-stats-{name}.json")
+        if args.reports:
+            os.makedirs(os.path.join(ROOT, args.reports), exist_ok=True)
+        where = measured.machine()
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
         command += ["--report-json", report, "--backend-log", os.path.join("target", f"engine-run-stats-{name}.log")]
         if args.address_space:
             command = ["prlimit", f"--as={args.address_space}", "--", *command]
@@ -116,6 +133,18 @@ def main():
             batch = "?"
         mb = lambda b: f"{b / 1e6:.0f}"  # noqa: E731
         print(f"| {m.get('display', name)} | {batch} | {wall:.1f} | {cpu:.1f} | {mb(largest)} | {mb(total)} | {peak} | {summary}{status} |", flush=True)
+        if args.write:
+            shown = shlex.join(base)
+            text = (
+                f"Measured on {when} on {where} by `scripts/engine_run_stats.py`: "
+                f"the whole run as CI makes it (`{shown}`) took {wall:.1f} s of wall time and {cpu:.1f} s of CPU "
+                f"(the runner and the adapter's processes); the largest resident set of one process was "
+                f"{mb(largest)} MB and of all together {mb(total)} MB, with at most {peak} threads at once "
+                f"(sampled every 0.1 s from /proc), in batches of {batch}: {summary}{status}. The wall time "
+                f"grows with the machine's load (its load average at the start, above)."
+            )
+            again = "python3 scripts/engine_run_stats.py --write" + (f" --runner {args.runner}" if args.runner != "target/release/runner" else "") + f" {name}"
+            measured.write_block(os.path.join(ROOT, "runner", "backends", name, "README.md"), "scripts/engine_run_stats.py", again, text, when=when, where=where)
 
 
 if __name__ == "__main__":

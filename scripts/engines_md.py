@@ -1,30 +1,37 @@
 #!/usr/bin/env python3
-"""Writes docs/engines.md from the engine adapters' manifests and known-failures files
-(runner/backends/*/engine.toml, read by scripts/engines.py; the files' format is in
-runner/src/judge/expectations.rs): where each engine differs from TensorRT, per clause, with the number
-of trials each entry matches; and the list of engines in README.md, between its `<!-- engines`
-markers. Neither is edited by hand; `--check` fails when either is not what this script writes
-(runner/tests/engines.rs).
+"""Writes docs/engines.md from the engine adapters' manifests, their known-failures files and the
+JSON reports of their runs (runner/backends/*/engine.toml, read by scripts/engines.py): where each
+engine differs from TensorRT, per clause, with the number of trials of its run each entry
+matched; and the list of engines in README.md, between its `<!-- engines` markers. Neither is
+edited by hand; `--check` fails when either is not what this script writes (runner/tests/engines.rs).
 Its section "Across versions" is docs/versions.md, which `scripts/version_matrix.py --docs` writes.
 
-    python3 scripts/engines_md.py [--check] [--runner PATH]
+    python3 scripts/engines_md.py --reports DIR [--runner PATH]    counts from the runs' reports
+    python3 scripts/engines_md.py [--check] [--runner PATH]        from docs/engine-runs.json
 
-The trials an entry matches are the runner's own answer: the suite is run once per file against
-the built-in reference (PATH, or `cargo run -q -p opspec-runner --bin runner`) with the file as
-its expectations, where every matched trial passes and is reported as a stale entry naming its
-line. So selectors by name, `prefix*`, `clause` and `clause in ...` count as the runner matches
-them, trials the engine's hello excludes included.
+The known-failures files are read through the runner (`runner expectations FILE --facts REPORT
+--json`: PATH, or `cargo run -q -p opspec-runner --bin runner`), never parsed here. The counts are
+the runs' own: DIR holds `<engine>.json` for every engine, the JSON report of its run as CI makes
+it (`python3 scripts/engines.py run ENGINE --ci -- -q --report-json DIR/ENGINE.json`, or
+scripts/engines_report.sh, which writes target/engines-report/), and a trial counts for the entry
+that made it a known failure in that run (the report's `known_failure_entries`); trials the
+engine's hello excludes are never counted. A missing report, a report of a part of a run, or one
+made with another version of the known-failures file stops the script. What it takes from the
+reports is kept in docs/engine-runs.json, from which the page is written again without them: a
+known-failures file whose entries differ from those of its run stops the script, since its
+counts would then be another file's.
 """
 
 import argparse
 import collections
+import datetime
 import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
-import tempfile
 
 import engines as manifests
 
@@ -49,39 +56,119 @@ def runner_command(runner):
     return [runner] if runner else list(manifests.RUNNER)
 
 
-def matched_per_line(runner, path):
-    """{line number: trials matched} of a known-failures file, as the runner matches them."""
-    with tempfile.TemporaryDirectory() as scratch:
-        report = os.path.join(scratch, "report.json")
-        command = runner_command(runner) + ["-q", "--expectations", path, "--report-json", report, "--backend-log", os.path.join(scratch, "log")]
-        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-        if not os.path.exists(report):
-            sys.exit(f"{path}: the runner refused the file:\n{run.stderr}")
-        trials = json.load(open(report, encoding="utf-8"))["trials"]
-    counts = collections.Counter()
+RUNS = os.path.join(ROOT, "docs", "engine-runs.json")
+REPORT_COMMAND = "python3 scripts/engines.py run {engine} --ci -- -q --report-json {folder}/{engine}.json"
+
+
+def listing(runner, path, report=None):
+    """The runner's listing of a known-failures file (`runner expectations --json`): its
+    fingerprint and every entry, with whether its condition held on the report's facts."""
+    command = runner_command(runner) + ["expectations", path, "--json"]
+    if report:
+        command += ["--facts", report]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"{os.path.relpath(path, ROOT)}: the runner refused the file:\n{run.stderr}")
+    return json.loads(run.stdout)
+
+
+def key(entry):
+    """What an entry claims, as one string: a run's count of it holds while these stay."""
+    return " | ".join([entry["selector"], entry["clause"], entry["class"], "if " + entry["condition"] if entry.get("condition") else ""])
+
+
+def date_of(path):
+    return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def from_report(runner, engine, manifest, folder):
+    """What the page needs of one engine's run: each entry's trials, the run's known failures,
+    and its trials per op, native and composed. Stops on a report that is missing, partial, or
+    made with another known-failures file or adapter."""
+    path = os.path.join(folder, f"{engine}.json")
+    again = REPORT_COMMAND.format(engine=engine, folder=os.path.relpath(folder, ROOT) if os.path.isabs(folder) else folder)
+    if not os.path.isfile(path):
+        sys.exit(f"{path}: no report of {engine}'s run; make it with `{again}` (or scripts/engines_report.sh for every engine)")
+    try:
+        report = json.load(open(path, encoding="utf-8"))
+    except ValueError as e:
+        sys.exit(f"{path}: not a JSON report ({e}); make it again with `{again}`")
+    run = report.get("run", {})
+    expectations = os.path.join(ROOT, manifest["expectations"])
+    listed = listing(runner, expectations, path)
+    problem = None
+    if run.get("partition"):
+        problem = f"it is part {run['partition']} of a run (join the parts with `runner merge`)"
+    elif run.get("backend_command") != manifest["backend"]:
+        problem = f"its backend is `{run.get('backend_command')}`, not the manifest's `{manifest['backend']}`"
+    elif run.get("expectations") != listed["fingerprint"]:
+        problem = f"it was made with another version of {manifest['expectations']} (fingerprint {run.get('expectations') or 'none'}, the file's now {listed['fingerprint']})"
+    trials = report.get("trials", [])
+    known = [t for t in trials if t.get("status") == "known_failure"]
+    per_line = {m["line"]: len(m["trials"]) for m in report.get("known_failure_entries", [])}
+    if problem is None and not (len(known) == report.get("known_failures") == sum(per_line.values())):
+        problem = f"its known failures do not add up ({len(known)} trials of that status, `known_failures` {report.get('known_failures')}, {sum(per_line.values())} under `known_failure_entries`)"
+    if problem:
+        sys.exit(f"{path}: {problem}; run it again: `{again}`")
+    lines = {entry["line"] for entry in listed["entries"]}
+    if set(per_line) - lines:
+        sys.exit(f"{path}: known failures under lines {sorted(set(per_line) - lines)}, which are no entries of {manifest['expectations']}; run it again: `{again}`")
+    ops = collections.OrderedDict()
     for trial in trials:
-        m = re.search(r"remove line (\d+) ", trial["message"])
-        if trial["status"] == "failed" and m:
-            counts[int(m.group(1))] += 1
-    return counts
-
-
-def entries(path):
-    for number, line in enumerate(open(path, encoding="utf-8"), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
+        if trial.get("status") in ("excluded", "not_run"):
             continue
-        # A last field starting with `if` is the entry's condition on the run's facts.
-        condition = None
-        head, _, last = line.rpartition("|")
-        if head and last.strip().startswith("if "):
-            line, condition = head.strip(), last.strip()[3:].strip()
-        fields = [f.strip() for f in line.split("|", 3)]
-        if len(fields) != 4:
-            sys.exit(f"{path}:{number}: expected `<selector> | <clause> | <class> | <reason>`")
-        if condition:
-            fields[3] += f" (only where `{condition}`)"
-        yield [number] + fields
+        op = ops.setdefault(trial["op"], {"trials": 0, "composed": 0})
+        op["trials"] += 1
+        op["composed"] += bool(trial.get("composed"))
+    facts = report.get("facts", {})
+    return {
+        "report": f"{engine}.json of {date_of(path)}",
+        "command": shlex.join(manifests.run_command(manifest, "runner", ci=True)),
+        "runner": run.get("runner", ""),
+        "engine": " ".join(filter(None, [facts.get("engine"), facts.get("version")])),
+        "machine": " ".join(filter(None, [facts.get("cpu_model"), facts.get("os"), facts.get("arch")])),
+        "selected": run.get("selected", len(trials)),
+        "excluded": report.get("excluded", 0),
+        "known_failures": report.get("known_failures", 0),
+        "ops": dict(sorted(ops.items())),
+        "entries": [
+            {"key": key(entry), "trials": per_line.get(entry["line"], 0), "held": entry.get("held", True)}
+            for entry in listed["entries"]
+        ],
+    }
+
+
+def read_runs(runner, folder):
+    """{engine: its run} from the reports in `folder` (written to docs/engine-runs.json), or
+    from docs/engine-runs.json without a folder; the engines' current entries must be the ones
+    their runs counted."""
+    if folder:
+        runs = {engine: from_report(runner, engine, manifest, folder) for engine, manifest in ENGINES.items()}
+    else:
+        if not os.path.exists(RUNS):
+            sys.exit(f"{os.path.relpath(RUNS, ROOT)} is missing: run the engines and `python3 scripts/engines_md.py --reports DIR`")
+        runs = json.load(open(RUNS, encoding="utf-8"))
+        absent = [engine for engine in ENGINES if engine not in runs]
+        if absent:
+            sys.exit(f"{os.path.relpath(RUNS, ROOT)} has no run of {', '.join(absent)}: make the reports ({REPORT_COMMAND.format(engine='ENGINE', folder='DIR')}) and run `python3 scripts/engines_md.py --reports DIR`")
+    return runs
+
+
+def entries(runner, engine, manifest, run):
+    """[(entry, trials its run counted, held on that run)] of the engine's known-failures file
+    as the runner reads it, paired with its run's counts entry by entry."""
+    path = os.path.join(ROOT, manifest["expectations"])
+    listed = listing(runner, path)["entries"]
+    counted = run["entries"]
+    if [key(e) for e in listed] != [c["key"] for c in counted]:
+        now = {key(e) for e in listed}
+        then = {c["key"] for c in counted}
+        changed = sorted(now - then)[:3] + sorted(then - now)[:3]
+        sys.exit(
+            f"{manifest['expectations']}: its entries are not those its run counted ({'; '.join(changed) or 'their order changed'}): "
+            f"make {engine}'s report again (`{REPORT_COMMAND.format(engine=engine, folder='DIR')}`) and run `python3 scripts/engines_md.py --reports DIR`"
+        )
+    return [(e, c["trials"], c["held"]) for e, c in zip(listed, counted)]
 
 
 def rules():
@@ -118,9 +205,6 @@ def builder_settled():
             clause[m.group(1)] = m.group(2)
     return found
 
-
-def matches(pattern, name):
-    return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
 
 def reproducers():
     """[(engine, path, title, spec, engine's answer)] from runner/backends/*/repro/*.py: each
@@ -191,17 +275,41 @@ def across_versions():
     return ["", "## Across versions", "", "What changes when an engine is upgraded (docs/versions.md, written by the matrix):", ""] + lines
 
 
-def page(runner):
+def composed_counts(runs):
+    """Per op, each engine's trials its run judged, and how many of them the adapter composed
+    from other operations of the engine (as the replies said: the report's `composed`)."""
+    ops = sorted({op for run in runs.values() for op in run["ops"]})
+    out = [
+        "",
+        "Per op, the trials each engine's run judged (sent, not excluded by the hello), and of them",
+        "those whose reply named a composed path (docs/protocol.md, \"Composed as it happened\"): the",
+        "rest are the engine's own operation.",
+        "",
+        "| op | " + " | ".join(ENGINE_NAMES.get(e, e) for e in ENGINES) + " |",
+        "|---|" + "---:|" * len(ENGINES),
+    ]
+    for op in ops:
+        cells = []
+        for engine in ENGINES:
+            count = runs[engine]["ops"].get(op)
+            cells.append(f"{count['trials']} ({count['composed']} composed)" if count else "")
+        out.append(f"| {op} | " + " | ".join(cells) + " |")
+    return out
+
+
+def page(runner, runs):
     rule = rules()
     engines = []
     for engine, manifest in ENGINES.items():
         path = os.path.join(ROOT, manifest["expectations"])
-        counts = matched_per_line(runner, path)
         # (clause, class) -> [trial count, reasons in file order]
         rows = collections.OrderedDict()
-        for number, _selector, clause, cls, reason in entries(path):
-            row = rows.setdefault((clause, cls), [0, []])
-            row[0] += counts[number]
+        for entry, count, held in entries(runner, engine, manifest, runs[engine]):
+            reason = entry["reason"]
+            if entry.get("condition"):
+                reason += f" (only where `{entry['condition']}`{'' if held else '; it did not hold on the run'})"
+            row = rows.setdefault((entry["clause"], entry["class"]), [0, []])
+            row[0] += count
             if reason not in row[1]:
                 row[1].append(reason)
         engines.append((engine, path, rows))
@@ -209,10 +317,20 @@ def page(runner):
     out = [
         "# Where the engines differ from TensorRT",
         "",
-        "Generated by `scripts/engines_md.py` from the engine adapters' known-failures files; do not",
-        "edit by hand (`python3 scripts/engines_md.py` rewrites it, and a test checks it is up to date).",
-        "Each row is a clause of `specs/*.clauses.yaml` that the engine breaks, the class of the",
-        "difference, the number of trials of the suite its entries match, and the reasons given.",
+        "Generated by `scripts/engines_md.py` from the engine adapters' known-failures files and the JSON",
+        "reports of their runs; do not edit by hand (a test checks it is up to date). Each row is a clause",
+        "of `specs/*.clauses.yaml` that the engine breaks, the class of the difference, the number of",
+        "trials its run made known failures under its entries (trials the engine's hello excludes are",
+        "not counted: they are not run), and the reasons given. Each engine's column adds up to its run's",
+        "known failures; its section below names the run. To count again after the runs:",
+        "",
+        "```sh",
+        "for engine in $(python3 scripts/engines.py list); do",
+        "    " + REPORT_COMMAND.format(engine="$engine", folder="target/engines-report"),
+        "done",
+        "python3 scripts/engines_md.py --reports target/engines-report",
+        "```",
+        "",
         "Classes: " + "; ".join(f"`{c}`: {text}" for c, text in CLASSES.items()) + ".",
         "Each engine runs in its default configuration (a setting an adapter makes has its reason in the",
         "adapter's README and a reproducer below); each run before and after the adapters expressed",
@@ -248,6 +366,7 @@ def page(runner):
             cells.append(", ".join(f"{n} {cls}" for cls, n in counts) if counts else "")
         out.append(f"| `{clause}` | {rule.get(clause, '')} | " + " | ".join(cells) + " |")
     out += native_and_composed()
+    out += composed_counts(runs)
     out += [
         "",
         "## Clauses the TensorRT-RTX builder settled",
@@ -295,12 +414,16 @@ def page(runner):
     out += across_versions()
     for engine, path, rows in engines:
         total = sum(row[0] for row in rows.values())
+        run = runs[engine]
         out += [
             "",
             f"## {ENGINE_NAMES.get(engine, engine)}",
             "",
             f"`{os.path.relpath(path, ROOT)}`: {len(rows)} clauses, {total} trials. Mapping and run command: "
             f"[runner/backends/{engine}/README.md](../runner/backends/{engine}/README.md).",
+            f"Counted from the report {run['report']}: `{run['command']}` ({run['engine']} on {run['machine']}, "
+            f"runner {run['runner']}); {run['selected']} trials selected, {run['excluded']} excluded by the hello, "
+            f"{run['known_failures']} known failures.",
             "",
             "| clause | class | trials | reason |",
             "|---|---|---:|---|",
@@ -331,14 +454,24 @@ def readme():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/engines.md or README.md is not up to date")
-    parser.add_argument("--runner", help="the runner binary that matches the entries")
+    parser.add_argument("--runner", help="the runner binary that reads the known-failures files")
+    parser.add_argument("--reports", metavar="DIR", help="count from the JSON reports DIR/<engine>.json of the engines' runs (and write docs/engine-runs.json)")
     args = parser.parse_args()
-    for path, text in ((README, readme()), (PAGE, page(args.runner))):
+    runs = read_runs(args.runner, args.reports)
+    for engine, run in runs.items():
+        counted = sum(e["trials"] for e in run["entries"])
+        if counted != run["known_failures"]:
+            sys.exit(f"{os.path.relpath(RUNS, ROOT)}: {engine}'s entries count {counted} trials, its run {run['known_failures']} known failures")
+    outputs = [(README, readme()), (PAGE, page(args.runner, runs))]
+    if args.reports:
+        outputs.append((RUNS, json.dumps(runs, indent=1, sort_keys=True) + "\n"))
+    for path, text in outputs:
         name = os.path.relpath(path, ROOT)
         if args.check:
             current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
             if current != text:
-                sys.exit(f"{name} is not up to date: run python3 scripts/engines_md.py")
+                how = f"python3 scripts/engines_md.py --reports {args.reports}" if args.reports else "python3 scripts/engines_md.py"
+                sys.exit(f"{name} is not up to date: run {how}")
             continue
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

@@ -16,6 +16,9 @@
 //!                      the trials that newly fail, newly pass, appeared or disappeared
 //! runner update-expectations REPORT.json FILE [--out OUT]
 //!                      a known-failures file rewritten from a run's report
+//! runner expectations FILE [--facts REPORT.json] [--json]
+//!                      every entry of a known-failures file as the runner reads it, and whether
+//!                      its condition holds on a run's facts
 //! runner export --wpt REPORT.json --out FILE [--revision REV]
 //!                      a JSON report as a web-platform-tests report (wptreport), for wpt.fyi
 //! runner --version     the runner's version and the suite's revision
@@ -136,6 +139,22 @@ enum Command {
         #[arg(long, value_name = "OUT")]
         out: Option<PathBuf>,
     },
+    /// Lists every entry of a known-failures file as the runner reads it (line, selector,
+    /// clause, class, reason, condition) and, given a run's JSON report, whether each condition
+    /// holds on that run's facts; exit 2 when the file is malformed or a file cannot be read.
+    /// Scripts read known failures through this, never by parsing the file again
+    Expectations {
+        /// The known-failures file (`--expectations`)
+        file: PathBuf,
+        /// A JSON report (`runner --report-json`) whose facts (engine, version, OS, CPU) the
+        /// conditions are evaluated on; without it a condition is listed, not evaluated
+        #[arg(long, value_name = "REPORT")]
+        facts: Option<PathBuf>,
+        /// Print JSON: `file`, `fingerprint` (as a report made with the file records it,
+        /// `run.expectations`), `facts`, and `entries`, each with `held` when evaluated
+        #[arg(long)]
+        json: bool,
+    },
     /// Writes a JSON report in the form of a web-platform-tests run (wptreport, what wpt.fyi's
     /// results receiver takes): a result per trial, `/opspec/<trial name>` with `::` as `/`
     /// (README.md, "Results others can read")
@@ -204,6 +223,12 @@ fn main() -> ExitCode {
             checkout.warn_if_outside();
             let specs = checkout.root.join("specs");
             opspec_runner::reports::update::main(&report, &file, out.as_deref(), &specs)
+        }
+        Some(Command::Expectations { file, facts, json }) => {
+            let checkout = Checkout::discover();
+            checkout.warn_if_outside();
+            let specs = checkout.root.join("specs");
+            opspec_runner::judge::expectations_main(&file, facts.as_deref(), json, &specs)
         }
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match mistyped_subcommand(&cli.test) {

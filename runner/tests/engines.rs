@@ -112,6 +112,24 @@ fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
     }
 }
 
+/// docs/engines.md's counts are the runs' known failures (scripts/test_engines_md.py: made-up
+/// reports of every engine add up on the page, a missing or stale report stops the script, and
+/// the page adds up to the runs docs/engine-runs.json records).
+#[test]
+fn the_engines_page_counts_what_the_runs_reports_count() {
+    assert_script_passes("python3", Path::new("scripts/test_engines_md.py"));
+}
+
+/// Every time, memory or thread figure of an adapter README and of docs/ is written by the
+/// script that measured it, with its date, machine and command (scripts/test_figures.py).
+#[test]
+fn figures_are_written_by_the_scripts_that_measured_them() {
+    assert_script_passes("python3", Path::new("scripts/test_figures.py"));
+}
+
+/// The page and README.md's list of engines are what scripts/engines_md.py writes from the
+/// manifests, the known-failures files (read through `runner expectations`) and the runs it
+/// recorded in docs/engine-runs.json.
 #[test]
 fn the_engines_page_is_generated_from_the_known_failures_files() {
     let check = Command::new("python3")
@@ -134,7 +152,10 @@ fn the_engines_page_is_generated_from_the_known_failures_files() {
 fn python(python: &str) -> (Command, tempfile::TempDir) {
     let scratch = tempfile::tempdir().unwrap();
     let mut command = Command::new(python);
-    command.env("TMPDIR", scratch.path());
+    // A script that needs a known-failures file's entries reads them through this runner.
+    command
+        .env("TMPDIR", scratch.path())
+        .env("OPSPEC_RUNNER", env!("CARGO_BIN_EXE_runner"));
     (command, scratch)
 }
 
@@ -187,25 +208,42 @@ fn python_scripts(dir: &Path) -> Vec<PathBuf> {
     scripts
 }
 
+/// The entries of an engine's known-failures file as the runner reads them (`runner
+/// expectations FILE --json`), never parsed here.
+fn entries(engine: &Engine) -> Vec<serde_json::Value> {
+    let listed = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(workspace())
+        .args(["expectations", &engine.expectations, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}: {}",
+        engine.expectations,
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listing: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    listing["entries"].as_array().unwrap().clone()
+}
+
 /// The reproducers the `defect` entries of an engine's known-failures file name
 /// (`repro/<name>.py` in the reason), as paths from the repository root.
 fn named_reproducers(engine: &Engine) -> Vec<String> {
-    let path = workspace().join(&engine.expectations);
-    let text = std::fs::read_to_string(&path).unwrap();
     let mut named = Vec::new();
-    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
-        let fields: Vec<&str> = line.splitn(4, '|').map(str::trim).collect();
-        if fields.len() != 4 || fields[2] != "defect" {
+    for entry in entries(engine) {
+        if entry["class"] != "defect" {
             continue;
         }
-        let scripts: Vec<&str> = fields[3]
+        let reason = entry["reason"].as_str().unwrap();
+        let scripts: Vec<&str> = reason
             .split(|c: char| c.is_whitespace() || c == ';' || c == ',' || c == '(' || c == ')')
             .filter(|word| word.starts_with("repro/") && word.ends_with(".py"))
             .collect();
         assert!(
             !scripts.is_empty(),
-            "{}: a defect entry names no reproducer: {line}",
-            path.display()
+            "{} line {}: a defect entry names no reproducer: {reason}",
+            engine.expectations,
+            entry["line"]
         );
         named.extend(
             scripts

@@ -7,6 +7,10 @@ sessions it built and its peak resident memory. The batch size of the hello is c
 table (README.md, "Batches").
 
     python3 runner/backends/onnxruntime/bench_batch.py /tmp/onnxruntime.jsonl [--sizes 1,8,32,128]
+        [--repeat N] [--write]
+
+`--write` also writes the table, with the date, the machine and the command, into README.md's
+block of this script (scripts/measured.py), where scripts/test_figures.py requires such figures.
 """
 
 import argparse
@@ -61,20 +65,35 @@ def main():
     parser.add_argument("dump", help="a file of run requests, one JSON line each (runner --dump-requests)")
     parser.add_argument("--sizes", default="1,8,32,128", help="batch sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=1, help="runs per size; the least CPU time is shown")
+    parser.add_argument("--write", action="store_true", help="write the table into README.md's measured block")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: measure this size
     args = parser.parse_args()
     if args.one is not None:
         measure(args.dump, args.one)
         return
-    print("| batch size | CPU s | ms per case | sessions built | peak RSS MB |")
-    print("|---:|---:|---:|---:|---:|")
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
+    import measured
+
+    where, when = measured.machine(), time.strftime("%Y-%m-%d", time.gmtime())
+    rows = ["| batch size | CPU s | ms per case | sessions built | peak RSS MB |", "|---:|---:|---:|---:|---:|"]
+    print("\n".join(rows))
     for size in [int(s) for s in args.sizes.split(",")]:
         runs = []
         for _ in range(args.repeat):
             out = subprocess.run([sys.executable, __file__, args.dump, "--one", str(size)], capture_output=True, text=True, check=True)
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         best = min(runs, key=lambda r: r["cpu"])
-        print(f"| {size} | {best['cpu']:.2f} | {1000 * best['cpu'] / best['cases']:.3f} | {best['sessions']} | {best['rss_mb']:.0f} |", flush=True)
+        rows.append(f"| {size} | {best['cpu']:.2f} | {1000 * best['cpu'] / best['cases']:.3f} | {best['sessions']} | {best['rss_mb']:.0f} |")
+        print(rows[-1], flush=True)
+    if args.write:
+        import onnxruntime
+
+        command = "python3 runner/backends/onnxruntime/bench_batch.py " + " ".join(sys.argv[1:])
+        cases = sum(1 for line in open(args.dump) if line.strip())
+        text = "\n".join(
+            [f"Measured on {when} on {where} by `{command}`: ONNX Runtime {onnxruntime.__version__}, {cases} requests, the least of {args.repeat} runs per size.", ""] + rows
+        )
+        measured.write_block(os.path.join(HERE, "README.md"), "runner/backends/onnxruntime/bench_batch.py", command, text, when=when, where=where)
 
 
 if __name__ == "__main__":

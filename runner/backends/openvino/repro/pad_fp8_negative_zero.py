@@ -1,28 +1,50 @@
 #!/usr/bin/env python3
-"""OpenVINO's CPU Pad turns an f8e4m3 -0.0 into +0.0, on an AMD EPYC (Zen 4).
+"""OpenVINO's CPU Pad turns an f8e4m3 -0.0 into +0.0 on an AMD EPYC; which fact of the machine
+decides it is not known.
 
 Spec: OpenVINO Pad-12: the output holds the input's elements unchanged, with the padding
 around them (`edge` and `symmetric` copy border elements); TensorRT's Slice and the suite's
 reformat pack move bits unchanged (docs/semantics.md, `*.data.bits-unchanged`).
-Engine: on the machine named below, Pad in every mode (constant, edge, reflect, symmetric)
-returns 0x00 for every 0x80 (-0.0) of an f8e4m3 tensor, the copied interior included; Slice,
-Transpose, Reshape, Concat, Tile and a Convert pair keep 0x80. Capping the ISA with
-ONEDNN_MAX_CPU_ISA (SSE41 up to AVX512_CORE_BF16) changes nothing there. On an Intel Xeon with
-AMX the same wheel keeps 0x80: the known-failures entries carry `if cpu_vendor ==
-AuthenticAMD`, the one fact known to separate the two.
+Engine: on the machine it prints, Pad in every mode (constant, edge, reflect, symmetric) returns
+0x00 for every 0x80 (-0.0) of an f8e4m3 tensor, the copied interior included; Slice, Transpose,
+Reshape, Concat, Tile keep 0x80. The CPU plugin runs that Pad in f32 between two oneDNN reorders
+it inserts (`reorder,simple:any` f8_e4m3 -> f32 and f32 -> f8_e4m3, runtime primitive
+`ref_any_*`), while a Convert node making the same two conversions keeps -0.0. On the AMD EPYC
+(Zen 4: avx512_bf16, no avx512_fp16, no AMX) every ONEDNN_MAX_CPU_ISA value from SSE41 to
+AVX512_CORE_AMX, INFERENCE_PRECISION_HINT f32, bf16 and f16, and EXECUTION_MODE_HINT ACCURACY
+and PERFORMANCE give the same reorders and the same loss; an Intel Xeon with AMX was reported
+keeping 0x80 (an earlier run, not repeatable here). A cap can only lower the ISA, so no experiment
+on this machine separates vendor, avx512_fp16, AMX or the reorder's code path: the entries'
+condition `cpu_vendor == AuthenticAMD` is the measured correlate, not a cause. On an Intel CPU,
+running this with `--settings` under each ONEDNN_MAX_CPU_ISA value would tell whether the ISA
+decides.
 Adapter: Slice's CLAMP/FILL/REFLECT modes and the vector formats' channel padding are Pad.
 
-Standalone: calls openvino directly, prints the facts it ran on. Exit 0 while -0 becomes +0;
-3 when it keeps -0 on a CPU that is not AMD's (the entries' condition does not hold there);
-1 when it keeps -0 on an AMD CPU (the engine changed: update the entries).
+Standalone: calls openvino directly, prints the CPU, its flags and the engine's runtime path, and
+with `--settings` the same Pad under every ISA cap and hint (one process per ISA value). Exit 0
+while -0 becomes +0; 3 when it keeps -0 on a CPU that is not AMD's (the entries' condition does not
+hold there); 1 when it keeps -0 on an AMD CPU (the engine changed: update the entries).
 """
 
+import json
+import os
 import platform
+import subprocess
 import sys
 
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
+
+# The flags that name the x86 conversions and matrix units a f8 / f16 / bf16 path may use.
+FLAGS = ["f16c", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+         "avx_vnni", "avx_ne_convert", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16"]
+ISAS = ["SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
+        "AVX512_CORE_FP16", "AVX512_CORE_AMX", "DEFAULT"]
+HINTS = [{}, {"INFERENCE_PRECISION_HINT": "f32"}, {"INFERENCE_PRECISION_HINT": "bf16"},
+         {"INFERENCE_PRECISION_HINT": "f16"}, {"EXECUTION_MODE_HINT": "ACCURACY"},
+         {"EXECUTION_MODE_HINT": "PERFORMANCE"}]
+X = np.array([0x80, 0x38, 0x80, 0x00], dtype=np.uint8)  # f8e4m3: -0, 1.0, -0, +0
 
 
 def cpu():
@@ -34,31 +56,100 @@ def cpu():
                 facts[key.strip()] = value.strip()
     except OSError:
         pass
-    return facts.get("vendor_id", "unknown"), facts.get("model name", "unknown")
+    flags = set(facts.get("flags", "").split())
+    return facts.get("vendor_id", "unknown"), facts.get("model name", "unknown"), flags
 
 
-x = np.array([0x80, 0x38, 0x80, 0x00], dtype=np.uint8)  # f8e4m3: -0, 1.0, -0, +0
-core = ov.Core()
-lost = []
-for mode in ["constant", "edge", "reflect", "symmetric"]:
+def pad(core, mode, config=None):
+    """(the interior of Pad's output, the runtime model's layers as (type, primitive))."""
     data = ops.parameter(ov.PartialShape([-1]), ov.Type.f8e4m3)
     pads = ops.constant(np.array([1], dtype=np.int64))
     model = ov.Model([ops.result(ops.pad(data, pads, pads, mode))], [data])
-    request = core.compile_model(model, "CPU").create_infer_request()
+    compiled = core.compile_model(model, "CPU", config or {})
+    request = compiled.create_infer_request()
     tensor = ov.Tensor(ov.Type.f8e4m3, ov.Shape([4]))
-    np.asarray(tensor.data).view(np.uint8)[:] = x
+    np.asarray(tensor.data).view(np.uint8)[:] = X
     request.infer([tensor])
     out = np.asarray(request.get_output_tensor(0).data).view(np.uint8)
-    print(f"Pad {mode:9}: input {[hex(v) for v in x]} -> {[hex(v) for v in out]}")
-    # The interior, positions 1..4, is the input unchanged by Pad's definition.
-    if list(out[1:5]) != list(x):
-        lost.append(mode)
+    layers = []
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        info = op.get_rt_info()
+        if info["layerType"].astype(str) in ("Reorder", "Pad", "Convert"):
+            layers.append(f"{info['layerType'].astype(str)}:{info['primitiveType'].astype(str)}")
+    return [int(v) for v in out[1:5]], layers
 
-vendor, model_name = cpu()
-print(f"openvino {ov.get_version()} on {platform.system()} {platform.machine()}, {vendor} {model_name}")
-print(f"CPU plugin capabilities: {core.get_property('CPU', 'OPTIMIZATION_CAPABILITIES')}")
-if lost:
-    print(f"-0.0 became +0.0 in modes {lost}")
-    sys.exit(0)
-print("-0.0 kept in every mode")
-sys.exit(1 if vendor == "AuthenticAMD" else 3)
+
+def convert(core, source, target, values):
+    data = ops.parameter(ov.PartialShape([-1]), source)
+    model = ov.Model([ops.result(ops.convert(data, target))], [data])
+    request = core.compile_model(model, "CPU").create_infer_request()
+    tensor = ov.Tensor(source, ov.Shape([len(values)]))
+    np.asarray(tensor.data).view(values.dtype)[:] = values
+    request.infer([tensor])
+    return np.asarray(request.get_output_tensor(0).data)
+
+
+def shown(values):
+    return "[" + ", ".join(hex(v) for v in values) + "]"
+
+
+def one_setting():
+    """`--one`: the constant Pad under this process's ONEDNN_MAX_CPU_ISA, as JSON."""
+    interior, layers = pad(ov.Core(), "constant")
+    print(json.dumps({"interior": interior, "layers": layers}))
+
+
+def settings(core):
+    lost_everywhere = True
+    for config in HINTS:
+        try:
+            interior, layers = pad(core, "constant", config)
+        except RuntimeError as e:
+            print(f"  {config or 'default config'}: refused ({str(e).splitlines()[-1][:80]})")
+            continue
+        lost_everywhere &= interior != list(X)
+        print(f"  {config or 'default config'}: {shown(interior)} via {' '.join(layers)}")
+    for isa in ISAS:
+        env = dict(os.environ, ONEDNN_MAX_CPU_ISA=isa)
+        run = subprocess.run([sys.executable, __file__, "--one"], env=env, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"  ONEDNN_MAX_CPU_ISA={isa}: failed ({run.stderr.strip().splitlines()[-1:]})")
+            continue
+        answer = json.loads(run.stdout.strip().splitlines()[-1])
+        lost_everywhere &= answer["interior"] != list(X)
+        print(f"  ONEDNN_MAX_CPU_ISA={isa}: {shown(answer['interior'])} via {' '.join(answer['layers'])}")
+    print("  -0.0 lost under every setting" if lost_everywhere else "  some setting keeps -0.0")
+
+
+def main():
+    if "--one" in sys.argv:
+        return one_setting()
+    vendor, model_name, flags = cpu()
+    core = ov.Core()
+    print(f"openvino {ov.get_version()} on {platform.system()} {platform.machine()}, {vendor} {model_name}")
+    print(f"CPU flags: has {' '.join(f for f in FLAGS if f in flags) or 'none of them'}; "
+          f"lacks {' '.join(f for f in FLAGS if f not in flags) or 'none of them'}")
+    print(f"CPU plugin OPTIMIZATION_CAPABILITIES: {core.get_property('CPU', 'OPTIMIZATION_CAPABILITIES')}")
+    print(f"ONEDNN_MAX_CPU_ISA: {os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}")
+    lost = []
+    for mode in ["constant", "edge", "reflect", "symmetric"]:
+        interior, layers = pad(core, mode)
+        print(f"Pad {mode:9}: interior {shown(X)} -> {shown(interior)}; runtime layers {' '.join(layers)}")
+        if interior != list(X):
+            lost.append(mode)
+    there = convert(core, ov.Type.f8e4m3, ov.Type.f32, X)
+    back = convert(core, ov.Type.f32, ov.Type.f8e4m3, np.array([-0.0, 1.0, -0.0, 0.0], np.float32))
+    print(f"Convert node f8e4m3 -> f32: {list(there)} (sign bits {[int(b) for b in np.signbit(there)]}); "
+          f"f32 -> f8e4m3: {shown(back.view(np.uint8))}")
+    if "--settings" in sys.argv:
+        print("the constant Pad under each setting (its interior, and the runtime layers):")
+        settings(core)
+    if lost:
+        print(f"-0.0 became +0.0 in modes {lost}")
+        sys.exit(0)
+    print("-0.0 kept in every mode")
+    sys.exit(1 if vendor == "AuthenticAMD" else 3)
+
+
+if __name__ == "__main__":
+    main()
