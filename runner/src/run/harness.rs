@@ -846,13 +846,20 @@ impl Trials {
         trials
     }
 
-    /// Keeps the case a planned trial sends alone in one request, if the run sends it: a
-    /// spec case or a sweep case the arguments, the partition and the hello leave in. Round
-    /// trips are two requests in turn and go alone.
+    /// Keeps the case a planned trial sends first, if the run sends it: a spec case, a sweep
+    /// case, or a round trip's first step, that the arguments, the partition and the hello
+    /// leave in. A round trip's way back is built from the first step's output, so it goes
+    /// alone.
     fn note_sendable(&self, args: &Arguments, planned: &PlannedTrial) {
         let case = match &planned.kind {
             TrialKind::Case(case) => case.as_ref(),
             TrialKind::Generated { case, .. } => &case.case,
+            TrialKind::RoundTrip { case, .. } if !self.backend.build_only() => {
+                match &case.metamorphic {
+                    Some(first) => first,
+                    None => return,
+                }
+            }
             _ => return,
         };
         let selected = !args.is_filtered_out(&Trial::test(planned.name.clone(), || Ok(())))
