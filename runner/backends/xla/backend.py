@@ -5,8 +5,10 @@ computes only what a converter computes from static shapes (Slice bounds, Pad am
 indices, layout shapes: ../common/convert.py); XLA's shapes are static, so a reshape's 0 and -1
 are resolved by the converter too.
 
-Each case runs as one jitted function, compiled once per op, attributes, shapes and dtypes (and
-the values of shape-tensor inputs, which XLA needs statically) and cached.
+A `batch` request's cases run as one XLA program returning each case's output (each case its own
+inputs and outputs), compiled once for the batch; a case the converter or JAX's shape checks
+reject is answered alone and left out of the program, and a program XLA rejects as a whole is
+split (halves, then single cases). A single `run` is a program of one case, kept in a small cache.
 
 Protocol: docs/protocol.md, over runner/backends/common/wire.py.
 """
@@ -33,7 +35,7 @@ try:
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)
 
-from wire import INPUT_COUNT, OPS, OpError, Unsupported, encode_bytes, encode_raw, composed_of, inputs_of, int_list, list_from, main, pack_int4, probe  # noqa: E402
+from wire import INPUT_COUNT, OPS, OpError, Unsupported, bisect, case_scope, composed, composed_of, encode_bytes, encode_raw, inputs_of, int_list, list_from, main, pack_int4, probe  # noqa: E402
 from convert import SlicePlan, as_strided_indices, reformat_plan, scale_weights  # noqa: E402
 from errors import error_kind  # noqa: E402
 
@@ -61,15 +63,13 @@ WIRE_TYPE = {v: k for k, v in JNP_TYPE.items()}
 
 
 def array(wire):
-    """The wire's bits as a device array of its type (no conversion)."""
+    """The wire's bits as a host array of its type (no conversion), a program's argument."""
     raw = wire.raw()
     if wire.dtype == "int4":
-        host = raw.astype(ml_dtypes.int4)
-    elif wire.dtype == "bool":
-        host = raw.view(np.bool_)
-    else:
-        host = raw.view(JNP_TYPE[wire.dtype])
-    return jnp.asarray(host)
+        return raw.astype(ml_dtypes.int4)
+    if wire.dtype == "bool":
+        return raw.view(np.bool_)
+    return raw.view(JNP_TYPE[wire.dtype])
 
 
 def encode(y):
@@ -92,7 +92,9 @@ def encode(y):
 # program depends on besides the data's shapes and dtypes (the cache key); `extras` are the
 # arrays a converter computes (Scale weights, Gather indices), passed to the program as arguments
 # so that one compilation serves every case that differs only in them; `build(A, E)` writes the
-# program from `static` alone, A the data inputs by position and E the extras.
+# program from `static` alone, A the data inputs by position and E the extras. A plan notes each
+# composed path it chooses (`composed(key)`, a key of engine.toml's [composed]): the case's reply
+# lists them.
 
 
 def plan_shuffle(attrs, t):
@@ -105,6 +107,8 @@ def plan_shuffle(attrs, t):
         shape = t[0].shape if p1 is None or len(p1) != len(t[0].shape) else [t[0].shape[p] for p in p1]
         if any(d == 0 and i >= len(shape) for i, d in enumerate(dims)):
             raise OpError("invalid_reshape", f"a 0 placeholder past the input's rank {len(shape)}")
+        if 0 in dims:
+            composed("shuffle:zero-placeholder")
         dims = [shape[i] if d == 0 else d for i, d in enumerate(dims)]
     static = (tuple(p1) if p1 is not None else None, tuple(dims) if dims is not None else None, tuple(p2) if p2 is not None else None)
 
@@ -119,6 +123,19 @@ def plan_shuffle(attrs, t):
         return x
 
     return static, [], build
+
+
+def slice_notes(start, size, step):
+    """Notes the composed path `strided_slice` takes for one axis: a zero step broadcasts one
+    element, a negative one reverses the axis first, and a size of 0 is the empty slice [0, 0)
+    whatever the start and step (noted where that is not the axis's own)."""
+    if size == 0:
+        if (start, step) != (0, 1):
+            composed("slice:size-0")
+    elif step == 0:
+        composed("slice:stride-0")
+    elif step < 0:
+        composed("slice:negative-step")
 
 
 def strided_slice(x, axis, start, size, step):
@@ -184,6 +201,7 @@ def plan_slice(attrs, t):
             if n and not all(-(1 << 63) <= c < (1 << 63) for c in (s0, s0 + (n - 1) * d)):
                 raise Unsupported(f"coordinates {s0} + i*{d} beyond int64, which Gather indices cannot hold")
             extras.append(np.arange(n, dtype=np.int64) * d + s0)
+        composed(f"slice:{mode.upper()}")
         static = (mode, tuple(axes))
 
         def build(A, E):
@@ -195,6 +213,11 @@ def plan_slice(attrs, t):
         return static, extras, build
     pads = list(zip(plan.before, plan.after)) if plan.padded else None
     steps = list(zip(axes, plan.starts, plan.sizes, plan.steps))
+    if pads is not None:
+        # FILL and REFLECT: XLA's slice reads inside its input only, so the converter pads first.
+        composed(f"slice:{mode.upper()}")
+    for _, start, n, step in steps:
+        slice_notes(start, n, step)
     static = (mode, tuple(pads) if pads else None, tuple(steps))
 
     def build(A, E):
@@ -220,6 +243,7 @@ def plan_slice(attrs, t):
 
 def plan_as_strided(attrs, t):
     index = as_strided_indices(attrs)
+    composed("as_strided")
 
     def build(A, E):
         flat = jnp.reshape(A[0], (-1,))
@@ -239,6 +263,8 @@ def plan_scale(attrs, t):
     out = attrs.get("output_dtype") or t[0].dtype
     if out not in JNP_TYPE:
         raise Unsupported(f"output dtype {out!r}")
+    if out == "int8":
+        composed("scale:int8-output")
 
     def build(A, E):
         y = lax.convert_element_type(A[0], np.float32)
@@ -255,6 +281,9 @@ def plan_scale(attrs, t):
 
 def plan_reformat(attrs, t):
     _, src, dst = reformat_plan(attrs, t[0])
+    for layout, name in ((src, "from"), (dst, "to")):
+        if layout is not None:
+            composed(f"reformat:{attrs[name]}")
     unpack = (tuple(src.memory), tuple(src.inverse), tuple(src.padded), tuple(src.shape)) if src is not None else None
     pack = (tuple(dst.pads), tuple(dst.split), tuple(dst.perm)) if dst is not None else None
 
@@ -278,7 +307,7 @@ def plan_reformat(attrs, t):
 
 
 # ----------------------------------------------------------------------------------------------
-# Cases, cache and hello
+# Cases, programs and hello
 
 PLAN = {
     "shuffle": plan_shuffle,
@@ -290,56 +319,224 @@ PLAN = {
 # Data inputs passed to the program (the others are shape tensors, static in XLA).
 DATA_INPUTS = {"shuffle": (0,), "slice": (0, 4), "as_strided": (0,), "scale": (0,), "reformat": (0,)}
 
-# Compiled programs, most recently used last; each holds an executable, so the oldest go.
+# What JAX's shape and type checks raise while a case is traced (and jnp.reshape's -1, a modulo
+# by an empty axis): XLA's rejection of that case, before anything is compiled.
+CHECK_ERRORS = (TypeError, ValueError, IndexError, ZeroDivisionError)
+
+# The most cases a `batch` request may hold (the hello's `batch`): bench_batch.py's curve, whose
+# CPU time per case flattens by 32 cases while the compile of one program grows with it.
+BATCH = 32
+
+# XLA's CPU fusion emitters (MLIR-based, its default) take about four fifths of the compile time
+# of these small programs; its earlier emitters write the same element moves, bit for bit, in
+# every type but bfloat16 (whose NaN payloads they quiet: they go through float32). A program
+# whose cases only move elements of those types (`moves_only`) is compiled with the earlier
+# emitters; one with arithmetic (Scale, a converted fill) or bfloat16 data keeps XLA's default
+# emitters. test_batch.py compares the two on its sample; XLA_FLAGS naming the option overrides
+# this.
+if "xla_cpu_use_fusion_emitters" in os.environ.get("XLA_FLAGS", ""):
+    MOVES_OPTIONS = None
+else:
+    MOVES_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+
+# Compiled single-case programs (a `run` request), most recently used last: the oldest go. A
+# batch's program is never kept (no other batch has the same cases). Programs are compiled ahead
+# of time (`trace`, `lower`, `compile`) and dropped after: called through `jax.jit`, each stayed
+# in JAX's own compilation cache (`pxla._cached_compilation`, up to 2,048 executables) whatever
+# this cache dropped, which is how a run once grew to 3 GB.
 CACHE = OrderedDict()
-CACHE_SIZE = 1024
+CACHE_SIZE = 64
 
 
-def run(op, attrs, inputs):
-    """Runs a case as one jitted function, compiled once per op, static plan (attributes, and
-    the values of shape tensors, which XLA needs statically), data shapes and dtypes, and cached;
-    the data and the converter's arrays are its arguments."""
+class Case:
+    """A case planned for XLA: `build(A, E)` writes its program (A the data inputs by position,
+    E the converter's arrays), `args` the program's arguments (the data inputs at `present`,
+    then the converter's arrays), `key` what the compiled program depends on (the op, the static
+    plan, the arguments' shapes and dtypes) and `moves` whether it only moves elements."""
+
+    __slots__ = ("op", "build", "present", "args", "key", "moves")
+
+    def __init__(self, op, build, present, args, key, moves):
+        self.op, self.build, self.present, self.args, self.key, self.moves = op, build, present, args, key, moves
+
+
+def moves_only(op, tensors):
+    """Whether a case's program only moves elements that XLA's earlier emitters copy bit for bit
+    (each output element an input element, a fill value or a constant of the op; index
+    arithmetic in integers; no bfloat16): every case but Scale's, a FILL slice's whose fill value
+    is converted to the input's type, and those with bfloat16 data."""
+    if op == "scale" or any(t is not None and t.dtype == "bfloat16" for t in tensors):
+        return False
+    return not (op == "slice" and tensors[4] is not None and tensors[4].dtype != tensors[0].dtype)
+
+
+def plan_case(op, attrs, inputs):
+    """The request's case planned (`Case`), or OpError / Unsupported when the converter cannot
+    write it; its composed paths are noted."""
     if op not in PLAN:
         raise Unsupported(f"op {op!r} is not mapped onto XLA")
-    return run_tensors(op, attrs, inputs_of(inputs, INPUT_COUNT[op]))
+    return plan_tensors(op, attrs, inputs_of(inputs, INPUT_COUNT[op]))
 
 
-def run_tensors(op, attrs, tensors):
+def plan_tensors(op, attrs, tensors):
     if tensors[0] is None:
         raise OpError("invalid_input", "input 0 is required")
     static, extras, build = PLAN[op](attrs, tensors)
     present = [i for i in DATA_INPUTS[op] if tensors[i] is not None]
     key = (op, static, tuple((i, tensors[i].dtype, tuple(tensors[i].shape)) for i in present), tuple((e.dtype.str, e.shape) for e in extras))
-    try:
-        compiled = CACHE.get(key)
-        if compiled is None:
-            count = len(present)
+    return Case(op, build, present, [array(tensors[i]) for i in present] + extras, key, moves_only(op, tensors))
 
-            def program(*args):
-                return build(dict(zip(present, args[:count])), args[count:])
 
-            compiled = jax.jit(program)
-            if len(CACHE) >= CACHE_SIZE:
-                CACHE.popitem(last=False)
-            CACHE[key] = compiled
-        else:
-            CACHE.move_to_end(key)
-        y = compiled(*[array(tensors[i]) for i in present], *extras)
-        return encode(jax.block_until_ready(y))
-    except (OpError, Unsupported):
-        raise
-    except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:  # XLA's shape and type checks, jnp.reshape's -1
+def answer(e, op):
+    """The answer of a case of `op` on which XLA raised `e` (tracing, compiling or running its
+    program alone): the error kind its message names for JAX's shape and type checks,
+    `unsupported` for what XLA does not implement, else `e` itself (an adapter bug: `internal`)."""
+    if isinstance(e, CHECK_ERRORS):
         text = f"xla: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
-        raise OpError(error_kind(text, op), text) from None
-    except Exception as e:
-        text = " ".join(str(e).split())
-        if "UNIMPLEMENTED" in text or "not supported" in text.lower():
-            raise Unsupported(f"xla: {text[:300]}") from None
-        raise
+        return OpError(error_kind(text, op), text)
+    text = " ".join(str(e).split())
+    if "UNIMPLEMENTED" in text or "not supported" in text.lower():
+        return Unsupported(f"xla: {text[:300]}")
+    return e
+
+
+class ProgramFailed(Exception):
+    """XLA raised compiling or running a program, outside any one case's trace: nothing names
+    the case, so a program of several is split (`bisect`); `error` is what XLA raised."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def compile_cases(cases):
+    """The XLA program of `cases`, compiled: (executable, rejected). The executable takes each
+    case's arguments and returns the outputs of the cases not in `rejected`, which maps the
+    index of each case JAX's checks rejected while it was traced to what they raised (so a case
+    is rejected with the same message alone and in a batch)."""
+    rejected = {}
+
+    def program(args):
+        outs = []
+        for i, (case, a) in enumerate(zip(cases, args)):
+            try:
+                outs.append(case.build(dict(zip(case.present, a)), a[len(case.present):]))
+            except CHECK_ERRORS as e:
+                rejected[i] = e
+        return outs
+
+    lowered = jax.jit(program).trace([case.args for case in cases]).lower()
+    options = MOVES_OPTIONS if all(case.moves for case in cases) else None
+    return lowered.compile(options), rejected
+
+
+def cached_program(cases):
+    """compile_cases, a single case's program kept in CACHE by its key."""
+    if len(cases) != 1:
+        return compile_cases(cases)
+    key = (cases[0].key, cases[0].moves)
+    hit = CACHE.get(key)
+    if hit is not None:
+        CACHE.move_to_end(key)
+        return hit, {}
+    executable, rejected = compile_cases(cases)
+    if not rejected:
+        if len(CACHE) >= CACHE_SIZE:
+            CACHE.popitem(last=False)
+        CACHE[key] = executable
+    return executable, rejected
+
+
+def run_cases(cases):
+    """One result per case, in order, from one XLA program of `cases`: its output tensor object,
+    or the exception that is its answer. Raises ProgramFailed when XLA rejects the program."""
+    results = [None] * len(cases)
+    try:
+        executable, rejected = cached_program(cases)
+        outs = jax.block_until_ready(executable([case.args for case in cases]))
+    except Exception as e:  # noqa: BLE001 - split by bisect, judged case by case
+        raise ProgramFailed(e) from e
+    built = [i for i in range(len(cases)) if i not in rejected]
+    for i, e in rejected.items():
+        results[i] = answer(e, cases[i].op)
+    for i, y in zip(built, outs):
+        try:
+            results[i] = encode(y)
+        except OpError as e:
+            results[i] = e
+    return results
+
+
+def run_program(cases):
+    """run_cases over `cases`, a program XLA rejects as a whole split in halves, then single
+    cases, whose own failure is their answer."""
+    results = bisect(run_cases, cases, ProgramFailed)
+    return [answer(r.error, case.op) if isinstance(r, ProgramFailed) else r for r, case in zip(results, cases)]
+
+
+def run_planned(cases):
+    """Results of planned cases: one program for the cases that only move elements, one for the
+    others (compiled with XLA's default emitters), each in the order given."""
+    results = [None] * len(cases)
+    for moves in (True, False):
+        where = [i for i, case in enumerate(cases) if case.moves == moves]
+        if where:
+            for i, result in zip(where, run_program([cases[i] for i in where])):
+                results[i] = result
+    return results
+
+
+def run(op, attrs, inputs):
+    """Runs a case as a program of its own, compiled once per op, static plan (attributes, and
+    the values of shape tensors, which XLA needs statically), data shapes and dtypes (kept in
+    CACHE); the data and the converter's arrays are its arguments."""
+    return outcome(run_planned([plan_case(op, attrs, inputs)])[0])
+
+
+def outcome(result):
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def run_batch(requests):
+    """A batch's cases, each planned in its own case scope (a case the converter rejects is
+    answered alone), the rest run as one program (`run_planned`)."""
+    results = [None] * len(requests)
+    planned, where = [], []
+    for i, (case_id, op, attrs, inputs) in enumerate(requests):
+        with case_scope(case_id):
+            try:
+                planned.append(plan_case(op, attrs, inputs))
+                where.append(i)
+            except (OpError, Unsupported) as e:
+                results[i] = e
+    for i, result in zip(where, run_planned(planned)):
+        results[i] = result
+    return results
+
+
+def probe_dtypes():
+    """wire.probe's answer (the dtypes XLA runs each op in), its cases run as one batch."""
+    planned = {}
+
+    def plan(op, attrs, tensors):
+        with case_scope(("probe", op, tensors[0].dtype)):
+            planned[(op, tensors[0].dtype)] = plan_tensors(op, attrs, tensors)
+
+    probe(JNP_TYPE, plan)
+    results = dict(zip(planned, run_planned(list(planned.values()))))
+
+    def ran(op, attrs, tensors):
+        key = (op, tensors[0].dtype)
+        if key not in results:
+            raise Unsupported("not planned")
+        outcome(results[key])
+
+    return probe(JNP_TYPE, ran)
 
 
 def hello():
-    # The dtypes XLA runs each op in.
     import jaxlib
 
     return {
@@ -347,9 +544,10 @@ def hello():
         "engine": {"name": "xla-jax", "version": jaxlib.__version__},
         "composed": composed_of(__file__),
         "ops": OPS,
-        "dtypes": probe(JNP_TYPE, run_tensors),
+        "dtypes": probe_dtypes(),
+        "batch": BATCH,
     }
 
 
 if __name__ == "__main__":
-    main(hello, run)
+    main(hello, run, run_batch=run_batch)
