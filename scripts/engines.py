@@ -4,17 +4,21 @@ list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh`
 `runner/tests/engines.rs` read the manifests through this script.
 
     python3 scripts/engines.py list                  the engines' names, one a line
-    python3 scripts/engines.py show NAME FIELD       one field (a list: one item a line)
+    python3 scripts/engines.py show NAME FIELD       one field (a list: one item a line; a table: JSON)
     python3 scripts/engines.py json                  every manifest, as one JSON object by name
     python3 scripts/engines.py install NAME          runs the engine's install command
     python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
     python3 scripts/engines.py check-hello NAME      the hello leaves out what `not_declared` says
 
-`run` runs the suite against the engine, from the repository root: the runner (PATH, or `cargo run
+An engine is a folder of `runner/backends/` with an `engine.toml` (hidden folders are not
+engines). `run` runs the suite against the engine, from the repository root: the runner (PATH, or `cargo run
 -q -p opspec-runner --bin runner --`) with the engine's backend, its expectations, its options,
 then the RUNNER ARGs; with `--ci`, only the trials of its `ci` filter when that is not "whole".
 It exits with the runner's exit code. Every command first reads every manifest, and stops (exit
-code 2) naming the file and the key of the first that is not valid.
+code 2) naming the file and the key of the first that is not valid (or that is no regular file, is
+not UTF-8 TOML, or sits in a folder whose name is no engine name). A command of a manifest that
+cannot be run (`install`, `run`, `check-hello`: no such program, an unclosed quote, a backend
+that answers no hello) is a message and exit code 2, never a traceback.
 
 A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_only`:
 
@@ -37,7 +41,9 @@ A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_
 
 import json
 import os
+import re
 import shlex
+import stat
 import subprocess
 import sys
 import tomllib
@@ -59,6 +65,12 @@ KEYS = {
     "not_declared": (list, False),
 }
 RUNNER = ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
+# What an optional key means when a manifest leaves it out.
+DEFAULTS = {"build_only": False, "composed": {}, "not_declared": []}
+# An engine's name, its folder's: what `list` prints one a line and CI loops over.
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# The largest manifest read: a real one is under 2 KiB.
+MANIFEST_LIMIT = 1 << 20
 
 
 class ManifestError(Exception):
@@ -69,11 +81,31 @@ def load(path):
     """The manifest at `path` as a dict (`build_only` filled in), or ManifestError naming the
     file and the key."""
     name = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+    # Only a regular file is opened (a FIFO would wait for a writer, /dev/zero never end), and
+    # only so much of it.
+    try:
+        found = os.stat(path)
+    except OSError as e:
+        raise ManifestError(f"{name}: cannot be read ({e.strerror}{', a link to nothing' if os.path.islink(path) else ''})") from None
+    if not stat.S_ISREG(found.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(found.st_mode) else "a FIFO" if stat.S_ISFIFO(found.st_mode)
+                else "a device" if stat.S_ISCHR(found.st_mode) or stat.S_ISBLK(found.st_mode)
+                else "a socket" if stat.S_ISSOCK(found.st_mode) else "not a regular file")
+        raise ManifestError(f"{name}: is {kind}, not a file: a manifest is a regular TOML file")
+    if found.st_size > MANIFEST_LIMIT:
+        raise ManifestError(f"{name}: is {found.st_size} bytes, over the {MANIFEST_LIMIT} a manifest may have")
     try:
         with open(path, "rb") as f:
-            manifest = tomllib.load(f)
+            data = f.read(MANIFEST_LIMIT + 1)
+        manifest = tomllib.loads(data.decode("utf-8"))
+    except OSError as e:
+        raise ManifestError(f"{name}: cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ManifestError(f"{name}: not UTF-8 text (byte {e.start}): TOML is UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(f"{name}: not TOML: {e}") from None
+    except RecursionError:
+        raise ManifestError(f"{name}: values nested too deep to read") from None
     for key in manifest:
         if key not in KEYS:
             raise ManifestError(f"{name}: unknown key `{key}` (the keys: {', '.join(KEYS)})")
@@ -94,12 +126,21 @@ def load(path):
 
 
 def manifests(backends=BACKENDS):
-    """{name: manifest} of every `<backends>/<name>/engine.toml`, by name."""
+    """{name: manifest} of every `<backends>/<name>/engine.toml`, by name. A hidden folder
+    (`.name`) is no engine; an `engine.toml` that is there but no regular file, or in a folder
+    whose name is no engine name (letters, digits, `_`, `-`, `.`; a space, say), is a
+    ManifestError: an engine never drops out of `list` and CI without a word."""
     found = {}
     for name in sorted(os.listdir(backends)):
         path = os.path.join(backends, name, "engine.toml")
-        if os.path.isfile(path):
-            found[name] = load(path)
+        if name.startswith(".") or not os.path.lexists(path):
+            continue
+        if not NAME.fullmatch(name):
+            shown = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+            raise ManifestError(
+                f"{shown}: the folder's name {name!r} is no engine name (letters, digits, `_`, `-` and `.`, "
+                "not first): it is the engine's name on the command line and in CI; rename the folder")
+        found[name] = load(path)
     return found
 
 
@@ -136,10 +177,50 @@ def undeclared(hello):
     return found
 
 
+class CommandError(Exception):
+    """A manifest's command that cannot be run, or whose answer is not what it should be."""
+
+
+def command_words(manifest, key):
+    """The manifest's command `key` as its words, or CommandError saying why it has none."""
+    try:
+        words = shlex.split(manifest[key])
+    except ValueError as e:
+        raise CommandError(f"its {key} command {manifest[key]!r} cannot be read as words: {e}") from None
+    if not words:
+        raise CommandError(f"its {key} command is empty")
+    return words
+
+
+def execute(words, **options):
+    """subprocess.run of `words`, or CommandError when the program cannot be started."""
+    try:
+        return subprocess.run(words, **options)
+    except FileNotFoundError:
+        raise CommandError(f"no program {words[0]!r} (not found on PATH or at that path)") from None
+    except PermissionError:
+        raise CommandError(f"{words[0]!r} may not be run (permission denied)") from None
+    except subprocess.TimeoutExpired as e:
+        raise CommandError(f"{shlex.join(words)} gave no answer within {e.timeout:g} s") from None
+
+
 def hello_of(manifest):
-    """The adapter's hello, asked as the runner asks it."""
-    process = subprocess.run(shlex.split(manifest["backend"]), cwd=ROOT, input='{"type": "hello", "protocol": 1}\n', capture_output=True, text=True, timeout=300)
-    return json.loads(process.stdout.splitlines()[0])
+    """The adapter's hello, asked as the runner asks it; CommandError when the backend cannot
+    be started or answers no hello."""
+    process = execute(command_words(manifest, "backend"), cwd=ROOT, input='{"type": "hello", "protocol": 1}\n',
+                      capture_output=True, text=True, errors="replace", timeout=300)
+    lines = process.stdout.splitlines()
+    tail = "\n".join(process.stderr.splitlines()[-5:])
+    stderr = f"; its stderr ends with:\n{tail}" if tail else ""
+    if not lines:
+        raise CommandError(f"the backend wrote nothing to stdout (exit code {process.returncode}){stderr}")
+    try:
+        hello = json.loads(lines[0])
+    except ValueError as e:
+        raise CommandError(f"the backend's first line is not JSON ({e}): {lines[0][:200]!r}{stderr}") from None
+    if not isinstance(hello, dict) or hello.get("type") != "hello":
+        raise CommandError(f"the backend's first line is not a hello: {lines[0][:200]!r}")
+    return hello
 
 
 USAGE = __doc__.split("\n\n")[1]
@@ -171,13 +252,25 @@ def main(argv, backends=BACKENDS):
         if field not in KEYS:
             print(f"no field {field!r}: the fields are {', '.join(KEYS)}", file=sys.stderr)
             return 2
-        value = manifest[field]
-        print("\n".join(value) if isinstance(value, list) else json.dumps(value) if isinstance(value, bool) else value)
+        value = manifest.get(field, DEFAULTS.get(field))
+        if isinstance(value, list):
+            sys.stdout.write("".join(item + "\n" for item in value))
+        else:
+            print(json.dumps(value) if isinstance(value, (bool, dict)) else value)
     elif command == "install" and len(args) == 1:
-        return subprocess.run(shlex.split(engine(args[0])["install"]), cwd=ROOT).returncode
+        try:
+            return execute(command_words(engine(args[0]), "install"), cwd=ROOT).returncode
+        except CommandError as e:
+            print(f"install {args[0]}: {e}", file=sys.stderr)
+            return 2
     elif command == "check-hello" and len(args) == 1:
         manifest = engine(args[0])
-        said, declared = undeclared(hello_of(manifest)), set(manifest.get("not_declared", []))
+        try:
+            said = undeclared(hello_of(manifest))
+        except CommandError as e:
+            print(f"check-hello {args[0]}: {e}", file=sys.stderr)
+            return 2
+        declared = set(manifest.get("not_declared", []))
         if said != declared:
             print(f"{args[0]}: engine.toml's not_declared {sorted(declared)} but the hello leaves out {sorted(said)}", file=sys.stderr)
             return 1
@@ -196,7 +289,11 @@ def main(argv, backends=BACKENDS):
             else:
                 # A path is the caller's; the run is made from the repository root.
                 runner, rest = os.path.abspath(rest[0]) if os.sep in rest[0] else rest[0], rest[1:]
-        return subprocess.run(run_command(manifest, runner, ci, rest), cwd=ROOT).returncode
+        try:
+            return execute(run_command(manifest, runner, ci, rest), cwd=ROOT).returncode
+        except CommandError as e:
+            print(f"run {args[0]}: {e}", file=sys.stderr)
+            return 2
     else:
         print("usage:\n" + USAGE, file=sys.stderr)
         return 2

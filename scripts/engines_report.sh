@@ -47,9 +47,11 @@ run() {
 }
 reports=()
 run reference "$runner"
-# An assignment, so that a manifest scripts/engines.py refuses stops the script.
-engines=$(python3 scripts/engines.py list)
-for engine in $engines; do
+# An assignment, so that a manifest scripts/engines.py refuses stops the script; then one name a
+# line into an array, so that no name is split or globbed.
+engine_list=$(python3 scripts/engines.py list)
+mapfile -t engines <<< "$engine_list"
+for engine in "${engines[@]}"; do
     run "$engine" python3 scripts/engines.py run "$engine" --runner "$runner" --
 done
 "$runner" report "${reports[@]}" --html "$out/engines.html"

@@ -9,6 +9,7 @@ runner/tests/engines.rs; exit 0 when every test passes.
 
 import contextlib
 import io
+import json
 import os
 import sys
 import tempfile
@@ -131,6 +132,78 @@ class Manifests(unittest.TestCase):
         self.assertEqual(ci[-2:], ["-q", "slice::"])
         self.assertEqual(swapped[0], "runner")
         self.assertEqual(swapped[-1], "slice::")
+
+    def test_an_engine_toml_that_is_no_regular_file_is_reported_not_skipped(self):
+        for kind in ["folder", "fifo", "zero", "dangling"]:
+            with self.subTest(kind=kind):
+                backends = self.backends(good=VALID, engine=None)
+                path = os.path.join(backends, "engine", "engine.toml")
+                if kind == "folder":
+                    os.mkdir(path)
+                elif kind == "fifo":
+                    os.mkfifo(path)
+                elif kind == "zero":
+                    os.symlink("/dev/zero", path)
+                else:
+                    os.symlink("gone.toml", path)
+                code, out, err = self.main(backends, "list")
+                self.assertEqual((code, out), (2, ""), err)
+                self.assertIn(path + ": ", err)
+                expected = {"folder": "is a folder", "fifo": "is a FIFO", "zero": "is a device", "dangling": "a link to nothing"}[kind]
+                self.assertIn(expected, err)
+
+    def test_manifests_that_cannot_be_read_are_messages_not_tracebacks(self):
+        for text, message in [
+            (VALID.encode() + b'# \xff\xfe\n', "not UTF-8 text"),
+            (("x = " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "values nested too deep"),
+        ]:
+            with self.subTest(message=message):
+                backends = self.backends(engine=None)
+                with open(os.path.join(backends, "engine", "engine.toml"), "wb") as f:
+                    f.write(text)
+                code, _, err = self.main(backends, "list")
+                self.assertEqual(code, 2)
+                self.assertIn("engine.toml: " + message, err)
+                self.assertNotIn("Traceback", err)
+
+    def test_hidden_folders_are_no_engines_and_a_name_with_a_space_is_reported(self):
+        backends = self.backends(good=VALID, **{".hidden": VALID, "..x": VALID})
+        self.assertEqual(self.main(backends, "list"), (0, "good\n", ""))
+        backends = self.backends(good=VALID, **{"my engine": VALID})
+        code, out, err = self.main(backends, "list")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("'my engine' is no engine name", err)
+
+    def test_optional_fields_absent_are_shown_empty(self):
+        backends = self.backends(engine=VALID)
+        self.assertEqual(self.main(backends, "show", "engine", "not_declared"), (0, "", ""))
+        self.assertEqual(self.main(backends, "show", "engine", "composed"), (0, "{}\n", ""))
+        with_them = VALID + 'not_declared = ["as_strided"]\n[composed]\nslice = "Gather"\n'
+        backends = self.backends(engine=with_them)
+        self.assertEqual(self.main(backends, "show", "engine", "not_declared"), (0, "as_strided\n", ""))
+        self.assertEqual(self.main(backends, "show", "engine", "composed"), (0, '{"slice": "Gather"}\n', ""))
+
+    def test_commands_that_cannot_run_or_answer_are_messages_not_tracebacks(self):
+        for backend, message in [
+            ("true", "the backend wrote nothing to stdout"),
+            ("echo not json", "the backend's first line is not JSON"),
+            ("echo '{\"type\": \"ok\"}'", "the backend's first line is not a hello"),
+            ("python3 'unclosed", "its backend command \"python3 'unclosed\" cannot be read as words"),
+            ("no-such-program-opspec", "no program 'no-such-program-opspec'"),
+        ]:
+            with self.subTest(backend=backend):
+                text = VALID.replace('"python3 runner/backends/engine/backend.py"', json.dumps(backend))
+                code, _, err = self.main(self.backends(engine=text), "check-hello", "engine")
+                self.assertEqual(code, 2, err)
+                self.assertIn("check-hello engine: " + message, err)
+                self.assertNotIn("Traceback", err)
+        text = VALID.replace('"python3 -m pip install -r runner/backends/engine/requirements.txt"', '"no-such-installer-opspec x"')
+        code, _, err = self.main(self.backends(engine=text), "install", "engine")
+        self.assertEqual(code, 2)
+        self.assertIn("install engine: no program 'no-such-installer-opspec'", err)
+        code, _, err = self.main(self.backends(engine=VALID), "run", "engine", "--runner", "/no/such/runner")
+        self.assertEqual(code, 2)
+        self.assertIn("run engine: no program '/no/such/runner'", err)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,10 @@ on target/version-matrix/index.html, whose "Across versions" section has a per-c
 table per engine. With --docs the summary is written to docs/versions.md, which
 scripts/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
 reports (and times, target/version-matrix/times.json) of the last run are taken as they are, to
-redraw the page and the summary.
+redraw the page and the summary. Every report must be of the version it is filed under (its
+`facts.version`, from the adapter's hello, compared as versions): a report copied under another
+version, or a run where pip installed another, stops the script (exit code 2), as does a report or
+a times.json that is not what it should be (the times are measured again when the matrix runs).
 
 The runner is PATH, or target/release/runner (built with `cargo build --release -p
 opspec-runner` when missing). Needs network for pip the first time; not part of `cargo test`.
@@ -134,11 +137,81 @@ def run(runner, engine, version, python, log):
     return report, seconds
 
 
+def fail(message):
+    """Stops the script with `message` (exit code 2)."""
+    print(f"version_matrix.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def same_version(a, b):
+    """Whether two version strings name one version, as the runner compares them: build metadata
+    (`+cpu`) left out, a missing release part 0 (`1.2 == 1.2.0`), the rest as written."""
+    def parts(text):
+        text = text.strip().split("+")[0]
+        found = re.match(r"v?(\d+(?:\.\d+)*)(.*)", text)
+        if not found:
+            return (), text
+        numbers = [int(n) for n in found.group(1).split(".")]
+        while numbers and numbers[-1] == 0:
+            numbers.pop()
+        return tuple(numbers), found.group(2).lstrip("-._")
+    return parts(a) == parts(b)
+
+
+def read_report(path):
+    """A JSON report as a dict, or a stop naming the file."""
+    shown = os.path.relpath(path, ROOT)
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read().decode("utf-8"))
+    except OSError as e:
+        fail(f"cannot read the report {shown}: {e.strerror}")
+    except (UnicodeDecodeError, ValueError) as e:
+        fail(f"the report {shown} is not a JSON report: {e}")
+    if not isinstance(data, dict) or not isinstance(data.get("trials"), list):
+        fail(f"the report {shown} is not a JSON report of `runner --report-json` (no list of trials)")
+    return data
+
+
+def check_version(engine, version, path):
+    """Stops unless the report at `path` is of `engine` at `version`, as its hello says (`facts`):
+    a report filed under another version (copied, or a pip that installed another) would make
+    the diff of two versions that of one."""
+    facts = read_report(path).get("facts")
+    facts = facts if isinstance(facts, dict) else {}
+    said = facts.get("version")
+    shown = os.path.relpath(path, ROOT)
+    if not isinstance(said, str):
+        fail(f"{shown} is filed under {engine} {version}, but its run names no engine version (no `facts.version`): it cannot be told apart from another version's")
+    if not same_version(said, version):
+        fail(f"{shown} is filed under {engine} {version}, but its run was of version {said} (`facts.version`): run the matrix again without --no-run, or put the report where it belongs")
+
+
+def read_times(path, taken):
+    """The times of the last run ({"<engine>-<version>": seconds, "total": seconds}); {} when
+    there are none. A file that is not such a JSON object stops the script when its times are
+    `taken` as they are (--no-run), and is measured again otherwise."""
+    if not os.path.exists(path):
+        return {}
+    shown = os.path.relpath(path, ROOT)
+    try:
+        with open(path, "rb") as f:
+            times = json.loads(f.read().decode("utf-8"))
+        if not isinstance(times, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in times.values()):
+            raise ValueError("not an object of seconds by run")
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        if taken:
+            fail(f"{shown} is not the times of a run ({e}); run the matrix again without --no-run to measure them")
+        print(f"version_matrix.py: {shown} is not the times of a run ({e}); they are measured again", file=sys.stderr)
+        return {}
+    return times
+
+
 STATUSES = ["passed", "failed", "known_failures", "unsupported", "implementation_defined", "excluded", "not_run", "shape_checked", "rejected_unclassified"]
 
 
 def counts(report):
-    data = json.load(open(report, encoding="utf-8"))
+    data = read_report(report)
     return {s: data.get(s, 0) for s in STATUSES}, len(data["trials"]), data.get("version") or ""
 
 
@@ -159,13 +232,13 @@ def by_clause(diff_text):
     return section, lines[-1] if lines else ""
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("engines", nargs="*", metavar="ENGINE", help="of: " + ", ".join(MATRIX))
     parser.add_argument("--runner", help="the runner binary (default: target/release/runner)")
     parser.add_argument("--docs", action="store_true", help="write docs/versions.md")
     parser.add_argument("--no-run", action="store_true", help="take the last run's reports")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for engine in args.engines:
         if engine not in MATRIX:
             parser.error(f"unknown engine {engine!r} (known: {', '.join(MATRIX)})")
@@ -182,7 +255,7 @@ def main():
     results = {}
     reports = []
     times_path = os.path.join(OUT, "times.json")
-    times = json.load(open(times_path, encoding="utf-8")) if os.path.exists(times_path) else {}
+    times = read_times(times_path, args.no_run)
     for engine in args.engines:
         results[engine] = []
         for version in versions(engine):
@@ -190,11 +263,12 @@ def main():
             if args.no_run:
                 report, seconds = os.path.join(OUT, f"{key}.json"), times.get(key, 0.0)
                 if not os.path.exists(report):
-                    sys.exit(f"--no-run: no report {os.path.relpath(report, ROOT)}")
+                    fail(f"--no-run: no report {os.path.relpath(report, ROOT)}")
             else:
                 python = environment(engine, version, log)
                 report, seconds = run(runner, engine, version, python, log)
                 times[key] = seconds
+            check_version(engine, version, report)
             reports.append(report)
             results[engine].append((version, report, seconds))
     steps = {}

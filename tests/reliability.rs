@@ -47,6 +47,20 @@ fn every_test_the_reliability_page_names_exists() {
     for dir in ["src", "tests", "runner", "crates"] {
         rust_sources(&repo().join(dir), &mut sources);
     }
+    // The scripts' tests (scripts/test_*.py), as `fn name(` too.
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(repo().join("scripts"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with("test_") && name.ends_with(".py")
+        })
+        .collect();
+    scripts.sort();
+    for path in scripts {
+        let text = std::fs::read_to_string(&path).unwrap();
+        sources.push_str(&text.replace("def test_", "fn test_"));
+    }
     let missing: Vec<&String> = names
         .iter()
         .filter(|name| {

@@ -82,6 +82,13 @@ fn the_manifests_reader_validates_them() {
     assert_script_passes("python3", Path::new("scripts/test_engines.py"));
 }
 
+/// The version matrix's checks of the reports and times it reads
+/// (scripts/test_version_matrix.py).
+#[test]
+fn the_version_matrix_checks_what_it_reads() {
+    assert_script_passes("python3", Path::new("scripts/test_version_matrix.py"));
+}
+
 #[test]
 fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
     let scratch = tempfile::tempdir().unwrap();

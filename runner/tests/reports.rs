@@ -894,6 +894,13 @@ fn merge_refuses_parts_of_different_runs() {
         assert_eq!(output.status.code(), Some(2), "{what}: {}", text(&output));
         assert!(text(&output).contains(what), "{what}: {}", text(&output));
         assert!(text(&output).contains("compared"), "{}", text(&output));
+        // One verb for every subject, singular or plural ("the contents ... differ").
+        assert!(
+            text(&output).contains(": they differ in the ")
+                && !text(&output).contains(" differs ("),
+            "{}",
+            text(&output)
+        );
         assert!(!scratch.path("merged.json").exists(), "{what}");
     }
 }

@@ -9,7 +9,7 @@
 //! ```
 //! A condition is tests joined by `and` (binding tighter) and `or`. A test is
 //! `<fact> <op> <value>` with `==`, `!=`, `<`, `<=`, `>`, `>=` on the string facts (the
-//! ordering ones on `version` only, compared as versions: [`compare_versions`]), or
+//! ordering ones on `version` only, compared as versions: `compare_versions`), or
 //! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
 //! written in double quotes. A test of a fact the run does not know is false, and the report
 //! says so (`Evaluation::unknown`).

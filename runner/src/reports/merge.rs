@@ -206,7 +206,7 @@ pub(crate) enum MergeError {
         theirs: String,
         ours: String,
     },
-    #[error("{} is from another run than {}: {what} differs ({theirs} against {ours}); parts of one run have the same runner version, contents of the spec and sweep files, known-failures file, element budget, engine, backend command and selection of trials (all compared)", path.display(), first.display())]
+    #[error("{} is from another run than {}: they differ in {what} ({theirs} against {ours}); parts of one run have the same runner version, contents of the spec and sweep files, known-failures file, element budget, engine, backend command and selection of trials (all compared)", path.display(), first.display())]
     Run {
         path: PathBuf,
         first: PathBuf,

@@ -329,9 +329,9 @@ fn checked_old_text(report: &Path, file: &Path) -> Result<String, String> {
 /// written, checked against the catalogues of `builtin_specs` (the checkout's `specs/`).
 ///
 /// FILE must be the file the run read, byte for byte (the report's fingerprint of it), and a
-/// regular file of at most [`EXPECTATIONS_LIMIT`] bytes; the report must be a whole run's, and
+/// regular file of at most 64 MiB (`EXPECTATIONS_LIMIT`); the report must be a whole run's, and
 /// OUT may not be the report. A file left as it was is not written. The new file replaces the
-/// old whole ([`output::write_replacing`]: a temporary file renamed over it, signals held back
+/// old whole (`output::write_replacing`: a temporary file renamed over it, signals held back
 /// meanwhile), with its permission bits; a file with other hard links, or read-only, is
 /// refused. Exit 2 when anything is refused or cannot be read or written.
 pub fn main(report_path: &Path, file: &Path, out: Option<&Path>, builtin_specs: &Path) -> ExitCode {
