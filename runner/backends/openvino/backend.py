@@ -218,6 +218,11 @@ def build_slice(b, attrs, t):
     entries, gathers = plan.slice_and_gathers()
     if entries:
         starts, ends, axes, steps = (list(column) for column in zip(*entries))
+        # An axis that reads one coordinate going up reads [start, start + 1): a converter
+        # writes it so, whatever the stride (2^63 - 1 would put the end past int64).
+        for k, (start, end, step) in enumerate(zip(starts, ends, steps)):
+            if step > 1 and start >= 0 and end - start <= step:
+                ends[k], steps[k] = start + 1, 1
         b.step("slice", len(axes))
         x = ops.slice(x, b.ints(starts), b.ints(ends), b.ints(steps), b.ints(axes)).output(0)
     if gathers:
