@@ -25,7 +25,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "README.md")
-BEGIN, END = "<!-- bench_batch: written by bench_batch.py --write -->", "<!-- /bench_batch -->"
 
 
 def feed(requests, size, path):
@@ -80,13 +79,12 @@ def table(dump, requests, rows):
 
 
 def write(text):
-    with open(README) as f:
-        readme = f.read()
-    block = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    if not block.search(readme):
-        sys.exit(f"{README} has no {BEGIN} ... {END} block")
-    with open(README, "w") as f:
-        f.write(block.sub(lambda _: f"{BEGIN}\n{text}\n{END}", readme))
+    """The table as README.md's measured block (scripts/measured.py)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
+    import measured
+
+    command = "python3 runner/backends/xla/bench_batch.py " + " ".join(sys.argv[1:])
+    measured.write_block(README, "runner/backends/xla/bench_batch.py", command, text)
 
 
 def main():
