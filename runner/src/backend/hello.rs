@@ -8,7 +8,7 @@ use opspec::{DType, Op};
 use opspec_spec::{Case, Expectation, TARGETS};
 
 use crate::backend::attributes::{declarable, declarable_names};
-use crate::backend::facts::{EngineId, Platform};
+use crate::backend::facts::{EngineId, EnvDeclaration, Facts, Platform};
 use crate::backend::interface::{trial_dtypes, Exclusion};
 use crate::backend::protocol::Reply;
 
@@ -32,6 +32,8 @@ pub(crate) struct Capabilities {
     pub(crate) composed: BTreeMap<String, String>,
     /// The hello's `batch`: the most cases one request may hold (1 without it).
     pub(crate) batch: usize,
+    /// The hello's `env`: the environment variables that change what the backend does.
+    pub(crate) env: EnvDeclaration,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -141,7 +143,16 @@ impl Capabilities {
             platform: None,
             composed: BTreeMap::new(),
             batch: 1,
+            env: EnvDeclaration::default(),
         })
+    }
+
+    /// The facts of a run of this backend: `base` (the machine as the runner reads it) with
+    /// the hello's engine, platform and environment variables, those named in a list read
+    /// from the runner's environment, which the backend inherits.
+    pub(crate) fn facts(&self, base: Facts) -> Facts {
+        base.with_hello(self.engine.as_ref(), self.platform.as_ref())
+            .with_env(&self.env, |name| std::env::var(name).ok())
     }
 
     /// `Err` when the declaration leaves the case out: its op, a target it is restricted on,

@@ -465,6 +465,7 @@ impl ProcessBackend {
                 platform,
                 composed,
                 batch,
+                env,
             }) if protocol == PROTOCOL_VERSION => {
                 let batch = match batch {
                     None => 1,
@@ -492,6 +493,7 @@ impl ProcessBackend {
                             platform: platform.map(|p| *p),
                             composed,
                             batch,
+                            env,
                             ..capabilities
                         },
                     )),
@@ -1147,8 +1149,7 @@ impl Backend for ProcessBackend {
     }
 
     fn facts(&self) -> Facts {
-        let c = &self.capabilities;
-        Facts::host().with_hello(c.engine.as_ref(), c.platform.as_ref())
+        self.capabilities.facts(Facts::host())
     }
 
     fn composed(&self) -> BTreeMap<String, String> {

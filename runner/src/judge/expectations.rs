@@ -106,7 +106,7 @@ pub(crate) struct Entry {
     /// entry without one.
     pub(crate) holds: bool,
     /// The facts the condition tests that the run did not know.
-    pub(crate) unknown_facts: Vec<&'static str>,
+    pub(crate) unknown_facts: Vec<String>,
 }
 
 impl Entry {

@@ -753,7 +753,8 @@ struct Trials {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
-    /// How the runner was started ([`Config::program`]).
+    /// How the runner was started ([`Config::program`]), after the environment variables the
+    /// hello names ([`replay_command::env_prefix`]).
     program: String,
     /// The reference (its engine and the run's limits), for goldens and round trips.
     reference: Reference,
@@ -777,14 +778,16 @@ impl Trials {
     fn new(backend: Arc<dyn Backend>, harness: &Harness) -> Trials {
         let config = &harness.config;
         // The entries whose conditions do not hold on this engine and machine cover no trial.
+        let facts = backend.facts();
         let mut expectations = harness.expectations.clone();
-        expectations.resolve(&backend.facts());
+        expectations.resolve(&facts);
         Trials {
             backend,
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
-            program: config.program.clone(),
+            // A replay sets the environment the hello says changes the backend.
+            program: replay_command::env_prefix(&facts.env) + &config.program,
             quiet_exclusions: !config.list_excluded,
             partition: config.partition,
             quietly_excluded: Mutex::default(),
