@@ -10,7 +10,7 @@ use opspec_spec::{Case, Expectation, TARGETS};
 use crate::backend::attributes::{declarable, declarable_names};
 use crate::backend::facts::{EngineId, EnvDeclaration, Facts, Platform};
 use crate::backend::interface::{trial_dtypes, Exclusion};
-use crate::backend::protocol::Reply;
+use crate::backend::protocol::{Reply, PROTOCOL_VERSION};
 
 /// What the backend said it can do in its hello.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -144,6 +144,44 @@ impl Capabilities {
             composed: BTreeMap::new(),
             batch: 1,
             env: EnvDeclaration::default(),
+        })
+    }
+
+    /// The capabilities a hello reply declares, or why the runner cannot take them: for a
+    /// hello read from a file (`runner judge`, [`crate::backend::offline`]).
+    pub(crate) fn from_reply(reply: Reply) -> Result<Capabilities, String> {
+        let Reply::Hello {
+            protocol,
+            name,
+            ops,
+            dtypes,
+            targets,
+            attributes,
+            build_only,
+            engine,
+            platform,
+            composed,
+            batch: _,
+            env,
+        } = reply
+        else {
+            return Err("not a hello".into());
+        };
+        if protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "a hello of protocol {protocol}; the runner speaks {PROTOCOL_VERSION}"
+            ));
+        }
+        let capabilities =
+            Capabilities::from_hello(name, ops, dtypes.unwrap_or_default(), targets, attributes)
+                .map_err(|e| format!("the hello names {e}"))?;
+        Ok(Capabilities {
+            build_only,
+            engine,
+            platform: platform.map(|p| *p),
+            composed,
+            env,
+            ..capabilities
         })
     }
 

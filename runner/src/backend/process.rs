@@ -241,8 +241,8 @@ pub enum StartError {
 }
 
 /// How a reply line fails to be an answer to the case it was read for.
-struct Misreply {
-    message: String,
+pub(crate) struct Misreply {
+    pub(crate) message: String,
     /// The stream is out of step: the process must be restarted.
     out_of_step: bool,
     /// The id the reply carries, when it carries another case's.
@@ -520,7 +520,7 @@ impl ProcessBackend {
     }
 
     /// Turns a reply line into an outcome, or says why it is none.
-    fn interpret(
+    pub(crate) fn interpret(
         id: &str,
         line: &str,
         build_only: bool,

@@ -28,6 +28,7 @@ use crate::backend::dump::RequestDump;
 use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::observed::Observed;
+use crate::backend::offline::OfflineBackend;
 use crate::backend::process::{PoolOptions, ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
@@ -149,6 +150,11 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
         )),
         None => None,
     };
+    if let Some(dir) = &config.answers {
+        // An offline harness's answers, read from its folder; nothing is sent.
+        let backend = OfflineBackend::open(dir, config.limits()).map_err(RunError::Backend)?;
+        return Ok(Arc::new(backend));
+    }
     Ok(match &config.backend {
         // The reference's requests are dumped as they would be sent to a backend.
         None => match dump {
@@ -187,7 +193,7 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
 const MAX_TEST_THREADS: usize = 1024;
 
 /// The runner's subcommands: given after an option, each is read as a name filter.
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
     "coverage",
     "replay",
     "report",
@@ -195,6 +201,7 @@ const SUBCOMMANDS: [&str; 7] = [
     "diff",
     "update-expectations",
     "export",
+    "judge",
 ];
 
 /// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
@@ -322,6 +329,39 @@ impl Harness {
                 ))
             }))
             .collect()
+    }
+
+    /// What `runner export --cases` writes: the cases of the trials `args` and the partition
+    /// select that send one request (spec and sweep cases), sorted by trial name as a run sends
+    /// them; and the names of the selected round trips, which send two.
+    pub(crate) fn single_requests(&self, args: &Arguments) -> (Vec<&Case>, Vec<String>) {
+        let selected = |name: String, kind: &str| {
+            let trial = Trial::test(name.clone(), || Ok(())).with_kind(kind);
+            let part = self.config.partition.map_or(true, |p| p.contains(&name));
+            part && !args.is_filtered_out(&trial)
+        };
+        let mut cases: Vec<&Case> = (self.loaded.cases.iter())
+            .filter(|case| selected(case.trial_name(), "case"))
+            .collect();
+        let mut round_trips = Vec::new();
+        for generated in self.generated.iter().flat_map(|g| g.cases()) {
+            if selected(generated.case.trial_name(), "generated") {
+                cases.push(&generated.case);
+            }
+            if let Some(first) = &generated.metamorphic {
+                if selected(first.trial_name(), "round-trip") {
+                    round_trips.push(first.trial_name());
+                }
+            }
+        }
+        cases.sort_by_cached_key(|case| case.trial_name());
+        round_trips.sort();
+        (cases, round_trips)
+    }
+
+    /// The trials that are problems of the spec and sweep files (no case to send).
+    pub(crate) fn problem_trials(&self) -> usize {
+        self.spec_problems().count()
     }
 
     /// How many cases the run may send to a backend at most: the spec and generated cases
@@ -462,7 +502,7 @@ impl Harness {
             expectations: merge::file_fingerprint(config.expectations.as_deref()),
             max_elements: config.max_elements,
             engine: config.engine.to_string(),
-            backend_command: config.backend.clone().unwrap_or_default(),
+            backend_command: config.backend_label(),
         });
         let built = match config.partition {
             Some(part) => built
@@ -834,10 +874,15 @@ impl Trials {
                 }
                 TrialKind::RoundTrip { case, .. } => {
                     let quiet = quiet_sweeps.contains(&case.case.trial_name());
-                    if let (true, Some(first)) = (quiet, &case.metamorphic) {
-                        self.exclude_quietly(args, first, "round-trip", false);
+                    match &case.metamorphic {
+                        Some(first) if quiet => {
+                            self.exclude_quietly(args, first, "round-trip", false);
+                            true
+                        }
+                        // Its first step excluded by the hello (or not among offline cases).
+                        Some(first) => self.exclude_quietly(args, first, "round-trip", false),
+                        None => quiet,
                     }
-                    quiet
                 }
                 _ => false,
             };
