@@ -364,6 +364,21 @@ impl Harness {
         self.spec_problems().count()
     }
 
+    /// The trials with the clauses they cite ([`Harness::trial_clauses`]), once the known
+    /// failures are checked against them: an entry that claims what its trials do not test is
+    /// an error naming the file and line.
+    fn checked_expectations(&self) -> Result<Vec<TrialClauses>, RunError> {
+        let cited = self.trial_clauses();
+        self.expectations.check(&cited).map_err(|errors| {
+            let path = (self.config.expectations.as_deref()).unwrap_or(Path::new(""));
+            let lines: Vec<String> = (errors.iter())
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect();
+            RunError::Expectations(lines.join("\n"))
+        })?;
+        Ok(cited)
+    }
+
     /// How many cases the run may send to a backend at most: the spec and generated cases
     /// whose trials `args` and the partition select.
     fn cases_to_send(&self, args: &Arguments) -> usize {
@@ -392,6 +407,9 @@ impl Harness {
         backend: Option<Arc<dyn Backend>>,
     ) -> Result<RunSummary, RunError> {
         if args.list {
+            // The known failures are checked as a run checks them: `--list` is the quick
+            // check of a file (`scripts/engines.py check`).
+            self.checked_expectations()?;
             return Ok(self.list(&args));
         }
         let selected = self.select(&args, backend)?;
@@ -422,14 +440,7 @@ impl Harness {
         let config = &self.config;
         // Each generated case's expected error takes a reference evaluation: done once, for the
         // check here and for the entries that match nothing below.
-        let cited = self.trial_clauses();
-        self.expectations.check(&cited).map_err(|errors| {
-            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
-            let lines: Vec<String> = (errors.iter())
-                .map(|e| format!("{}: {e}", path.display()))
-                .collect();
-            RunError::Expectations(lines.join("\n"))
-        })?;
+        let cited = self.checked_expectations()?;
         if let Some(signal) = interrupt::signal() {
             return Err(RunError::Interrupted(interrupt::name(signal).to_owned()));
         }
