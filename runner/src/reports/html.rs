@@ -112,7 +112,10 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
 thead th { background: var(--head); position: sticky; top: 0; z-index: 1; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-table.summary tbody th, table.summary tbody td { white-space: nowrap; }
+table.summary td.n { white-space: nowrap; }
+table.summary thead th { font-size: 13px; }
+table.summary tbody th, table.summary td.path { max-width: 12em; overflow-wrap: anywhere; }
+table.summary td.path code { font-size: 12px; }
 .chip { display: inline-block; border-radius: 10px; padding: 0 7px; margin: 1px 2px 1px 0;
   font-size: 12px; color: #fff; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
@@ -156,19 +159,22 @@ table.versions details.worse > summary, strong.worse { color: var(--failed); }
 table.versions details.better > summary { color: var(--passed); }
 "#;
 
-/// A report's column: the backend's name, and the file when two reports share a name.
+/// A report's column: the backend's name, and when two reports share it, the file's name (its
+/// whole path when two of them share that too).
 fn engine_labels(reports: &[Report]) -> Vec<String> {
+    let name =
+        |report: &Report| (report.path.file_name()).map(|n| n.to_string_lossy().into_owned());
     reports
         .iter()
         .map(|report| {
-            let shared = reports
-                .iter()
+            let sharing: Vec<&Report> = (reports.iter())
                 .filter(|r| r.backend == report.backend)
-                .count();
-            if shared > 1 {
-                format!("{} ({})", report.backend, report.path.display())
-            } else {
-                report.backend.clone()
+                .collect();
+            let named_alike = sharing.iter().filter(|r| name(r) == name(report)).count();
+            match (sharing.len(), name(report)) {
+                (1, _) => report.backend.clone(),
+                (_, Some(file)) if named_alike == 1 => format!("{} ({file})", report.backend),
+                _ => format!("{} ({})", report.backend, report.path.display()),
             }
         })
         .collect()
@@ -941,7 +947,7 @@ pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
     for (report, label) in reports.iter().zip(&labels) {
         let _ = write!(
             html,
-            "<tr><th scope=\"row\">{}</th><td><code>{}</code></td>",
+            "<tr><th scope=\"row\">{}</th><td class=\"path\"><code>{}</code></td>",
             escape(label),
             escape(&report.path.display().to_string())
         );
