@@ -230,24 +230,17 @@ impl Facts {
                 .map(|(name, value)| (name.clone(), Some(value.clone())))
                 .collect(),
         };
-        self.bounded()
+        // Only the values are new: the rest is bounded already, and cut once.
+        for value in self.env.values_mut().flatten() {
+            cut(value, FACT_LIMIT);
+        }
+        self
     }
 
     /// These facts within [`FACT_LIMIT`] and [`FLAG_LIMIT`]: a longer string is cut (at a
     /// character, marked `… (N bytes)`), a longer list keeps its first flags and a last entry
     /// `… (N more)`, and a longer flag is cut as a string is.
     pub(crate) fn bounded(mut self) -> Facts {
-        let cut = |text: &mut String, limit: usize| {
-            if text.len() > limit {
-                let mut end = limit;
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let total = text.len();
-                text.truncate(end);
-                text.push_str(&format!("… ({total} bytes)"));
-            }
-        };
         for fact in [
             &mut self.engine,
             &mut self.version,
@@ -346,6 +339,19 @@ impl Facts {
             }
         }
         pairs
+    }
+}
+
+/// `text` cut to `limit` bytes (at a character), marked `… (N bytes)`, when it is longer.
+fn cut(text: &mut String, limit: usize) {
+    if text.len() > limit {
+        let mut end = limit;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let total = text.len();
+        text.truncate(end);
+        text.push_str(&format!("… ({total} bytes)"));
     }
 }
 
