@@ -9,6 +9,9 @@ list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh`
     python3 scripts/engines.py install NAME          runs the engine's install command
     python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
     python3 scripts/engines.py check-hello NAME      the hello leaves out what `not_declared` says
+    python3 scripts/engines.py check NAME [--runner PATH]
+                                                     what runner/tests/engines.rs checks of the
+                                                     folder, without the engine's suite
 
 An engine is a folder of `runner/backends/` with an `engine.toml` (hidden folders are not
 engines). `run` runs the suite against the engine, from the repository root: the runner (PATH, or `cargo run
@@ -19,6 +22,15 @@ code 2) naming the file and the key of the first that is not valid (or that is n
 not UTF-8 TOML, or sits in a folder whose name is no engine name). A command of a manifest that
 cannot be run (`install`, `run`, `check-hello`: no such program, an unclosed quote, a backend
 that answers no hello) is a message and exit code 2, never a traceback.
+
+`check` takes seconds, not the engine's whole suite: the manifest (read above) and the files it
+names; the known-failures file as the runner reads it (`runner --expectations FILE --list`: each
+line's fields, class and clause id, and that every trial an entry names cites its clause); every
+`defect` entry naming a `repro/<file>.py` that exists; the run without the engine's packages
+stopping with the install command; the hello against `not_declared` (when the engine is
+installed); docs/engines.md and README.md's list as scripts/engines_md.py writes them. It prints a
+line per check and exits 1 when one fails. Left to `cargo test --test engines`, which run the
+engine: its reproducers, its `test_*.py` and `check_*.py`, and its batched run.
 
 A manifest (CONTRIBUTING.md, "Adding an engine"), every key required but `build_only`:
 
@@ -46,6 +58,7 @@ import shlex
 import stat
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -223,6 +236,73 @@ def hello_of(manifest):
     return hello
 
 
+def defect_problems(name, expectations, folder):
+    """(problems, reproducers): each `defect` entry of the known-failures file `expectations`
+    that names no `repro/<file>.py`, or one that is not in `folder`; and those it names."""
+    problems, named = [], []
+    with open(expectations, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for number, line in enumerate(lines, 1):
+        if line.lstrip().startswith("#") or not line.strip():
+            continue
+        fields = [field.strip() for field in line.split("|", 3)]
+        if len(fields) != 4 or fields[2] != "defect":
+            continue
+        words = re.split(r"[\s;,()]+", fields[3])
+        scripts = [w for w in words if w.startswith("repro/") and w.endswith(".py")]
+        if not scripts:
+            problems.append(f"{expectations}: line {number}: a defect entry names no reproducer (repro/<file>.py in its reason)")
+        for script in scripts:
+            named.append(script)
+            if not os.path.isfile(os.path.join(folder, script)):
+                problems.append(f"{expectations}: line {number}: names {script}, which is not in {folder}")
+    return problems, named
+
+
+def check(name, manifest, runner=None, backends=BACKENDS):
+    """[(passed, what, detail)] of the checks `check NAME` makes (the module's doc); `passed` is
+    True, False, or None for a check that cannot be made here (its detail says why)."""
+    root = os.path.dirname(os.path.dirname(backends))
+    folder = os.path.join(backends, name)
+    runner = [os.path.abspath(runner) if os.sep in runner else runner] if runner else list(RUNNER)
+    results = []
+    script = manifest["backend"].split()[-1]
+    files = [("backend", script), ("expectations", manifest["expectations"])]
+    missing = [f"`{key}` names {path}, which does not exist" for key, path in files if not os.path.isfile(os.path.join(root, path))]
+    starts = manifest["backend"].startswith(manifest["python"] + " ")
+    if not starts:
+        missing.append(f"`backend` does not begin with `python` ({manifest['python']!r}): {manifest['backend']!r}")
+    results.append((not missing, f"manifest {os.path.join(folder, 'engine.toml')}", "; ".join(missing)))
+    expectations = os.path.join(root, manifest["expectations"])
+    if not os.path.isfile(expectations):
+        return results
+    listed = subprocess.run(runner + ["--list", "--expectations", expectations], cwd=root, capture_output=True, text=True)
+    results.append((listed.returncode == 0, f"known failures {manifest['expectations']}, as the runner reads them", listed.stderr.strip()))
+    problems, named = defect_problems(name, expectations, folder)
+    results.append((not problems, f"defect entries name their reproducers ({len(named)})", "\n".join(problems)))
+    with tempfile.TemporaryDirectory(prefix="opspec-check-") as scratch:
+        bare = f"{manifest['python']} -S {script}"  # -S: no site-packages, so no engine
+        run = subprocess.run(runner + ["--backend", bare, "--backend-log", os.path.join(scratch, "log")],
+                             cwd=root, capture_output=True, text=True, env={**os.environ, "TMPDIR": scratch})
+        said = f"install them with: {manifest['install']}" in run.stderr
+        results.append((run.returncode == 2 and said, "without its packages, the run stops with the install command",
+                        "" if said else f"exit {run.returncode}: {run.stderr.strip()[-2000:]}"))
+        probe = subprocess.run([manifest["python"], "-c", f"import {manifest['modules']}"], cwd=root,
+                               capture_output=True, env={**os.environ, "TMPDIR": scratch})
+        if probe.returncode != 0:
+            results.append((None, "the hello leaves out what `not_declared` says", f"not checked: {name} is not installed ({manifest['install']})"))
+        else:
+            said, declared = undeclared(hello_of(manifest)), set(manifest.get("not_declared", []))
+            results.append((said == declared, "the hello leaves out what `not_declared` says",
+                            "" if said == declared else f"not_declared {sorted(declared)} but the hello leaves out {sorted(said)}"))
+    page = subprocess.run([sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check", "--runner", runner[0]]
+                          if len(runner) == 1 else [sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check"],
+                          cwd=root, capture_output=True, text=True)
+    results.append((page.returncode == 0, "docs/engines.md and README.md's list are what scripts/engines_md.py writes",
+                    (page.stdout + page.stderr).strip() + ("\nrun: python3 scripts/engines_md.py" if page.returncode else "")))
+    return results
+
+
 USAGE = __doc__.split("\n\n")[1]
 
 
@@ -274,6 +354,23 @@ def main(argv, backends=BACKENDS):
         if said != declared:
             print(f"{args[0]}: engine.toml's not_declared {sorted(declared)} but the hello leaves out {sorted(said)}", file=sys.stderr)
             return 1
+    elif command == "check" and args and args[0] in engines:
+        name, rest = args[0], args[1:]
+        runner = None
+        if rest[:1] == ["--runner"] and len(rest) == 2:
+            runner = rest[1]
+        elif rest:
+            print("usage:\n" + USAGE, file=sys.stderr)
+            return 2
+        failed = False
+        for passed, what, detail in check(name, engine(name), runner, backends):
+            mark = {True: "ok", False: "FAILED", None: "skipped"}[passed]
+            print(f"{name}: {what}: {mark}" + (f"\n  " + detail.replace("\n", "\n  ") if detail and passed is not True else ""))
+            failed |= passed is False
+        print(f"{name}: left to `cargo test --test engines`, which run the engine: repro/*.py, test_*.py, check_*.py, batched against single requests")
+        return 1 if failed else 0
+    elif command == "check" and args:
+        engine(args[0])
     elif command == "run" and args:
         manifest, rest = engine(args[0]), args[1:]
         runner, ci = None, False

@@ -3,7 +3,8 @@
 
     python3 scripts/same_reports.py make DIR [--runner PATH]   four runs, their reports in DIR
     python3 scripts/same_reports.py compare BEFORE AFTER       exit 1 unless they are the same
-    python3 scripts/same_reports.py pair A.json B.json         two reports of one run's trials
+    python3 scripts/same_reports.py pair A.json B.json [--except FIELD ...]
+                                                               two reports of one run's trials
     python3 scripts/same_reports.py batched ENGINE [ARGS...]   the engine batched and with --batch 1
 
 The four runs: the built-in reference, the numpy backend, a failing backend (the test backend
@@ -11,8 +12,12 @@ whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known fa
 whose engine is not installed is left out, and `compare` says so.
 
 `pair` compares two reports the same way, leaving out the batch size too (`run.batch`: batching
-never changes a verdict, docs/protocol.md "Batches") and the end of a backend's stderr that a
-failure quotes (what a crashing process wrote, read as it came: two runs may quote more or less). `batched` runs an engine of
+never changes a verdict, docs/protocol.md "Batches"), the end of a backend's stderr that a
+failure quotes (what a crashing process wrote, read as it came: two runs may quote more or less),
+and each FIELD named by `--except`: a field of every trial (`replay`), or of the run
+(`run.backend_command`). A live run and the judge of its offline cases (`runner judge`,
+docs/protocol.md "Offline cases") differ in those two only, which name how the answers were had.
+`batched` runs an engine of
 runner/backends/ (its manifest's flags, then ARGS, e.g. a name filter or `--partition 1/20`)
 twice, with its hello's batch and with `--batch 1`, and pairs the reports; the two reports and
 the runs' CPU seconds and peak memory are printed.
@@ -110,12 +115,22 @@ def without_stderr(value):
     return value
 
 
-def pair(a, b, label="", root=None):
-    """The differences of reports `a` and `b` (paths), trial for trial, batch size and the
-    stderr tails quoted in messages left out."""
+def pair(a, b, label="", root=None, leave_out=()):
+    """The differences of reports `a` and `b` (paths), trial for trial, batch size, the stderr
+    tails quoted in messages and the fields `leave_out` (`replay`, `run.backend_command`) left
+    out."""
     ra, rb = without_stderr(json.load(open(a))), without_stderr(json.load(open(b)))
     for report in (ra, rb):
         report.get("run", {}).pop("batch", None)
+        for field in leave_out:
+            if field.startswith("run."):
+                report.get("run", {}).pop(field[len("run."):], None)
+            else:
+                for trial in report.get("trials", []):
+                    value = trial.pop(field, None)
+                    # A failure's message ends with its replay command.
+                    if field == "replay" and value and "message" in trial:
+                        trial["message"] = trial["message"].replace(value, "<replay>")
     ta, tb = trials(ra, root), trials(rb, root)
     here = 0
     for trial in sorted(set(ta) | set(tb)):
@@ -199,8 +214,8 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[0] == "compare":
         return 1 if compare(argv[1], argv[2]) else 0
-    if len(argv) == 3 and argv[0] == "pair":
-        return 1 if pair(argv[1], argv[2]) else 0
+    if len(argv) >= 3 and argv[0] == "pair" and len(argv) % 2 == 1 and set(argv[3::2]) <= {"--except"}:
+        return 1 if pair(argv[1], argv[2], leave_out=argv[4::2]) else 0
     if len(argv) >= 2 and argv[0] == "batched":
         runner = os.environ.get("OPSPEC_RUNNER", os.path.join(ROOT, "target", "release", "runner"))
         return 1 if batched(argv[1], argv[2:], runner) else 0

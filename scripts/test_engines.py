@@ -205,6 +205,91 @@ class Manifests(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("run engine: no program '/no/such/runner'", err)
 
+    def test_the_documented_manifest_shows_every_key_and_is_valid(self):
+        with open(os.path.join(engines.ROOT, "CONTRIBUTING.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("**Adding an engine**"):]
+        example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+        documented = engines.tomllib.loads(example)
+        self.assertEqual(set(documented), set(engines.KEYS))
+        backends = self.backends(openvino=example)
+        self.assertEqual(self.main(backends, "list"), (0, "openvino\n", ""))
+
+
+class Check(unittest.TestCase):
+    """`check NAME`: what runner/tests/engines.rs checks of an engine folder, in seconds."""
+
+    def checkout(self, known, repro=()):
+        """A scratch checkout with one adapter, `engine`: its known-failures file holds `known`,
+        its repro/ the scripts named in `repro`. The adapters' folder."""
+        scratch = tempfile.TemporaryDirectory()
+        self.addCleanup(scratch.cleanup)
+        folder = os.path.join(scratch.name, "runner", "backends", "engine")
+        os.makedirs(os.path.join(folder, "repro"))
+        for name, text in [("engine.toml", VALID), ("backend.py", ""), ("known-failures.txt", known)]:
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        for name in repro:
+            open(os.path.join(folder, "repro", name), "w").close()
+        return os.path.dirname(folder)
+
+    def run_check(self, backends, installed=False, runner_code=0):
+        """(exit code, stdout) of `check engine` with every process it starts faked: the runner
+        reading the file exits `runner_code`, the run without packages says the install command."""
+
+        def run(command, **kwargs):
+            done = mock.Mock(returncode=0, stdout="", stderr="")
+            if "--list" in command:
+                done.returncode = runner_code
+                done.stderr = "error: known-failures.txt: line 1: unknown class `defct`" if runner_code else ""
+            elif "--backend" in command:
+                done.returncode = 2
+                done.stderr = "error: ... install them with: python3 -m pip install -r runner/backends/engine/requirements.txt"
+            elif "-c" in command:
+                done.returncode = 0 if installed else 1
+            return done
+
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(engines.subprocess, "run", side_effect=run) as calls, \
+                mock.patch.object(engines, "hello_of", return_value={"ops": ["shuffle", "slice", "as_strided", "scale", "reformat"]}), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = engines.main(["check", "engine", "--runner", "target/release/runner"], backends)
+        self.calls = [c.args[0] for c in calls.call_args_list]
+        return code, out.getvalue()
+
+    def test_a_folder_that_holds_passes_each_check(self):
+        known = "# a defect\nslice::a::* | slice.wrap.modulo | defect | wraps twice (repro/wrap.py)\n"
+        code, out = self.run_check(self.checkout(known, ["wrap.py"]), installed=True)
+        self.assertEqual(code, 0, out)
+        for line in ["engine: known failures runner/backends/engine/known-failures.txt, as the runner reads them: ok",
+                     "engine: defect entries name their reproducers (1): ok",
+                     "engine: without its packages, the run stops with the install command: ok",
+                     "engine: the hello leaves out what `not_declared` says: ok"]:
+            self.assertIn(line + "\n", out)
+        listed = [c for c in self.calls if "--list" in c][0]
+        self.assertEqual(listed[0], os.path.abspath("target/release/runner"))
+        self.assertEqual(listed[-2], "--expectations")
+        self.assertTrue(listed[-1].endswith("runner/backends/engine/known-failures.txt"), listed)
+
+    def test_each_failing_check_is_named_and_fails_the_command(self):
+        known = "slice::a::* | slice.wrap.modulo | defect | wraps twice (repro/gone.py)\nslice::b | slice.wrap.modulo | defect | no script\n"
+        code, out = self.run_check(self.checkout(known), runner_code=2)
+        self.assertEqual(code, 1, out)
+        self.assertIn("as the runner reads them: FAILED\n  error: known-failures.txt: line 1: unknown class `defct`", out)
+        self.assertIn("defect entries name their reproducers (1): FAILED", out)
+        self.assertIn("line 1: names repro/gone.py, which is not in", out)
+        self.assertIn("line 2: a defect entry names no reproducer", out)
+        # Not installed: the hello is not checked, and says so.
+        self.assertIn("the hello leaves out what `not_declared` says: skipped\n  not checked: engine is not installed", out)
+
+    def test_a_hello_that_leaves_out_other_than_not_declared_fails(self):
+        backends = self.checkout("")
+        with open(os.path.join(backends, "engine", "engine.toml"), "a") as f:
+            f.write('not_declared = ["as_strided"]\n')
+        code, out = self.run_check(backends, installed=True)
+        self.assertEqual(code, 1, out)
+        self.assertIn("not_declared ['as_strided'] but the hello leaves out []", out)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -21,6 +21,10 @@
 //!                      its condition holds on a run's facts
 //! runner export --wpt REPORT.json --out FILE [--revision REV]
 //!                      a JSON report as a web-platform-tests report (wptreport), for wpt.fyi
+//! runner export --cases DIR [run options] [FILTER]
+//!                      the cases as files a harness in any language answers offline
+//! runner judge DIR [run options] [libtest options] [FILTER]
+//!                      the run those answers make: statuses, known failures, reports
 //! runner --version     the runner's version and the suite's revision
 //! ```
 //! `runner --help` lists every flag. The run options ([`opspec_runner::run::config::Options`])
@@ -155,19 +159,51 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Writes a JSON report in the form of a web-platform-tests run (wptreport, what wpt.fyi's
-    /// results receiver takes): a result per trial, `/opspec/<trial name>` with `::` as `/`
-    /// (README.md, "Results others can read")
+    /// `--wpt`: writes a JSON report in the form of a web-platform-tests run (wptreport, what
+    /// wpt.fyi's results receiver takes): a result per trial, `/opspec/<trial name>` with `::`
+    /// as `/` (README.md, "Results others can read"). `--cases`: writes the cases of the
+    /// selected trials as files a harness in any language answers without this project, for
+    /// `runner judge` (docs/protocol.md, "Offline cases")
     Export {
-        /// The JSON report (`runner --report-json`)
-        #[arg(long, value_name = "REPORT", required = true)]
-        wpt: PathBuf,
+        /// The JSON report (`runner --report-json`) to write as a wptreport
+        #[arg(
+            long,
+            value_name = "REPORT",
+            required_unless_present = "cases",
+            conflicts_with = "cases",
+            requires = "out"
+        )]
+        wpt: Option<PathBuf>,
         /// Where to write the wptreport
-        #[arg(long, value_name = "FILE", required = true)]
-        out: PathBuf,
-        /// The suite's git revision the run was made at (default: `git rev-parse HEAD` here)
-        #[arg(long, value_name = "REV")]
+        #[arg(long, value_name = "FILE", requires = "wpt")]
+        out: Option<PathBuf>,
+        /// The suite's git revision the run was made at (default: `git rev-parse HEAD` here,
+        /// with `-dirty` when a tracked file is modified)
+        #[arg(long, value_name = "REV", requires = "wpt")]
         revision: Option<String>,
+        /// Write every selected trial that sends one request (spec and sweep cases; round
+        /// trips send two and are left out, listed) into DIR, new or empty: DIR/index.json
+        /// and the tensors' bytes, no expected result
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
+        #[command(flatten)]
+        options: Box<Options>,
+        #[command(
+            flatten,
+            next_help_heading = "Test selection (libtest's), with --cases"
+        )]
+        test: Box<Arguments>,
+    },
+    /// Judges the answers a harness wrote into a folder of `runner export --cases`
+    /// (DIR/answers/): the statuses, known failures, reports and exit code a live run makes
+    /// (docs/protocol.md, "Offline cases"); the same as a run with --answers DIR
+    Judge {
+        /// The folder `runner export --cases DIR` wrote, with the harness's answers
+        dir: PathBuf,
+        #[command(flatten)]
+        options: Box<Options>,
+        #[command(flatten, next_help_heading = "Test selection and output (libtest's)")]
+        test: Box<Arguments>,
     },
 }
 
@@ -214,8 +250,41 @@ fn main() -> ExitCode {
             opspec_runner::reports::html::PageOptions { show_undeclared },
         ),
         Some(Command::Diff { old, new }) => opspec_runner::reports::diff::main(&old, &new),
-        Some(Command::Export { wpt, out, revision }) => {
-            opspec_runner::reports::wpt::main(&wpt, &out, revision.as_deref())
+        Some(Command::Export {
+            wpt,
+            out,
+            revision,
+            cases,
+            options,
+            test,
+        }) => match (wpt, out, cases) {
+            (Some(wpt), Some(out), _) => {
+                opspec_runner::reports::wpt::main(&wpt, &out, revision.as_deref())
+            }
+            (_, _, Some(dir)) => match options.resolve_here() {
+                Ok(config) => opspec_runner::run::offline::export_main(&dir, *test, config),
+                Err(e) => fail(&e.to_string()),
+            },
+            _ => fail("export needs --wpt REPORT --out FILE, or --cases DIR"),
+        },
+        Some(Command::Judge { dir, options, test }) => {
+            if options.answers.is_some() {
+                return fail("judge DIR names the answers' folder: leave out --answers");
+            }
+            let options = Options {
+                answers: Some(dir),
+                ..*options
+            };
+            match options.resolve_here() {
+                Ok(config) => main_with(
+                    *test,
+                    Config {
+                        program: program(),
+                        ..config
+                    },
+                ),
+                Err(e) => fail(&e.to_string()),
+            }
         }
         Some(Command::Merge { parts, out }) => opspec_runner::reports::merge::main(&parts, &out),
         Some(Command::UpdateExpectations { report, file, out }) => {

@@ -350,12 +350,19 @@ struct Browser {
 impl Browser {
     /// `None` when Chromium is not installed (outside CI; see [`chromium`]).
     fn new(name: &str) -> Option<Browser> {
+        Browser::with_javascript(name, false)
+    }
+
+    /// A browser that runs scripts when `scripts`: for measuring a page's layout by a script
+    /// added to a copy of it (the page itself has none).
+    fn with_javascript(name: &str, scripts: bool) -> Option<Browser> {
         let program = chromium()?;
         let dir = Scratch::new(name);
         std::fs::create_dir_all(dir.path("profile/Default")).unwrap();
+        let setting = if scripts { 1 } else { 2 };
         std::fs::write(
             dir.path("profile/Default/Preferences"),
-            r#"{"profile": {"default_content_setting_values": {"javascript": 2}}}"#,
+            format!(r#"{{"profile": {{"default_content_setting_values": {{"javascript": {setting}}}}}}}"#),
         )
         .unwrap();
         Some(Browser { program, dir })
@@ -656,6 +663,59 @@ fn the_page_works_in_chromium_with_javascript_off() {
         png.len() > 20_000,
         "a {} byte screenshot is blank",
         png.len()
+    );
+}
+
+/// The totals that open the page fit a 1280-pixel window, with four reports of one backend
+/// kept in a deep folder (their names and paths are the longest cells): measured in Chromium
+/// by a script added to a copy of the page.
+#[test]
+fn the_totals_fit_a_1280_pixel_window() {
+    let Some(browser) = Browser::with_javascript("width", true) else {
+        return;
+    };
+    let scratch = Scratch::new("width");
+    let (reference, _) = two_reports(&scratch);
+    let deep = scratch.path("some/rather/long/folder/of/reports/of/engine/runs");
+    std::fs::create_dir_all(&deep).unwrap();
+    let mut reports = Vec::new();
+    for n in 1..=4 {
+        let copy = deep.join(format!("openvino-2026.4.1-on-amd-epyc-9r14-run-{n}.json"));
+        std::fs::copy(&reference, &copy).unwrap();
+        reports.push(copy);
+    }
+    let page = scratch.path("page.html");
+    let output = runner()
+        .arg("report")
+        .args(&reports)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let probe = scratch.path("probe.html");
+    let measure = "<script>document.title = [Math.ceil(document.getElementById('summary')\
+                   .getBoundingClientRect().right), document.documentElement.scrollWidth, \
+                   document.documentElement.clientWidth].join(' ');</script></body>";
+    let source = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&probe, source.replace("</body>", measure)).unwrap();
+    let dom = browser.run(
+        &["--window-size=1280,900", "--dump-dom"],
+        &format!("file://{}", probe.display()),
+    );
+    let title = between(&dom, "<title>", "</title>").trim_start_matches("<title>");
+    let numbers: Vec<u32> = title.split(' ').map(|n| n.parse().unwrap()).collect();
+    let [table, page_width, window] = numbers[..] else {
+        panic!("{title}");
+    };
+    assert!(window > 1200 && window <= 1280, "{title}");
+    assert!(
+        table <= window,
+        "the totals end at {table} px in a {window} px window"
+    );
+    assert!(
+        page_width <= window,
+        "the page is {page_width} px wide in a {window} px window"
     );
 }
 

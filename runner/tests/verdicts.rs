@@ -213,6 +213,30 @@ fn a_known_failure_entry_whose_trials_do_not_cite_its_clause_is_refused() {
         all.contains("whose case does not cite clause `slice.reflect.mirror`"),
         "{all}"
     );
+    // `--list` checks the file the same way, starting no backend: a quick check of an
+    // engine's known failures (`python3 scripts/engines.py check NAME`).
+    let output = runner(scratch.path())
+        .args(["--specs", "specs", "--list", "--expectations"])
+        .arg(&expectations)
+        .output()
+        .unwrap();
+    let listed = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{listed}");
+    assert!(
+        listed.contains("whose case does not cite clause `slice.reflect.mirror`"),
+        "{listed}"
+    );
+    std::fs::write(
+        &expectations,
+        "clause in slice::wrap::* | slice.wrap.modulo | semantics | wraps\n",
+    )
+    .unwrap();
+    let output = runner(scratch.path())
+        .args(["--specs", "specs", "--list", "--expectations"])
+        .arg(&expectations)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
 }
 
 #[test]

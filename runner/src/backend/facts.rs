@@ -13,6 +13,10 @@
 //! `<fact> has <value>` / `<fact> lacks <value>` on the list facts. A value with spaces is
 //! written in double quotes. A test of a fact the run does not know is false, and the report
 //! says so (`Evaluation::unknown`).
+//!
+//! The hello may also name the environment variables that change what the backend does
+//! (`"env": ["BUG_PAD"]`): their values are facts too (`env.BUG_PAD == 1`), and every replay
+//! command the run prints sets them ([`Facts::env`]).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -47,6 +51,75 @@ pub struct Facts {
     /// `OPTIMIZATION_CAPABILITIES`: `BF16`, `FP16`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) engine_flags: Vec<String>,
+    /// The environment variables the hello names as changing the backend's behaviour, with
+    /// their values in the run (`None`: unset).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) env: BTreeMap<String, Option<String>>,
+}
+
+/// The most environment variables a hello may name.
+pub(crate) const ENV_LIMIT: usize = 64;
+
+/// The hello's `env`: the environment variables that change what the backend does. As a list
+/// of names, their values are the runner's own environment's, which the backend inherits; as
+/// an object of names and values (a harness that ran the cases elsewhere, docs/protocol.md
+/// "Offline cases"), the values given.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RawEnv")]
+pub(crate) enum EnvDeclaration {
+    Names(Vec<String>),
+    Values(BTreeMap<String, String>),
+}
+
+impl Default for EnvDeclaration {
+    fn default() -> EnvDeclaration {
+        EnvDeclaration::Names(Vec::new())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a list of environment variable names, or an object of names and their values"
+)]
+enum RawEnv {
+    Names(Vec<String>),
+    Values(BTreeMap<String, String>),
+}
+
+impl TryFrom<RawEnv> for EnvDeclaration {
+    type Error = String;
+
+    fn try_from(raw: RawEnv) -> Result<EnvDeclaration, String> {
+        let names: Vec<&String> = match &raw {
+            RawEnv::Names(names) => names.iter().collect(),
+            RawEnv::Values(values) => values.keys().collect(),
+        };
+        if names.len() > ENV_LIMIT {
+            return Err(format!(
+                "{} environment variables, more than {ENV_LIMIT}",
+                names.len()
+            ));
+        }
+        if let Some(bad) = names.iter().find(|name| !is_variable_name(name)) {
+            return Err(format!(
+                "{:?} is not an environment variable name (letters, digits and `_`, not starting with a digit, at most 64 bytes)",
+                printable(bad)
+            ));
+        }
+        Ok(match raw {
+            RawEnv::Names(names) => EnvDeclaration::Names(names),
+            RawEnv::Values(values) => EnvDeclaration::Values(values),
+        })
+    }
+}
+
+/// A name a shell takes before a command as `NAME=value`: ASCII letters, digits and `_`, not
+/// starting with a digit, at most 64 bytes.
+pub(crate) fn is_variable_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The hello's `engine` object.
@@ -142,21 +215,32 @@ impl Facts {
         self.bounded()
     }
 
+    /// These facts with the environment variables `declared` names, each with its value:
+    /// the one given, or for a list of names the one `read` gives (the runner's environment).
+    pub(crate) fn with_env(
+        mut self,
+        declared: &EnvDeclaration,
+        read: impl Fn(&str) -> Option<String>,
+    ) -> Facts {
+        self.env = match declared {
+            EnvDeclaration::Names(names) => (names.iter())
+                .map(|name| (name.clone(), read(name)))
+                .collect(),
+            EnvDeclaration::Values(values) => (values.iter())
+                .map(|(name, value)| (name.clone(), Some(value.clone())))
+                .collect(),
+        };
+        // Only the values are new: the rest is bounded already, and cut once.
+        for value in self.env.values_mut().flatten() {
+            cut(value, FACT_LIMIT);
+        }
+        self
+    }
+
     /// These facts within [`FACT_LIMIT`] and [`FLAG_LIMIT`]: a longer string is cut (at a
     /// character, marked `… (N bytes)`), a longer list keeps its first flags and a last entry
     /// `… (N more)`, and a longer flag is cut as a string is.
     pub(crate) fn bounded(mut self) -> Facts {
-        let cut = |text: &mut String, limit: usize| {
-            if text.len() > limit {
-                let mut end = limit;
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let total = text.len();
-                text.truncate(end);
-                text.push_str(&format!("… ({total} bytes)"));
-            }
-        };
         for fact in [
             &mut self.engine,
             &mut self.version,
@@ -169,6 +253,9 @@ impl Facts {
         .flatten()
         {
             cut(fact, FACT_LIMIT);
+        }
+        for value in self.env.values_mut().flatten() {
+            cut(value, FACT_LIMIT);
         }
         for list in [&mut self.cpu_flags, &mut self.engine_flags] {
             if list.len() > FLAG_LIMIT {
@@ -196,6 +283,15 @@ impl Facts {
             join([&self.cpu_vendor, &self.cpu_model]),
         ]
         .into_iter()
+        .chain((!self.env.is_empty()).then(|| {
+            let pairs: Vec<String> = (self.env.iter())
+                .map(|(name, value)| match value {
+                    Some(value) => format!("{name}={value}"),
+                    None => format!("{name} unset"),
+                })
+                .collect();
+            format!("env {}", pairs.join(" "))
+        }))
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(", ");
@@ -204,6 +300,7 @@ impl Facts {
 
     fn string(&self, fact: Fact) -> Option<&str> {
         match fact {
+            Fact::Env => None,
             Fact::Engine => self.engine.as_deref(),
             Fact::Version => self.version.as_deref(),
             Fact::Os => self.os.as_deref(),
@@ -223,8 +320,9 @@ impl Facts {
         (!list.is_empty()).then_some(list.as_slice())
     }
 
-    /// The facts as `name: value` pairs, lists joined by spaces (JUnit properties).
-    pub(crate) fn pairs(&self) -> BTreeMap<&'static str, String> {
+    /// The facts as `name: value` pairs, lists joined by spaces, an environment variable as
+    /// `env.NAME` (JUnit properties).
+    pub(crate) fn pairs(&self) -> BTreeMap<String, String> {
         let mut pairs = BTreeMap::new();
         for fact in Fact::ALL {
             let value = match fact.is_list() {
@@ -232,10 +330,28 @@ impl Facts {
                 false => self.string(fact).map(str::to_owned),
             };
             if let Some(value) = value {
-                pairs.insert(fact.name(), value);
+                pairs.insert(fact.name().to_owned(), value);
+            }
+        }
+        for (name, value) in &self.env {
+            if let Some(value) = value {
+                pairs.insert(format!("env.{name}"), value.clone());
             }
         }
         pairs
+    }
+}
+
+/// `text` cut to `limit` bytes (at a character), marked `… (N bytes)`, when it is longer.
+fn cut(text: &mut String, limit: usize) {
+    if text.len() > limit {
+        let mut end = limit;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let total = text.len();
+        text.truncate(end);
+        text.push_str(&format!("… ({total} bytes)"));
     }
 }
 
@@ -280,6 +396,8 @@ pub(crate) enum Fact {
     CpuModel,
     CpuFlags,
     EngineFlags,
+    /// `env.NAME`: an environment variable the hello names (the name is the test's).
+    Env,
 }
 
 impl Fact {
@@ -304,6 +422,7 @@ impl Fact {
             Fact::CpuModel => "cpu_model",
             Fact::CpuFlags => "cpu_flags",
             Fact::EngineFlags => "engine_flags",
+            Fact::Env => "env.NAME",
         }
     }
 
@@ -361,6 +480,8 @@ impl Relation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Test {
     pub(crate) fact: Fact,
+    /// The variable of an `env.NAME` fact.
+    pub(crate) variable: Option<String>,
     pub(crate) relation: Relation,
     pub(crate) value: String,
 }
@@ -386,7 +507,7 @@ pub(crate) struct ConditionError {
 pub(crate) struct Evaluation {
     pub(crate) holds: bool,
     /// The facts it tests that the run does not know (each such test is false).
-    pub(crate) unknown: Vec<&'static str>,
+    pub(crate) unknown: Vec<String>,
 }
 
 /// The words of a condition; a double-quoted value is one word.
@@ -437,13 +558,22 @@ impl Condition {
                     rest.join(" ")
                 )));
             };
-            let fact = Fact::parse(fact).ok_or_else(|| {
-                let known: Vec<&str> = Fact::ALL.iter().map(|f| f.name()).collect();
-                error(format!(
-                    "unknown fact `{fact}` (one of {})",
-                    known.join(", ")
-                ))
-            })?;
+            let variable = fact.strip_prefix("env.").map(str::to_owned);
+            if let Some(name) = variable.as_deref().filter(|n| !is_variable_name(n)) {
+                return Err(error(format!(
+                    "`{name}` is not an environment variable name (letters, digits and `_`)"
+                )));
+            }
+            let fact = match variable {
+                Some(_) => Fact::Env,
+                None => Fact::parse(fact).ok_or_else(|| {
+                    let known: Vec<&str> = Fact::ALL.iter().map(|f| f.name()).collect();
+                    error(format!(
+                        "unknown fact `{fact}` (one of {}, env.NAME)",
+                        known.join(", ")
+                    ))
+                })?,
+            };
             let relation = (Relation::ALL.iter())
                 .find(|(name, _)| name == relation)
                 .map(|(_, r)| *r)
@@ -468,6 +598,7 @@ impl Condition {
             }
             any_of.last_mut().expect("one group").push(Test {
                 fact,
+                variable,
                 relation,
                 value: value.clone(),
             });
@@ -494,14 +625,27 @@ impl Condition {
         let mut test = |t: &Test| -> bool {
             if t.fact.is_list() {
                 let Some(list) = facts.list(t.fact) else {
-                    unknown.push(t.fact.name());
+                    unknown.push(t.fact.name().to_owned());
                     return false;
                 };
                 let has = list.iter().any(|v| v == &t.value);
                 return has == (t.relation == Relation::Has);
             }
-            let Some(fact) = facts.string(t.fact) else {
-                unknown.push(t.fact.name());
+            let value = match &t.variable {
+                // A variable the hello names is known, set or not: unset, it equals no
+                // value. One it does not name is not known.
+                Some(name) => match facts.env.get(name) {
+                    Some(None) => return t.relation == Relation::Ne,
+                    Some(Some(value)) => Some(value.as_str()),
+                    None => None,
+                },
+                None => facts.string(t.fact),
+            };
+            let Some(fact) = value else {
+                unknown.push(match &t.variable {
+                    Some(name) => format!("env.{name}"),
+                    None => t.fact.name().to_owned(),
+                });
                 return false;
             };
             let order = match t.fact {
@@ -653,6 +797,12 @@ mod tests {
             cpu_model: Some("AMD EPYC".into()),
             cpu_flags: vec!["avx512_bf16".into(), "avx512f".into()],
             engine_flags: vec!["BF16".into(), "FP32".into()],
+            env: [
+                ("BUG_PAD".to_owned(), Some("1".to_owned())),
+                ("OFF".to_owned(), None),
+            ]
+            .into_iter()
+            .collect(),
         }
     }
 
@@ -679,6 +829,71 @@ mod tests {
         ));
         assert!(holds("engine_flags has BF16", &f));
         assert!(!holds("engine_flags lacks BF16", &f));
+    }
+
+    /// `env.NAME` tests a variable the hello names: set, by its value; unset, it equals no
+    /// value; one the hello does not name is unknown.
+    #[test]
+    fn environment_variables_the_hello_names_are_facts() {
+        let f = amd();
+        assert!(holds("env.BUG_PAD == 1", &f));
+        assert!(!holds("env.BUG_PAD != 1", &f));
+        assert!(!holds("env.OFF == 1", &f));
+        assert!(holds("env.OFF != 1", &f));
+        let e = Condition::parse("env.OTHER == 1 or env.OFF == 1")
+            .unwrap()
+            .evaluate(&f);
+        assert!(!e.holds);
+        assert_eq!(e.unknown, ["env.OTHER"]);
+        let err = |text: &str| Condition::parse(text).unwrap_err().problem;
+        assert_eq!(
+            err("env.BUG-PAD == 1"),
+            "`BUG-PAD` is not an environment variable name (letters, digits and `_`)"
+        );
+        assert_eq!(
+            err("env.BUG_PAD has 1"),
+            "`env.NAME` is not a list: has and lacks test lists"
+        );
+        assert_eq!(
+            err("env.BUG_PAD < 1"),
+            "`<` orders `version` only, not `env.NAME`"
+        );
+        assert!(
+            err("cpu == amd").ends_with(", env.NAME)"),
+            "{}",
+            err("cpu == amd")
+        );
+    }
+
+    /// The hello's `env` is a list of names (values from the runner's environment) or an
+    /// object of names and values; anything else is refused naming the field.
+    #[test]
+    fn the_hellos_environment_is_read_and_checked() {
+        let names: EnvDeclaration = serde_json::from_str(r#"["BUG_PAD", "OFF"]"#).unwrap();
+        let f = Facts::default().with_env(&names, |n| (n == "BUG_PAD").then(|| "1".into()));
+        assert_eq!(f.env, amd().env);
+        assert_eq!(f.line(), "env BUG_PAD=1 OFF unset");
+        assert_eq!(f.pairs()["env.BUG_PAD"], "1");
+        let values: EnvDeclaration = serde_json::from_str(r#"{"BUG_PAD": "1"}"#).unwrap();
+        let f = Facts::default().with_env(&values, |_| None);
+        assert_eq!(f.env["BUG_PAD"].as_deref(), Some("1"));
+        for bad in [r#"["A B"]"#, r#"["1A"]"#, r#"[""]"#, r#"{"A=": "1"}"#] {
+            let e = serde_json::from_str::<EnvDeclaration>(bad).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("is not an environment variable name"),
+                "{bad}: {e}"
+            );
+        }
+        let e = serde_json::from_str::<EnvDeclaration>("3").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a list of environment variable names"),
+            "{e}"
+        );
+        let many: Vec<String> = (0..=ENV_LIMIT).map(|k| format!("V{k}")).collect();
+        let e = serde_json::from_value::<EnvDeclaration>(serde_json::json!(many)).unwrap_err();
+        assert!(e.to_string().contains("more than 64"), "{e}");
     }
 
     #[test]

@@ -8,9 +8,9 @@ use opspec::{DType, Op};
 use opspec_spec::{Case, Expectation, TARGETS};
 
 use crate::backend::attributes::{declarable, declarable_names};
-use crate::backend::facts::{EngineId, Platform};
+use crate::backend::facts::{EngineId, EnvDeclaration, Facts, Platform};
 use crate::backend::interface::{trial_dtypes, Exclusion};
-use crate::backend::protocol::Reply;
+use crate::backend::protocol::{Reply, PROTOCOL_VERSION};
 
 /// What the backend said it can do in its hello.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -32,6 +32,8 @@ pub(crate) struct Capabilities {
     pub(crate) composed: BTreeMap<String, String>,
     /// The hello's `batch`: the most cases one request may hold (1 without it).
     pub(crate) batch: usize,
+    /// The hello's `env`: the environment variables that change what the backend does.
+    pub(crate) env: EnvDeclaration,
 }
 
 /// A name in a hello that the suite does not know: a typo there would silently skip cases.
@@ -141,7 +143,54 @@ impl Capabilities {
             platform: None,
             composed: BTreeMap::new(),
             batch: 1,
+            env: EnvDeclaration::default(),
         })
+    }
+
+    /// The capabilities a hello reply declares, or why the runner cannot take them: for a
+    /// hello read from a file (`runner judge`, [`crate::backend::offline`]).
+    pub(crate) fn from_reply(reply: Reply) -> Result<Capabilities, String> {
+        let Reply::Hello {
+            protocol,
+            name,
+            ops,
+            dtypes,
+            targets,
+            attributes,
+            build_only,
+            engine,
+            platform,
+            composed,
+            batch: _,
+            env,
+        } = reply
+        else {
+            return Err("not a hello".into());
+        };
+        if protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "a hello of protocol {protocol}; the runner speaks {PROTOCOL_VERSION}"
+            ));
+        }
+        let capabilities =
+            Capabilities::from_hello(name, ops, dtypes.unwrap_or_default(), targets, attributes)
+                .map_err(|e| format!("the hello names {e}"))?;
+        Ok(Capabilities {
+            build_only,
+            engine,
+            platform: platform.map(|p| *p),
+            composed,
+            env,
+            ..capabilities
+        })
+    }
+
+    /// The facts of a run of this backend: `base` (the machine as the runner reads it) with
+    /// the hello's engine, platform and environment variables, those named in a list read
+    /// from the runner's environment, which the backend inherits.
+    pub(crate) fn facts(&self, base: Facts) -> Facts {
+        base.with_hello(self.engine.as_ref(), self.platform.as_ref())
+            .with_env(&self.env, |name| std::env::var(name).ok())
     }
 
     /// `Err` when the declaration leaves the case out: its op, a target it is restricted on,

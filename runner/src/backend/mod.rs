@@ -9,6 +9,7 @@ pub(crate) mod hello;
 pub mod interface;
 pub(crate) mod interrupt;
 pub(crate) mod observed;
+pub mod offline;
 pub mod process;
 pub(crate) mod protocol;
 pub(crate) mod serve;

@@ -240,8 +240,8 @@ pub enum StartError {
 }
 
 /// How a reply line fails to be an answer to the case it was read for.
-struct Misreply {
-    message: String,
+pub(crate) struct Misreply {
+    pub(crate) message: String,
     /// The stream is out of step: the process must be restarted.
     out_of_step: bool,
     /// The id the reply carries, when it carries another case's.
@@ -464,6 +464,7 @@ impl ProcessBackend {
                 platform,
                 composed,
                 batch,
+                env,
             }) if protocol == PROTOCOL_VERSION => {
                 let batch = match batch {
                     None => 1,
@@ -491,6 +492,7 @@ impl ProcessBackend {
                             platform: platform.map(|p| *p),
                             composed,
                             batch,
+                            env,
                             ..capabilities
                         },
                     )),
@@ -517,7 +519,7 @@ impl ProcessBackend {
     }
 
     /// Turns a reply line into an outcome, or says why it is none.
-    fn interpret(
+    pub(crate) fn interpret(
         id: &str,
         line: &str,
         build_only: bool,
@@ -1146,8 +1148,7 @@ impl Backend for ProcessBackend {
     }
 
     fn facts(&self) -> Facts {
-        let c = &self.capabilities;
-        Facts::host().with_hello(c.engine.as_ref(), c.platform.as_ref())
+        self.capabilities.facts(Facts::host())
     }
 
     fn composed(&self) -> BTreeMap<String, String> {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backend::facts::{EngineId, Platform};
+use crate::backend::facts::{EngineId, EnvDeclaration, Platform};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use opspec::ops::scale::Coefficients;
@@ -139,6 +139,10 @@ pub(crate) enum Reply {
         /// "Batches"); absent: single `run` requests only.
         #[serde(default)]
         batch: Option<u64>,
+        /// The environment variables that change what the backend does: their values are
+        /// facts of the run, and every replay command sets them.
+        #[serde(default)]
+        env: EnvDeclaration,
     },
     Ok {
         id: String,

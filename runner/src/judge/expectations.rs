@@ -106,7 +106,7 @@ pub(crate) struct Entry {
     /// entry without one.
     pub(crate) holds: bool,
     /// The facts the condition tests that the run did not know.
-    pub(crate) unknown_facts: Vec<&'static str>,
+    pub(crate) unknown_facts: Vec<String>,
 }
 
 impl Entry {
@@ -492,7 +492,7 @@ struct Listed<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     held: Option<bool>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    unknown_facts: &'a [&'static str],
+    unknown_facts: &'a [String],
 }
 
 /// What `runner expectations FILE [--facts REPORT] --json` prints.

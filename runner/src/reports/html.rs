@@ -112,7 +112,10 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
 thead th { background: var(--head); position: sticky; top: 0; z-index: 1; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-table.summary tbody th, table.summary tbody td { white-space: nowrap; }
+table.summary td.n { white-space: nowrap; }
+table.summary thead th { font-size: 13px; }
+table.summary tbody th, table.summary td.path { max-width: 12em; overflow-wrap: anywhere; }
+table.summary td.path code { font-size: 12px; }
 .chip { display: inline-block; border-radius: 10px; padding: 0 7px; margin: 1px 2px 1px 0;
   font-size: 12px; color: #fff; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
@@ -156,19 +159,22 @@ table.versions details.worse > summary, strong.worse { color: var(--failed); }
 table.versions details.better > summary { color: var(--passed); }
 "#;
 
-/// A report's column: the backend's name, and the file when two reports share a name.
+/// A report's column: the backend's name, and when two reports share it, the file's name (its
+/// whole path when two of them share that too).
 fn engine_labels(reports: &[Report]) -> Vec<String> {
+    let name =
+        |report: &Report| (report.path.file_name()).map(|n| n.to_string_lossy().into_owned());
     reports
         .iter()
         .map(|report| {
-            let shared = reports
-                .iter()
+            let sharing: Vec<&Report> = (reports.iter())
                 .filter(|r| r.backend == report.backend)
-                .count();
-            if shared > 1 {
-                format!("{} ({})", report.backend, report.path.display())
-            } else {
-                report.backend.clone()
+                .collect();
+            let named_alike = sharing.iter().filter(|r| name(r) == name(report)).count();
+            match (sharing.len(), name(report)) {
+                (1, _) => report.backend.clone(),
+                (_, Some(file)) if named_alike == 1 => format!("{} ({file})", report.backend),
+                _ => format!("{} ({})", report.backend, report.path.display()),
             }
         })
         .collect()
@@ -631,20 +637,65 @@ fn exclusion_table(html: &mut String, reports: &[Report], labels: &[String]) {
     html.push_str("</tbody></table>\n");
 }
 
-/// The reports of one engine at several versions.
+/// The reports of one engine at several versions, or several runs of one version.
 struct VersionGroup<'a> {
     engine: &'a str,
-    /// One report per version, from the oldest version to the newest
-    /// ([`crate::backend::facts::compare_versions`]): the first given of that version.
+    /// Its reports from the oldest version to the newest
+    /// ([`crate::backend::facts::compare_versions`]); those of one version in the order given.
     steps: Vec<usize>,
-    /// Reports of the engine not in `steps`: another of a version already there (the index
-    /// of that one), or one whose hello names no version.
-    left_out: Vec<(usize, Option<usize>)>,
+    /// Reports of the engine not in `steps`: those whose hello names no version.
+    left_out: Vec<usize>,
 }
 
-/// The engines run at two or more versions (the `engine` and `version` facts of their
-/// hellos), each with its reports in version order, whatever the order the reports were
-/// given in (a shell glob puts `1.10` before `1.9`).
+/// What tells report `index` apart from `same`, the other reports of its engine at its version,
+/// for a column header that does not read `0.4.0 → 0.4.0`: the first fact whose value differs
+/// (`env.BUG_PAD=1`, `cpu_model=AMD EPYC`; the short facts first), else the report's file name.
+fn told_apart(reports: &[Report], index: usize, same: &[usize]) -> String {
+    let facts = |i: usize| reports[i].context.facts.pairs();
+    let mine = facts(index);
+    let others: Vec<_> = same
+        .iter()
+        .filter(|&&i| i != index)
+        .map(|&i| facts(i))
+        .collect();
+    let mut keys: Vec<String> = (mine.keys().chain(others.iter().flat_map(|o| o.keys())))
+        .filter(|k| *k != "engine" && *k != "version")
+        .cloned()
+        .collect();
+    let order = |key: &str| match key {
+        k if k.starts_with("env.") => 0,
+        "os" => 1,
+        "arch" => 2,
+        "cpu_vendor" => 3,
+        "cpu_model" => 4,
+        "engine_flags" => 5,
+        _ => 6,
+    };
+    keys.sort_by(|a, b| order(a).cmp(&order(b)).then(a.cmp(b)));
+    keys.dedup();
+    for key in keys {
+        let value = mine.get(&key);
+        if others.iter().any(|o| o.get(&key) != value) {
+            return match value {
+                Some(value) if value.chars().count() > 40 => {
+                    format!("{key}={}…", value.chars().take(40).collect::<String>())
+                }
+                Some(value) => format!("{key}={value}"),
+                None if key.starts_with("env.") => format!("{key} unset"),
+                None => format!("no {key}"),
+            };
+        }
+    }
+    let path = &reports[index].path;
+    (path.file_name()).map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The engines with two or more reports that name a version (the `engine` and `version` facts
+/// of their hellos), each with its reports in version order, whatever the order the reports
+/// were given in (a shell glob puts `1.10` before `1.9`); runs of one version in the order given.
 fn version_groups(reports: &[Report]) -> Vec<VersionGroup<'_>> {
     use crate::backend::facts::compare_versions;
     let mut groups: Vec<VersionGroup<'_>> = Vec::new();
@@ -664,17 +715,9 @@ fn version_groups(reports: &[Report]) -> Vec<VersionGroup<'_>> {
             }
         };
         let group = &mut groups[at];
-        let version = |i: usize| reports[i].context.facts.version.as_deref();
-        let Some(this) = version(index) else {
-            group.left_out.push((index, None));
-            continue;
-        };
-        let same = (group.steps.iter()).find(|&&i| {
-            version(i).is_some_and(|v| compare_versions(v, this) == std::cmp::Ordering::Equal)
-        });
-        match same {
-            Some(&first) => group.left_out.push((index, Some(first))),
-            None => group.steps.push(index),
+        match reports[index].context.facts.version {
+            Some(_) => group.steps.push(index),
+            None => group.left_out.push(index),
         }
     }
     for group in &mut groups {
@@ -698,19 +741,33 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
     }
     html.push_str(
         "<h2 id=\"versions\">Across versions</h2>\n<p class=\"lead\">What changed from each \
-         version of an engine to the next, clause by clause: each trial whose status changed \
+         version of an engine to the next (and between two runs of one version, each named by \
+         what tells it apart), clause by clause: each trial whose status changed \
          counted once, under the clause of its case that the most changed trials of that upgrade \
          cite (as <code>runner diff</code> counts them).</p>\n",
     );
     for group in groups {
         let engine = group.engine;
-        let version = |i: usize| {
+        let plain_version = |i: usize| {
             reports[i]
                 .context
                 .facts
                 .version
                 .clone()
                 .unwrap_or_else(|| labels[i].clone())
+        };
+        // A version run more than once is named by what tells its runs apart.
+        let version = |i: usize| {
+            let same: Vec<usize> = (group.steps.iter().copied())
+                .filter(|&j| {
+                    crate::backend::facts::compare_versions(&plain_version(j), &plain_version(i))
+                        == std::cmp::Ordering::Equal
+                })
+                .collect();
+            match same.len() {
+                1 => plain_version(i),
+                _ => format!("{} ({})", plain_version(i), told_apart(reports, i, &same)),
+            }
         };
         let steps: Vec<(usize, usize)> = group.steps.windows(2).map(|w| (w[0], w[1])).collect();
         let diffs: Vec<crate::reports::diff::Diff> = steps
@@ -792,18 +849,10 @@ fn across_versions(html: &mut String, reports: &[Report], labels: &[String]) {
             html.push_str("</tr>\n");
         }
         html.push_str("</tbody></table>\n");
-        for (index, same) in &group.left_out {
-            let why = match same {
-                Some(first) => format!(
-                    "the same version as {} ({})",
-                    escape(&labels[*first]),
-                    escape(&version(*first))
-                ),
-                None => "its hello names no version".to_owned(),
-            };
+        for index in &group.left_out {
             let _ = writeln!(
                 html,
-                "<p class=\"lead\">Not in the table: {}, {why}.</p>",
+                "<p class=\"lead\">Not in the table: {}, its hello names no version.</p>",
                 escape(&labels[*index])
             );
         }
@@ -898,7 +947,7 @@ pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
     for (report, label) in reports.iter().zip(&labels) {
         let _ = write!(
             html,
-            "<tr><th scope=\"row\">{}</th><td><code>{}</code></td>",
+            "<tr><th scope=\"row\">{}</th><td class=\"path\"><code>{}</code></td>",
             escape(label),
             escape(&report.path.display().to_string())
         );
@@ -1388,7 +1437,8 @@ mod tests {
         assert!(!super::page(&reports[2..]).contains("id=\"versions\""));
         // Given newest first (as a shell glob gives `1.10` before `1.9`), with a second report
         // of one version: the table still goes from the older version to the newer, and the
-        // version met twice makes no step of its own.
+        // two runs of one version are named by what tells them apart (here their files), never
+        // `1.9 → 1.9`.
         let reports = vec![
             versioned("a-1.10.json", "1.10", [Failed, Passed, Passed]),
             versioned("a-1.9.json", "1.9", [Passed, Failed, Passed]),
@@ -1397,17 +1447,40 @@ mod tests {
         let page = super::page(&reports);
         let section = page.split("<h2 id=\"versions\">").nth(1).unwrap();
         assert!(
-            section.contains("<th scope=\"col\">1.9 → 1.10</th></tr>"),
+            section.contains("<th scope=\"col\">1.9 (a-1.9.json) → 1.9.0 (b-1.9.json)</th><th scope=\"col\">1.9.0 (b-1.9.json) → 1.10</th></tr>"),
             "{section}"
         );
         assert!(!section.contains("1.10 → 1.9"), "{section}");
         assert!(!section.contains("1.9 → 1.9"), "{section}");
-        assert!(
-            section.contains("<p class=\"lead\">Not in the table: ort-1.9.0, the same version as ort-1.9 (1.9).</p>"),
-            "{section}"
-        );
         // The regression of the upgrade 1.9 → 1.10 is slice::f::a, not the fix reversed.
         assert!(section.contains("<details class=\"change worse\"><summary>1 passed → failed</summary><ul class=\"names\"><li>slice::f::a::int8</li>"), "{section}");
+        // Two runs of one version alone get their table, named by the fact that differs.
+        let mut runs = vec![
+            versioned("x.json", "0.4.0", [Passed, Passed, Passed]),
+            versioned("y.json", "0.4.0", [Failed, Passed, Passed]),
+        ];
+        runs[0].context.facts.env = [("BUG_PAD".to_owned(), None)].into_iter().collect();
+        runs[1].context.facts.env = [("BUG_PAD".to_owned(), Some("1".to_owned()))]
+            .into_iter()
+            .collect();
+        let page = super::page(&runs);
+        let section = page.split("<h2 id=\"versions\">").nth(1).unwrap();
+        assert!(
+            section.contains(
+                "<th scope=\"col\">0.4.0 (env.BUG_PAD unset) → 0.4.0 (env.BUG_PAD=1)</th>"
+            ),
+            "{section}"
+        );
+        assert!(
+            section
+                .contains("1 of 3 trials changed, <strong class=\"worse\">1 regression</strong>"),
+            "{section}"
+        );
+        // A report whose hello names no version is said to be left out.
+        runs[1].context.facts.version = None;
+        runs.push(versioned("z.json", "0.5.0", [Passed, Passed, Passed]));
+        let page = super::page(&runs);
+        assert!(page.contains("<p class=\"lead\">Not in the table: ort-0.4.0 (y.json), its hello names no version.</p>"), "{page}");
     }
 
     #[test]

@@ -120,14 +120,33 @@ pub(crate) fn export(report: &Report, revision: &str) -> Value {
     })
 }
 
-/// The git revision of the work tree the runner is started in.
-fn git_revision() -> Option<String> {
-    let output = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()?;
-    let revision = String::from_utf8(output.stdout).ok()?.trim().to_owned();
-    (output.status.success() && !revision.is_empty()).then_some(revision)
+/// The git revision of the work tree in `dir` (the folder the runner is started in when
+/// `None`): its commit, then `-dirty` when a tracked file differs from it, as `git describe
+/// --dirty` marks it (files git does not track do not count).
+pub(crate) fn git_revision(dir: Option<&Path>) -> Option<String> {
+    let git = |args: &[&str]| {
+        let mut command = std::process::Command::new("git");
+        if let Some(dir) = dir {
+            command.arg("-C").arg(dir);
+        }
+        let output = command.args(args).output().ok()?;
+        let text = String::from_utf8(output.stdout).ok()?.trim().to_owned();
+        output.status.success().then_some(text)
+    };
+    let revision = git(&["rev-parse", "HEAD"]).filter(|r| !r.is_empty())?;
+    // `--exclude=*`: no tag names the commit, so the full hash is printed, with `-dirty`.
+    let described = git(&[
+        "describe",
+        "--always",
+        "--dirty",
+        "--abbrev=40",
+        "--exclude=*",
+    ]);
+    let dirty = described.is_some_and(|d| d.ends_with("-dirty"));
+    Some(match dirty {
+        true => format!("{revision}-dirty"),
+        false => revision,
+    })
 }
 
 /// `runner export --wpt REPORT --out FILE [--revision REV]`; exit code 2 when the report
@@ -148,7 +167,7 @@ pub fn main(report: &Path, out: &Path, revision: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(revision) = revision.map(str::to_owned).or_else(git_revision) else {
+    let Some(revision) = revision.map(str::to_owned).or_else(|| git_revision(None)) else {
         eprintln!("error: not in a git work tree: give the suite's revision with --revision");
         return ExitCode::from(2);
     };

@@ -212,6 +212,11 @@ pub struct Options {
     /// built-in reference) [env: OPSPEC_BACKEND]
     #[arg(long, value_name = "CMD", value_parser = parse_command)]
     pub backend: Option<String>,
+    /// Judge the answers an offline harness wrote into DIR, the folder `runner export --cases
+    /// DIR` wrote (docs/protocol.md, "Offline cases"), instead of running a backend; `runner
+    /// judge DIR` is the same [env: OPSPEC_ANSWERS]
+    #[arg(long, value_name = "DIR", conflicts_with = "backend")]
+    pub answers: Option<PathBuf>,
     /// Spec folders, `:`-separated, laid out as `<op>/<file>.yaml` (default: the repository's
     /// specs/). Giving them leaves out the repository's sweeps unless --sweeps is given
     /// [env: OPSPEC_SPECS]
@@ -319,6 +324,9 @@ pub struct Config {
     /// Accept a run with nothing passed or with more unasked skips than the documented share.
     pub allow_skips: bool,
     pub backend: Option<String>,
+    /// The folder of an offline harness's answers (`--answers`, `runner judge`), judged in
+    /// place of a backend.
+    pub answers: Option<PathBuf>,
     pub timeout: Duration,
     /// The deadline of each backend process's hello.
     pub hello_timeout: Duration,
@@ -369,6 +377,17 @@ impl Config {
         Options::default().resolve(&repository_root())
     }
 
+    /// What answers the run's cases, as its report records it (`run.backend_command`): the
+    /// backend's command, `answers <DIR>` for an offline harness's answers, empty for the
+    /// reference.
+    pub(crate) fn backend_label(&self) -> String {
+        match (&self.backend, &self.answers) {
+            (Some(command), _) => command.clone(),
+            (None, Some(answers)) => format!("answers {}", answers.display()),
+            (None, None) => String::new(),
+        }
+    }
+
     /// The spec and sweep folders a run reads, for its summary.
     pub(crate) fn folders(&self) -> String {
         let list = |paths: &[PathBuf]| {
@@ -410,6 +429,9 @@ impl Config {
         let mut flags = Vec::new();
         if let Some(backend) = &self.backend {
             flags.push(("--backend", backend.clone()));
+        }
+        if let Some(answers) = &self.answers {
+            flags.push(("--answers", answers.display().to_string()));
         }
         if self.private_specs {
             flags.push(("--specs", joined(&self.specs)));
@@ -590,6 +612,16 @@ impl Options {
             Some(command) => Some(command),
             None => text("OPSPEC_BACKEND")?,
         };
+        let answers = self
+            .answers
+            .or_else(|| path("OPSPEC_ANSWERS"))
+            .map(absolute);
+        if let (Some(answers), Some(command)) = (&answers, &backend) {
+            return Err(ConfigError::Conflict(format!(
+                "the answers of {} (--answers, OPSPEC_ANSWERS or `runner judge`) take the place of a backend: leave out the backend `{command}` (--backend or OPSPEC_BACKEND)",
+                answers.display()
+            )));
+        }
         Ok(Config {
             jobs,
             batch,
@@ -610,6 +642,7 @@ impl Options {
             program: crate::reports::replay_command::CARGO_RUNNER.to_owned(),
             list_excluded: self.list_excluded || env_flag(var("OPSPEC_LIST_EXCLUDED")),
             backend: backend.clone(),
+            answers,
             timeout,
             hello_timeout,
             expectations: self

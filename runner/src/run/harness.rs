@@ -28,6 +28,7 @@ use crate::backend::dump::RequestDump;
 use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::observed::Observed;
+use crate::backend::offline::OfflineBackend;
 use crate::backend::process::{PoolOptions, ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
 use crate::judge::partition::Partition;
@@ -149,6 +150,11 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
         )),
         None => None,
     };
+    if let Some(dir) = &config.answers {
+        // An offline harness's answers, read from its folder; nothing is sent.
+        let backend = OfflineBackend::open(dir, config.limits()).map_err(RunError::Backend)?;
+        return Ok(Arc::new(backend));
+    }
     Ok(match &config.backend {
         // The reference's requests are dumped as they would be sent to a backend.
         None => match dump {
@@ -187,7 +193,7 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
 const MAX_TEST_THREADS: usize = 1024;
 
 /// The runner's subcommands: given after an option, each is read as a name filter.
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
     "coverage",
     "replay",
     "report",
@@ -195,6 +201,7 @@ const SUBCOMMANDS: [&str; 7] = [
     "diff",
     "update-expectations",
     "export",
+    "judge",
 ];
 
 /// Why a run could not be made (not a failed trial: those are in the [`RunSummary`]).
@@ -324,6 +331,54 @@ impl Harness {
             .collect()
     }
 
+    /// What `runner export --cases` writes: the cases of the trials `args` and the partition
+    /// select that send one request (spec and sweep cases), sorted by trial name as a run sends
+    /// them; and the names of the selected round trips, which send two.
+    pub(crate) fn single_requests(&self, args: &Arguments) -> (Vec<&Case>, Vec<String>) {
+        let selected = |name: String, kind: &str| {
+            let trial = Trial::test(name.clone(), || Ok(())).with_kind(kind);
+            let part = self.config.partition.map_or(true, |p| p.contains(&name));
+            part && !args.is_filtered_out(&trial)
+        };
+        let mut cases: Vec<&Case> = (self.loaded.cases.iter())
+            .filter(|case| selected(case.trial_name(), "case"))
+            .collect();
+        let mut round_trips = Vec::new();
+        for generated in self.generated.iter().flat_map(|g| g.cases()) {
+            if selected(generated.case.trial_name(), "generated") {
+                cases.push(&generated.case);
+            }
+            if let Some(first) = &generated.metamorphic {
+                if selected(first.trial_name(), "round-trip") {
+                    round_trips.push(first.trial_name());
+                }
+            }
+        }
+        cases.sort_by_cached_key(|case| case.trial_name());
+        round_trips.sort();
+        (cases, round_trips)
+    }
+
+    /// The trials that are problems of the spec and sweep files (no case to send).
+    pub(crate) fn problem_trials(&self) -> usize {
+        self.spec_problems().count()
+    }
+
+    /// The trials with the clauses they cite ([`Harness::trial_clauses`]), once the known
+    /// failures are checked against them: an entry that claims what its trials do not test is
+    /// an error naming the file and line.
+    fn checked_expectations(&self) -> Result<Vec<TrialClauses>, RunError> {
+        let cited = self.trial_clauses();
+        self.expectations.check(&cited).map_err(|errors| {
+            let path = (self.config.expectations.as_deref()).unwrap_or(Path::new(""));
+            let lines: Vec<String> = (errors.iter())
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect();
+            RunError::Expectations(lines.join("\n"))
+        })?;
+        Ok(cited)
+    }
+
     /// How many cases the run may send to a backend at most: the spec and generated cases
     /// whose trials `args` and the partition select.
     fn cases_to_send(&self, args: &Arguments) -> usize {
@@ -352,6 +407,9 @@ impl Harness {
         backend: Option<Arc<dyn Backend>>,
     ) -> Result<RunSummary, RunError> {
         if args.list {
+            // The known failures are checked as a run checks them: `--list` is the quick
+            // check of a file (`scripts/engines.py check`).
+            self.checked_expectations()?;
             return Ok(self.list(&args));
         }
         let selected = self.select(&args, backend)?;
@@ -382,14 +440,7 @@ impl Harness {
         let config = &self.config;
         // Each generated case's expected error takes a reference evaluation: done once, for the
         // check here and for the entries that match nothing below.
-        let cited = self.trial_clauses();
-        self.expectations.check(&cited).map_err(|errors| {
-            let path = config.expectations.as_deref().unwrap_or(Path::new(""));
-            let lines: Vec<String> = (errors.iter())
-                .map(|e| format!("{}: {e}", path.display()))
-                .collect();
-            RunError::Expectations(lines.join("\n"))
-        })?;
+        let cited = self.checked_expectations()?;
         if let Some(signal) = interrupt::signal() {
             return Err(RunError::Interrupted(interrupt::name(signal).to_owned()));
         }
@@ -462,7 +513,7 @@ impl Harness {
             expectations: merge::file_fingerprint(config.expectations.as_deref()),
             max_elements: config.max_elements,
             engine: config.engine.to_string(),
-            backend_command: config.backend.clone().unwrap_or_default(),
+            backend_command: config.backend_label(),
         });
         let built = match config.partition {
             Some(part) => built
@@ -753,7 +804,8 @@ struct Trials {
     records: Mutex<Vec<Record>>,
     /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
     replay: String,
-    /// How the runner was started ([`Config::program`]).
+    /// How the runner was started ([`Config::program`]), after the environment variables the
+    /// hello names ([`replay_command::env_prefix`]).
     program: String,
     /// The reference (its engine and the run's limits), for goldens and round trips.
     reference: Reference,
@@ -777,14 +829,16 @@ impl Trials {
     fn new(backend: Arc<dyn Backend>, harness: &Harness) -> Trials {
         let config = &harness.config;
         // The entries whose conditions do not hold on this engine and machine cover no trial.
+        let facts = backend.facts();
         let mut expectations = harness.expectations.clone();
-        expectations.resolve(&backend.facts());
+        expectations.resolve(&facts);
         Trials {
             backend,
             expectations,
             records: Mutex::default(),
             replay: config.replay_flags(),
-            program: config.program.clone(),
+            // A replay sets the environment the hello says changes the backend.
+            program: replay_command::env_prefix(&facts.env) + &config.program,
             quiet_exclusions: !config.list_excluded,
             partition: config.partition,
             quietly_excluded: Mutex::default(),
@@ -831,10 +885,15 @@ impl Trials {
                 }
                 TrialKind::RoundTrip { case, .. } => {
                     let quiet = quiet_sweeps.contains(&case.case.trial_name());
-                    if let (true, Some(first)) = (quiet, &case.metamorphic) {
-                        self.exclude_quietly(args, first, "round-trip", false);
+                    match &case.metamorphic {
+                        Some(first) if quiet => {
+                            self.exclude_quietly(args, first, "round-trip", false);
+                            true
+                        }
+                        // Its first step excluded by the hello (or not among offline cases).
+                        Some(first) => self.exclude_quietly(args, first, "round-trip", false),
+                        None => quiet,
                     }
-                    quiet
                 }
                 _ => false,
             };
@@ -988,7 +1047,10 @@ impl Trials {
             return false;
         }
         match self.backend.supports(&generated.case) {
-            Ok(()) => return false,
+            // Its expectation is a placeholder until the golden is read: only a dtype the
+            // hello leaves out for the op can still exclude it, by the golden's outputs.
+            Ok(()) if !self.dtypes_declared(&generated.case) => return false,
+            Ok(()) => {}
             Err(exclusion) if exclusion.by.starts_with("op ") => {
                 return self.exclude_quietly(args, &generated.case, "generated", true)
             }
@@ -1006,6 +1068,18 @@ impl Trials {
         let mut case = generated.case.clone();
         case.expect = golden.expect;
         self.exclude_quietly(args, &case, "generated", false)
+    }
+
+    /// Whether the hello leaves out some dtype of `case`'s op: a case that outputs it
+    /// (Scale's `output_dtype`) is excluded.
+    fn dtypes_declared(&self, case: &Case) -> bool {
+        let mut probe = case.clone();
+        probe.expect = opspec_spec::Expectation::Outputs(
+            (opspec::DType::ALL.into_iter())
+                .map(|dtype| opspec::Tensor::from_bits(dtype, vec![0], Vec::new()))
+                .collect(),
+        );
+        !self.backend.excluded_dtypes(&probe).is_empty()
     }
 
     fn execute(&self, case: &Case) -> Result<Completion, Failed> {

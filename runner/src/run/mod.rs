@@ -4,6 +4,7 @@ pub mod config;
 pub(crate) mod generated;
 pub mod harness;
 pub(crate) mod in_process;
+pub mod offline;
 pub mod replay;
 pub(crate) mod send;
 pub(crate) mod trial_kind;

@@ -33,6 +33,7 @@
 //! | `--batch N` | declares `batch: N` in its hello and answers a `batch` request case by case, each reply as it is made (every flag above applies to each case as to a single one; `--sleep-ms` sleeps once per request, as a compiler builds one program per batch) |
 //! | `--batch-reverse` | answers a batch's cases last first |
 //! | `--batch-drop ID` | gives no reply to case ID when it comes in a batch (alone, it is answered) |
+//! | `--env-lie VAR@ID` | flips a bit of the output of case ID when the environment variable VAR is `1`; its hello names VAR in `env` (unless `--hello` is given) |
 //!
 //! Every sleep is an hour: the runner must end these processes itself.
 
@@ -133,7 +134,15 @@ fn main() -> std::io::Result<()> {
         eprintln!("faulty backend: hanging on the hello");
         sleep_an_hour();
     }
-    let (crash, hang, lie) = (named("--crash"), named("--hang"), named("--lie"));
+    let (crash, hang, mut lie) = (named("--crash"), named("--hang"), named("--lie"));
+    // A misbehaviour only some environments show, as an engine's version switch does.
+    let env_lie = named("--env-lie");
+    let env_var = env_lie.split_once('@').map(|(var, id)| {
+        if std::env::var(var).as_deref() == Ok("1") {
+            lie = id.to_owned();
+        }
+        var.to_owned()
+    });
     let (endless, close_output) = (named("--endless"), named("--close-output"));
     let mut stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
@@ -182,7 +191,7 @@ fn main() -> std::io::Result<()> {
                 }
                 cases.iter().map(|c| c.to_string()).collect()
             }
-            (Some("hello"), _) if batch.is_some() && hello.is_none() => {
+            (Some("hello"), _) if (batch.is_some() || env_var.is_some()) && hello.is_none() => {
                 let mut reply = Vec::new();
                 serve(
                     line.as_bytes(),
@@ -194,7 +203,12 @@ fn main() -> std::io::Result<()> {
                 )?;
                 let mut hello: serde_json::Value =
                     serde_json::from_slice(&reply).unwrap_or_default();
-                hello["batch"] = batch.into();
+                if batch.is_some() {
+                    hello["batch"] = batch.into();
+                }
+                if let Some(var) = &env_var {
+                    hello["env"] = serde_json::json!([var]);
+                }
                 writeln!(stdout, "{hello}")?;
                 stdout.flush()?;
                 continue;
