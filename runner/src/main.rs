@@ -297,7 +297,7 @@ fn main() -> ExitCode {
             let checkout = Checkout::discover();
             checkout.warn_if_outside();
             let specs = checkout.root.join("specs");
-            opspec_runner::judge::expectations_main(&file, facts.as_deref(), json, &specs)
+            opspec_runner::tools::expectations::list_main(&file, facts.as_deref(), json, &specs)
         }
         None if cli.serve => serve_reference(&cli.target, cli.options),
         None => match mistyped_subcommand(&cli.test) {

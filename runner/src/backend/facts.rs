@@ -16,7 +16,7 @@
 //!
 //! The hello may also name the environment variables that change what the backend does
 //! (`"env": ["BUG_PAD"]`): their values are facts too (`env.BUG_PAD == 1`), and every replay
-//! command the run prints sets them ([`Facts::env`]).
+//! command the run prints sets them (`Facts::env`).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -280,7 +280,7 @@ fn inside(dir: &Path, file: &str) -> Result<PathBuf, String> {
 
 /// The backend of `runner judge DIR`: each case's answer is what the harness wrote into
 /// `DIR/answers/`, its hello `DIR/answers/hello.json`.
-pub struct OfflineBackend {
+pub(crate) struct OfflineBackend {
     dir: PathBuf,
     /// The index's cases, by id.
     cases: HashMap<String, IndexCase>,
@@ -292,7 +292,7 @@ pub struct OfflineBackend {
 
 impl OfflineBackend {
     /// Reads the index and the hello of `dir`; an error names the file and the field.
-    pub fn open(dir: &Path, limits: Limits) -> Result<OfflineBackend, String> {
+    pub(crate) fn open(dir: &Path, limits: Limits) -> Result<OfflineBackend, String> {
         let path = dir.join(INDEX);
         if !path.is_file() {
             return Err(format!(

@@ -5,5 +5,3 @@ pub(crate) mod partition;
 pub(crate) mod record;
 pub(crate) mod run_verdict;
 pub mod verdict;
-
-pub use expectations::list_main as expectations_main;

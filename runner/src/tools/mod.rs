@@ -1,4 +1,5 @@
-//! Commands beside a run: `runner coverage` and differential fuzzing.
+//! Commands beside a run: `runner coverage`, `runner expectations` and differential fuzzing.
 
 pub mod coverage;
+pub mod expectations;
 pub mod fuzz;
