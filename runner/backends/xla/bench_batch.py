@@ -9,22 +9,30 @@ reports of it (`os.wait4`). One size after another, so that they do not share th
     python3 runner/backends/xla/bench_batch.py DUMP [--sizes 1,8,32,128] [--write]
 
 DUMP is a file of the suite's requests, one JSON line each (the runner's `--dump-requests`, run
-with the manifest's backend and options). The table goes to standard output, with the date, the
-machine and the command; `--write` also puts it in README.md between its `bench_batch` markers.
-The machine may be shared: CPU time, not wall time, is the figure."""
+with the manifest's backend and options; a batch's line stands for its cases). The table goes to standard output; `--write` also puts
+it in README.md as the block this script measured (scripts/measured.py: the date, the machine and
+the command in its marker). The machine may be shared: CPU time, not wall time, is the figure."""
 
 import argparse
 import json
 import os
-import platform
-import re
 import subprocess
 import sys
 import tempfile
-import time
 
+sys.dont_write_bytecode = True  # leave no __pycache__ beside the sources
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import measured  # noqa: E402
+
 README = os.path.join(HERE, "README.md")
+SCRIPT = "runner/backends/xla/bench_batch.py"
+
+
+def cases_of(msg):
+    """The run requests of a dumped line: itself, or a batch's cases (a dump of a batched run)."""
+    return msg["cases"] if msg.get("type") == "batch" else [msg]
 
 
 def feed(requests, size, path):
@@ -54,37 +62,18 @@ def measure(requests, size):
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def machine():
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), platform.processor())
-    except OSError:
-        model = platform.processor()
-    return f"{os.cpu_count()}-core {model}"
-
-
-def table(dump, requests, rows):
+def table(requests, rows):
     import jax
 
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on a {machine()}, JAX {jax.__version__}, by "
-        f"`python3 runner/backends/xla/bench_batch.py {os.path.basename(dump)}` over {len(requests):,} requests "
-        "(one XLA adapter process, start-up and hello included):",
+        f"JAX {jax.__version__}, the suite's {len(requests):,} requests (the runner's `--dump-requests` with the "
+        "manifest's options), one adapter process each, start-up and hello included:",
         "",
         "| batch | CPU s | ms per case | peak RSS |",
         "|---:|---:|---:|---:|",
     ]
     lines += [f"| {size} | {cpu:.1f} | {1000 * cpu / len(requests):.2f} | {rss:.0f} MB |" for size, cpu, rss in rows]
     return "\n".join(lines)
-
-
-def write(text):
-    """The table as README.md's measured block (scripts/measured.py)."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
-    import measured
-
-    command = "python3 runner/backends/xla/bench_batch.py " + " ".join(sys.argv[1:])
-    measured.write_block(README, "runner/backends/xla/bench_batch.py", command, text)
 
 
 def main():
@@ -94,16 +83,17 @@ def main():
     p.add_argument("--write", action="store_true", help="also write the table into README.md")
     args = p.parse_args()
     with open(args.dump) as f:
-        requests = [line.strip() for line in f if line.strip()]
+        requests = [json.dumps(r) for line in f if line.strip() for r in cases_of(json.loads(line))]
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         cpu, rss = measure(requests, size)
         rows.append((size, cpu, rss))
         print(f"batch {size}: {cpu:.1f} CPU s, {rss:.0f} MB", file=sys.stderr, flush=True)
-    text = table(args.dump, requests, rows)
+    text = table(requests, rows)
     print(text)
     if args.write:
-        write(text)
+        command = f"python3 {SCRIPT} DUMP --sizes {args.sizes} --write"
+        measured.write_block(README, SCRIPT, command, text)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ emitters everywhere must give the same replies too.
 
 Without DUMP the requests are this file's sample: every op and composed path, rejections by
 the converter and by JAX's checks, in every dtype, on random bits (NaN payloads, subnormals,
--0 included). With DUMP (a runner `--dump-requests` file) they are the suite's own. Run by
+-0 included). With DUMP (a runner `--dump-requests` file, a batch's line standing for its cases)
+they are the suite's own. Run by
 runner/tests/engines.rs; exit 0 when every reply matches."""
 
 import base64
@@ -129,7 +130,8 @@ def compare(what, a, b):
 def main():
     if len(sys.argv) > 1:
         with open(sys.argv[1]) as f:
-            requests = [json.loads(line) for line in f if line.strip()]
+            lines = [json.loads(line) for line in f if line.strip()]
+        requests = [r for msg in lines for r in (msg["cases"] if msg.get("type") == "batch" else [msg])]
     else:
         requests = sample()
     hello, single = replies(requests, 1)
