@@ -1,6 +1,6 @@
 //! Offline cases: the requests of a run written as files a harness in any language can read
 //! without this project (`runner export --cases DIR`), and a backend that answers each case
-//! from what that harness wrote beside them ([`OfflineBackend`], `runner judge DIR`), so that
+//! from what that harness wrote beside them (`OfflineBackend`, `runner judge DIR`), so that
 //! the run's verdicts, known failures and reports are the live run's own. The layout is
 //! docs/protocol.md's "Offline cases":
 //!
