@@ -304,7 +304,7 @@ fn the_update_applies_a_report_only_to_the_file_its_run_read() {
 }
 
 /// A report that cannot say which file its run read (none, an older runner), or holds one
-/// part of a run, is refused; a run without a known-failures file may write a new one.
+/// part of a run or the trials a name filter selected, is refused; a run without a known-failures file may write a new one.
 #[test]
 fn reports_that_cannot_vouch_for_the_file_are_refused() {
     let scratch = tempfile::tempdir().unwrap();
@@ -332,6 +332,14 @@ fn reports_that_cannot_vouch_for_the_file_are_refused() {
             )
             .replace("\"judged\"", "\"partition\": \"1/2\", \"judged\""),
             "is the report of part 1/2",
+        ),
+        (
+            report_json(
+                std::slice::from_ref(&failed),
+                &fingerprint(entry.as_bytes()),
+            )
+            .replace("\"judged\"", "\"filter\": \"slice::reflect\", \"judged\""),
+            "the trials `slice::reflect` selects",
         ),
     ];
     for (json, expected) in cases {
@@ -582,4 +590,35 @@ fn a_signal_during_the_write_leaves_no_temporary_file() {
         "{}",
         text(&done)
     );
+}
+
+/// A run given a name filter records it in its report (so that no update narrows an entry from
+/// a run that saw only some of its trials); a run of every trial records none.
+#[test]
+fn a_filtered_run_records_its_filter() {
+    let scratch = tempfile::tempdir().unwrap();
+    let report = scratch.path().join("r.json");
+    for (args, filter) in [
+        (
+            vec!["slice::reflect::"],
+            serde_json::json!("slice::reflect::"),
+        ),
+        (
+            vec!["--skip", "slice::"],
+            serde_json::json!("--skip slice::"),
+        ),
+        (vec![], serde_json::Value::Null),
+    ] {
+        let ran = runner()
+            .arg("-q")
+            .arg("--report-json")
+            .arg(&report)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{}", text(&ran));
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(json["run"]["filter"], filter, "{args:?}");
+    }
 }

@@ -56,6 +56,10 @@ pub(crate) struct RunInfo {
     /// matter of speed, never of verdicts, so parts may differ in it.
     #[serde(default = "single")]
     pub(crate) batch: usize,
+    /// The name selection the run was given (`FILTER`, `--skip`, `--exact`), when it was given
+    /// one: such a run holds only some trials of an entry, so no update may narrow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) filter: Option<String>,
 }
 
 /// The batch size of a report written before batches: one case a request.
@@ -171,6 +175,7 @@ impl RunInfo {
             engine: String::new(),
             backend_command: String::new(),
             batch: 1,
+            filter: None,
         }
     }
 }

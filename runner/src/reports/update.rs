@@ -296,6 +296,12 @@ fn checked_old_text(report: &Path, file: &Path) -> Result<String, String> {
             report.display()
         ));
     }
+    if let Some(filter) = &run.filter {
+        return Err(format!(
+            "{} is the report of a run of the trials `{filter}` selects, which holds only some of the trials of each entry: an update from it would narrow or drop entries the other trials need; update from a run of every trial; nothing was written",
+            report.display()
+        ));
+    }
     let exists = std::fs::symlink_metadata(file).is_ok();
     if run.expectations.is_empty() {
         if !exists {

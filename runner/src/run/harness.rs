@@ -189,6 +189,17 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
     })
 }
 
+/// The name selection of `args` (`FILTER`, `--skip`, `--exact`) as the report records it, or
+/// none when every trial is selected.
+fn name_selection(args: &Arguments) -> Option<String> {
+    let mut parts: Vec<String> = args.filter.iter().cloned().collect();
+    parts.extend(args.skip.iter().map(|s| format!("--skip {s}")));
+    if args.exact && !parts.is_empty() {
+        parts.push("--exact".into());
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 /// The most test threads a run raises libtest's to, for many copies with large batches.
 const MAX_TEST_THREADS: usize = 1024;
 
@@ -503,6 +514,7 @@ impl Harness {
         );
         run_info.require_error_kinds = config.require_error_kinds;
         run_info.batch = backend.batch();
+        run_info.filter = name_selection(args);
         let folders: Vec<PathBuf> = (config.specs.iter())
             .chain(&config.sweeps)
             .chain(&config.golden)
