@@ -10,7 +10,31 @@ use opspec_spec::{Case, Expectation, TARGETS};
 use crate::backend::attributes::{declarable, declarable_names};
 use crate::backend::facts::{EngineId, EnvDeclaration, Facts, Platform};
 use crate::backend::interface::{trial_dtypes, Exclusion};
-use crate::backend::protocol::{Reply, PROTOCOL_VERSION};
+use crate::backend::protocol::{Reply, MAX_BATCH, PROTOCOL_VERSION};
+
+/// Why the runner cannot take a hello ([`Capabilities::from_reply`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HelloRefusal {
+    /// The message is no hello.
+    NotHello,
+    /// A hello of another protocol version.
+    Protocol(u64),
+    /// A hello declaring something the runner does not take (`names ...`, `declares ...`).
+    Declares(String),
+}
+
+impl std::fmt::Display for HelloRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelloRefusal::NotHello => f.write_str("not a hello"),
+            HelloRefusal::Protocol(protocol) => write!(
+                f,
+                "a hello of protocol {protocol}; the runner speaks {PROTOCOL_VERSION}"
+            ),
+            HelloRefusal::Declares(what) => write!(f, "the hello {what}"),
+        }
+    }
+}
 
 /// What the backend said it can do in its hello.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -147,9 +171,10 @@ impl Capabilities {
         })
     }
 
-    /// The capabilities a hello reply declares, or why the runner cannot take them: for a
-    /// hello read from a file (`runner judge`, [`crate::backend::offline`]).
-    pub(crate) fn from_reply(reply: Reply) -> Result<Capabilities, String> {
+    /// The capabilities a hello reply declares, or why the runner cannot take them: for the
+    /// hello of a backend process (`crate::backend::process`) and one read from a file
+    /// (`runner judge`, `crate::backend::offline`) alike.
+    pub(crate) fn from_reply(reply: Reply) -> Result<Capabilities, HelloRefusal> {
         let Reply::Hello {
             protocol,
             name,
@@ -161,25 +186,32 @@ impl Capabilities {
             engine,
             platform,
             composed,
-            batch: _,
+            batch,
             env,
         } = reply
         else {
-            return Err("not a hello".into());
+            return Err(HelloRefusal::NotHello);
         };
         if protocol != PROTOCOL_VERSION {
-            return Err(format!(
-                "a hello of protocol {protocol}; the runner speaks {PROTOCOL_VERSION}"
-            ));
+            return Err(HelloRefusal::Protocol(protocol));
         }
+        let batch = match batch {
+            None => 1,
+            Some(0) => return Err(HelloRefusal::Declares(
+                "declares `batch: 0`: a batch holds at least one case (leave `batch` out to get single requests)".into(),
+            )),
+            // A backend that takes any number takes the most the runner sends.
+            Some(n) => n.min(MAX_BATCH as u64) as usize,
+        };
         let capabilities =
             Capabilities::from_hello(name, ops, dtypes.unwrap_or_default(), targets, attributes)
-                .map_err(|e| format!("the hello names {e}"))?;
+                .map_err(|e| HelloRefusal::Declares(format!("names {e}")))?;
         Ok(Capabilities {
             build_only,
             engine,
             platform: platform.map(|p| *p),
             composed,
+            batch,
             env,
             ..capabilities
         })

@@ -37,7 +37,7 @@ use crate::backend::child::{Log, Session, Trouble};
 pub use crate::backend::child::{BACKEND_LOG_LIMIT, MIN_REPLY_LINE_LIMIT};
 use crate::backend::dump::RequestDump;
 use crate::backend::facts::Facts;
-use crate::backend::hello::Capabilities;
+use crate::backend::hello::{Capabilities, HelloRefusal};
 use crate::backend::interface::{
     Backend, BackendError, BuiltOutput, Exclusion, LateFault, Outcome,
 };
@@ -451,67 +451,26 @@ impl ProcessBackend {
                 "backend `{command}` wrote more than its hello to stdout: {extra:.200}"
             ))));
         }
-        match serde_json::from_str::<Reply>(&reply) {
-            Ok(Reply::Hello {
-                protocol,
-                name,
-                ops,
-                dtypes,
-                targets,
-                attributes,
-                build_only,
-                engine,
-                platform,
-                composed,
-                batch,
-                env,
-            }) if protocol == PROTOCOL_VERSION => {
-                let batch = match batch {
-                    None => 1,
-                    Some(0) => {
-                        session.kill();
-                        return Err(StartError::Hello(format!(
-                            "the hello of backend `{command}` declares `batch: 0`: a batch holds at least one case (leave `batch` out to get single requests)"
-                        )));
-                    }
-                    // A backend that takes any number takes the most the runner sends.
-                    Some(n) => n.min(MAX_BATCH as u64) as usize,
-                };
-                match Capabilities::from_hello(
-                    name,
-                    ops,
-                    dtypes.unwrap_or_default(),
-                    targets,
-                    attributes,
-                ) {
-                    Ok(capabilities) => Ok((
-                        session,
-                        Capabilities {
-                            build_only,
-                            engine,
-                            platform: platform.map(|p| *p),
-                            composed,
-                            batch,
-                            env,
-                            ..capabilities
-                        },
-                    )),
-                    Err(e) => {
-                        session.kill();
-                        Err(StartError::Hello(format!(
-                            "the hello of backend `{command}` names {e}"
-                        )))
-                    }
-                }
-            }
-            Ok(Reply::Hello { protocol, .. }) => {
+        let refusal = match serde_json::from_str::<Reply>(&reply).map(Capabilities::from_reply) {
+            Ok(Ok(capabilities)) => return Ok((session, capabilities)),
+            Ok(Err(refusal)) => refusal,
+            Err(_) => HelloRefusal::NotHello,
+        };
+        match refusal {
+            HelloRefusal::Protocol(protocol) => {
                 session.kill();
                 Err(StartError::Protocol {
                     backend: protocol,
                     runner: PROTOCOL_VERSION,
                 })
             }
-            _ => Err(StartError::Handshake(session.fail_with(format!(
+            HelloRefusal::Declares(what) => {
+                session.kill();
+                Err(StartError::Hello(format!(
+                    "the hello of backend `{command}` {what}"
+                )))
+            }
+            HelloRefusal::NotHello => Err(StartError::Handshake(session.fail_with(format!(
                 "backend `{command}` answered the hello with {}: {reply:.200?}",
                 crate::backend::hello::bad_hello(&reply)
             )))),
