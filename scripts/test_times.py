@@ -4,7 +4,7 @@ runs it (from its package's folder, one after another, with the environment give
 time and the CPU time of it and its children. The tests' time is the sum of the walls; the build
 is timed apart (`cargo test --no-run`).
 
-    python3 scripts/test_times.py [--ignored] [--env NAME=VALUE ...] [--write [--key KEY]] [-- CARGO_TEST_ARGS]
+    python3 scripts/test_times.py [--ignored] [--env NAME=VALUE ...] [--path-first DIR] [--write [--key KEY]] [-- CARGO_TEST_ARGS]
 
 `--ignored` runs the tests `cargo test` leaves out (the engine checks: pass their `-p ... --test
 ...` after `--`). `--write` writes the table into BENCHMARKS.md ("The tests' time") with the date,
@@ -59,6 +59,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ignored", action="store_true", help="run only the tests cargo test leaves out")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the tests")
+    parser.add_argument("--path-first", help="a folder put first on PATH (a virtual environment's bin, whose python3 the tests then run)")
     parser.add_argument("--write", action="store_true", help="write the table into BENCHMARKS.md")
     parser.add_argument("--key", help="which block of BENCHMARKS.md's to write (its `[key]`)")
     parser.add_argument("cargo_args", nargs="*", help="cargo test's own arguments (after --)")
@@ -67,6 +68,8 @@ def main():
     for pair in options.env:
         name, _, value = pair.partition("=")
         env[name] = value
+    if options.path_first:
+        env["PATH"] = os.path.abspath(options.path_first) + os.pathsep + env["PATH"]
     found, built = binaries(options.cargo_args)
     args = ["--ignored"] if options.ignored else []
     rows, failed = [], []
