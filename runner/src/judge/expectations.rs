@@ -32,7 +32,7 @@
 //! An entry may end with a condition on the run's facts ([`crate::backend::facts`]: the engine, its
 //! version, the OS and CPU), as a last field that starts with `if`:
 //! ```text
-//! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_vendor == AuthenticAMD
+//! slice::dtypes::fp8_* | slice.data.bits-unchanged | defect | Pad drops the sign of -0 (repro/pad_fp8_negative_zero.py) | if cpu_flags lacks avx512_fp16
 //! ```
 //! A field after the reason that looks like a condition but is not one (`If`, `IF`, `iff`, a
 //! bare `if`) or is followed by another field is an error naming the line, never reason.
@@ -733,11 +733,13 @@ mod tests {
         );
     }
 
-    /// OpenVINO's fp8 Pad entries hold on the AMD EPYC they were reproduced on and on no Intel
-    /// CPU, whatever its flags: the same file is green on both kinds of CI machine. The vendor is
-    /// the measured correlate, not a known cause (repro/pad_fp8_negative_zero.py --settings).
+    /// OpenVINO's fp8 Pad entries hold where oneDNN may not use the AVX512_CORE_FP16 ISA: a CPU
+    /// without avx512_fp16 (the AMD EPYC, an Intel CPU of AVX2 only), or a CPU plugin that lists
+    /// no FP16 capability (an Intel Xeon with avx512_fp16 under ONEDNN_MAX_CPU_ISA below it); an
+    /// Intel Xeon with avx512_fp16 and the FP16 capability keeps -0, whatever its vendor says
+    /// (repro/pad_fp8_negative_zero.py --settings).
     #[test]
-    fn the_openvino_fp8_entries_hold_on_amd_only() {
+    fn the_openvino_fp8_entries_hold_without_the_fp16_isa() {
         let path =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/openvino/known-failures.txt");
         let mut e = Expectations::load_with(&path, &catalogue()).unwrap();
@@ -745,12 +747,29 @@ mod tests {
             let with: Vec<&Entry> = e.entries.iter().filter(|x| x.condition.is_some()).collect();
             (with.len(), with.iter().filter(|x| x.holds).count())
         };
-        e.resolve(&facts("AuthenticAMD", &["avx512_bf16", "avx512f"]));
+        let with_engine_flags = |mut f: Facts, engine_flags: &[&str]| {
+            f.engine_flags = engine_flags.iter().map(|f| f.to_string()).collect();
+            f
+        };
+        let zen4 = facts("AuthenticAMD", &["avx512_bf16", "avx512f"]);
+        e.resolve(&with_engine_flags(zen4, &["BF16", "FP32", "INT8"]));
         assert_eq!(conditional(&e), (18, 18));
-        e.resolve(&facts("GenuineIntel", &["amx_bf16", "amx_tile", "avx512f"]));
+        let xeon = facts(
+            "GenuineIntel",
+            &["amx_tile", "avx512_bf16", "avx512_fp16", "avx512f"],
+        );
+        e.resolve(&with_engine_flags(
+            xeon.clone(),
+            &["BF16", "FP16", "FP32", "INT8"],
+        ));
         assert_eq!(conditional(&e), (18, 0));
-        e.resolve(&facts("GenuineIntel", &["avx2"]));
-        assert_eq!(conditional(&e), (18, 0));
+        e.resolve(&with_engine_flags(xeon, &["BF16", "FP32", "INT8"]));
+        assert_eq!(conditional(&e), (18, 18));
+        e.resolve(&with_engine_flags(
+            facts("GenuineIntel", &["avx2"]),
+            &["FP32"],
+        ));
+        assert_eq!(conditional(&e), (18, 18));
     }
 
     #[test]

@@ -1,29 +1,39 @@
 #!/usr/bin/env python3
-"""OpenVINO's CPU Pad turns an f8e4m3 -0.0 into +0.0 on an AMD EPYC; which fact of the machine
-decides it is not known.
+"""OpenVINO's CPU Pad turns an f8e4m3 -0.0 into +0.0 when oneDNN may not use the AVX512_CORE_FP16
+ISA: on a CPU without avx512_fp16, or with ONEDNN_MAX_CPU_ISA capped below AVX512_CORE_FP16.
 
 Spec: OpenVINO Pad-12: the output holds the input's elements unchanged, with the padding
 around them (`edge` and `symmetric` copy border elements); TensorRT's Slice and the suite's
 reformat pack move bits unchanged (docs/semantics.md, `*.data.bits-unchanged`).
-Engine: on the machine it prints, Pad in every mode (constant, edge, reflect, symmetric) returns
-0x00 for every 0x80 (-0.0) of an f8e4m3 tensor, the copied interior included; Slice, Transpose,
-Reshape, Concat, Tile keep 0x80. The CPU plugin runs that Pad in f32 between two oneDNN reorders
-it inserts (`reorder,simple:any` f8_e4m3 -> f32 and f32 -> f8_e4m3, runtime primitive
-`ref_any_*`), while a Convert node making the same two conversions keeps -0.0. On the AMD EPYC
-(Zen 4: avx512_bf16, no avx512_fp16, no AMX) every ONEDNN_MAX_CPU_ISA value from SSE41 to
-AVX512_CORE_AMX, INFERENCE_PRECISION_HINT f32, bf16 and f16, and EXECUTION_MODE_HINT ACCURACY
-and PERFORMANCE give the same reorders and the same loss; an Intel Xeon with AMX was reported
-keeping 0x80 (an earlier run, not repeatable here). A cap can only lower the ISA, so no experiment
-on this machine separates vendor, avx512_fp16, AMX or the reorder's code path: the entries'
-condition `cpu_vendor == AuthenticAMD` is the measured correlate, not a cause. On an Intel CPU,
-running this with `--settings` under each ONEDNN_MAX_CPU_ISA value would tell whether the ISA
-decides.
+Engine: Pad in every mode (constant, edge, reflect, symmetric) returns 0x00 for every 0x80 (-0.0)
+of an f8e4m3 tensor, the copied interior included; Slice, Transpose, Reshape, Concat, Tile keep
+0x80, and so does a Convert node making the same two conversions. The CPU plugin runs that Pad in
+f32 between two oneDNN reorders it inserts (f8_e4m3 -> f32 and f32 -> f8_e4m3); which reorder
+runs decides. With the AVX512_CORE_FP16 ISA oneDNN's jit reorders run (runtime primitives
+`jit_uni_*`) and keep -0.0; below it the reference reorders run (`ref_any_*`) and lose it.
+The experiment (`--settings`: the constant Pad under each hint, and under each ONEDNN_MAX_CPU_ISA
+value in a process of its own):
+- Intel Xeon (family 6 model 207: avx512_fp16, avx512_bf16, amx_tile; no avx_ne_convert, no
+  amx_fp16), OpenVINO 2026.4.1, 2026-12-05: -0.0 kept with no cap and every precision and
+  execution hint (`jit_uni_*`), and under the caps AVX512_CORE_FP16, AVX512_CORE_AMX and DEFAULT;
+  lost under SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE, AVX512_CORE_VNNI and AVX512_CORE_BF16
+  (`ref_any_*`), the same loss and the same primitives as on the AMD CPU.
+- AMD EPYC (Zen 4: avx512_bf16, no avx512_fp16, no AMX), OpenVINO 2026.4.1: lost under every
+  cap, hint and precision (`ref_any_*`).
+So the deciding fact is the AVX512_CORE_FP16 ISA (the avx512_fp16 flag, not capped away), neither
+the vendor (the Intel CPU loses -0.0 once capped) nor AMX (the cap AVX512_CORE_FP16 leaves AMX
+out and keeps -0.0). The CPU plugin's OPTIMIZATION_CAPABILITIES (the hello's `engine_flags`)
+lists FP16 exactly when that ISA is in reach here (a cap below AVX512_CORE_FP16 drops it), so the
+known-failures entries hold `if cpu_flags lacks avx512_fp16 or engine_flags lacks FP16`, and the
+hello names ONEDNN_MAX_CPU_ISA in its `env`, so a run records a cap and its replays set it.
 Adapter: Slice's CLAMP/FILL/REFLECT modes and the vector formats' channel padding are Pad.
 
-Standalone: calls openvino directly, prints the CPU, its flags and the engine's runtime path, and
-with `--settings` the same Pad under every ISA cap and hint (one process per ISA value). Exit 0
-while -0 becomes +0; 3 when it keeps -0 on a CPU that is not AMD's (the entries' condition does not
-hold there); 1 when it keeps -0 on an AMD CPU (the engine changed: update the entries).
+Standalone: calls openvino directly, prints the CPU, its flags, the ISA cap and the engine's
+runtime path, and with `--settings` the same Pad under every ISA cap and hint (one process per
+ISA value). On a CPU with avx512_fp16 and no cap it also runs the Pad capped at
+AVX512_CORE_BF16, where the defect shows. Exit 0 while -0.0 becomes +0.0 exactly where the deciding
+fact says (without the AVX512_CORE_FP16 ISA, by the CPU or by the cap); 1 when it does not (the
+engine changed, or the fact no longer decides: update the entries); 3 off x86-64.
 """
 
 import json
@@ -39,6 +49,7 @@ import openvino.opset13 as ops
 # The flags that name the x86 conversions and matrix units a f8 / f16 / bf16 path may use.
 FLAGS = ["f16c", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
          "avx_vnni", "avx_ne_convert", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16"]
+# oneDNN's ISA caps in order; the fp8 jit reorders need AVX512_CORE_FP16.
 ISAS = ["SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
         "AVX512_CORE_FP16", "AVX512_CORE_AMX", "DEFAULT"]
 HINTS = [{}, {"INFERENCE_PRECISION_HINT": "f32"}, {"INFERENCE_PRECISION_HINT": "bf16"},
@@ -89,6 +100,13 @@ def convert(core, source, target, values):
     return np.asarray(request.get_output_tensor(0).data)
 
 
+def fp16_isa(flags, capabilities):
+    """Whether oneDNN may use the AVX512_CORE_FP16 ISA here: the CPU has avx512_fp16, and the CPU
+    plugin lists FP16 among its OPTIMIZATION_CAPABILITIES (it does not under a cap below
+    AVX512_CORE_FP16). The known-failures entries test the same two facts."""
+    return "avx512_fp16" in flags and "FP16" in capabilities
+
+
 def shown(values):
     return "[" + ", ".join(hex(v) for v in values) + "]"
 
@@ -129,8 +147,12 @@ def main():
     print(f"openvino {ov.get_version()} on {platform.system()} {platform.machine()}, {vendor} {model_name}")
     print(f"CPU flags: has {' '.join(f for f in FLAGS if f in flags) or 'none of them'}; "
           f"lacks {' '.join(f for f in FLAGS if f not in flags) or 'none of them'}")
-    print(f"CPU plugin OPTIMIZATION_CAPABILITIES: {core.get_property('CPU', 'OPTIMIZATION_CAPABILITIES')}")
-    print(f"ONEDNN_MAX_CPU_ISA: {os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}")
+    capabilities = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    print(f"CPU plugin OPTIMIZATION_CAPABILITIES: {capabilities}")
+    print(f"ONEDNN_MAX_CPU_ISA: {os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}; the deciding fact: "
+          f"the AVX512_CORE_FP16 ISA is {'in' if fp16_isa(flags, capabilities) else 'out of'} reach "
+          f"(cpu_flags {'has' if 'avx512_fp16' in flags else 'lacks'} avx512_fp16, "
+          f"engine_flags {'has' if 'FP16' in capabilities else 'lacks'} FP16)")
     lost = []
     for mode in ["constant", "edge", "reflect", "symmetric"]:
         interior, layers = pad(core, mode)
@@ -144,11 +166,27 @@ def main():
     if "--settings" in sys.argv:
         print("the constant Pad under each setting (its interior, and the runtime layers):")
         settings(core)
-    if lost:
-        print(f"-0.0 became +0.0 in modes {lost}")
-        sys.exit(0)
-    print("-0.0 kept in every mode")
-    sys.exit(1 if vendor == "AuthenticAMD" else 3)
+    if platform.machine() not in ("x86_64", "AMD64"):
+        print("not an x86-64 CPU: the deciding fact (the AVX512_CORE_FP16 ISA) is an x86 one")
+        sys.exit(3)
+    expected = not fp16_isa(flags, capabilities)
+    print(f"-0.0 became +0.0 in modes {lost}" if lost else "-0.0 kept in every mode")
+    if bool(lost) != expected:
+        print(f"the AVX512_CORE_FP16 ISA is {'out' if expected else 'in'} reach, so -0.0 was expected "
+              f"{'lost' if expected else 'kept'}: the fact no longer decides; update the entries")
+        sys.exit(1)
+    if not expected:
+        # The defect lives in the reference reorders; with the ISA in reach, show it under a cap.
+        capped = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE_BF16")
+        run = subprocess.run([sys.executable, __file__, "--one"], env=capped, capture_output=True, text=True,
+                             check=True)
+        answer = json.loads(run.stdout.strip().splitlines()[-1])
+        print(f"capped at ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16: interior {shown(X)} -> "
+              f"{shown(answer['interior'])}; runtime layers {' '.join(answer['layers'])}")
+        if answer["interior"] == list(X):
+            print("-0.0 kept under the cap too: the engine changed; update the entries")
+            sys.exit(1)
+    sys.exit(0)
 
 
 if __name__ == "__main__":
