@@ -717,6 +717,14 @@ pub(crate) fn default_backend_log(target: &Path) -> PathBuf {
 }
 
 impl Config {
+    /// The reference of the run: its engine, within the run's limits.
+    pub(crate) fn reference(&self) -> crate::backend::interface::Reference {
+        crate::backend::interface::Reference {
+            engine: self.engine,
+            limits: self.limits(),
+        }
+    }
+
     /// The report files the run writes ([`report::FORMATS`]): each one's flag, path and
     /// writer.
     pub(crate) fn report_files(&self) -> impl Iterator<Item = (&'static str, &Path, Writer)> {

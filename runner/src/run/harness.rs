@@ -40,14 +40,6 @@ fn single_file(args: &Arguments) -> Option<(&str, &str)> {
     parts.next().zip(parts.next())
 }
 
-/// The reference of a run: its engine, within the run's limits.
-pub(crate) fn reference(config: &Config) -> Reference {
-    Reference {
-        engine: config.engine,
-        limits: config.limits(),
-    }
-}
-
 /// Starts the backend `config` names (the reference when it names none): its processes
 /// (`--jobs`, at most one per case of the `cases` to send), its log, its timeouts, the limits
 /// it is given, and the request dump (`--dump-requests`).
@@ -66,8 +58,8 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
     Ok(match &config.backend {
         // The reference's requests are dumped as they would be sent to a backend.
         None => match dump {
-            Some(dump) => Arc::new(Observed::new(Arc::new(reference(config)), dump)),
-            None => Arc::new(reference(config)),
+            Some(dump) => Arc::new(Observed::new(Arc::new(config.reference()), dump)),
+            None => Arc::new(config.reference()),
         },
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
@@ -236,7 +228,7 @@ impl Harness {
             name: case.trial_name(),
             clauses: self.expectations.cited(case),
         };
-        let reference = reference(&self.config);
+        let reference = self.config.reference();
         let generated = (self.generated.as_ref())
             .map(|g| g.trial_cases())
             .unwrap_or_default();

@@ -79,7 +79,7 @@ impl Trials {
             quiet_exclusions: !config.list_excluded,
             partition: config.partition,
             quietly_excluded: Mutex::default(),
-            reference: crate::run::harness::reference(config),
+            reference: config.reference(),
             fail_fast: config.fail_fast,
             first_failure: OnceLock::new(),
             sendable: Mutex::default(),
