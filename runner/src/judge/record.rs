@@ -246,9 +246,19 @@ pub(crate) struct Report {
     pub(crate) problems: Vec<String>,
     pub(crate) trials: Vec<Record>,
     /// The run that wrote it, under `"run"` (none in a report written before runs were
-    /// described, or by the in-process API).
-    #[serde(default)]
+    /// described, or by the in-process API). A description this runner cannot read whole
+    /// (another version's, a hand-made report's) reads as none: the readers that need it
+    /// (`runner merge`, `runner update-expectations`) say it is missing, the others do without.
+    #[serde(default, deserialize_with = "whole_or_none")]
     pub(crate) run: Option<RunInfo>,
+}
+
+/// A run description, or none when the value is not one whole.
+fn whole_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<RunInfo>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 /// What a JSON report says about the run that wrote it, under `"run"`: what parts of one

@@ -826,6 +826,18 @@ mod tests {
         assert_eq!(trial.reason(), "clamps");
     }
 
+    /// A run description this runner cannot read whole (a hand-made report's, another
+    /// version's) leaves the report readable, without it.
+    #[test]
+    fn a_report_with_a_partial_run_description_reads_without_it() {
+        let partial = Scratch::new(
+            "partial-run",
+            r#"{"backend": "b", "trials": [], "run": {"runner": "0.1.0", "selected": 3}}"#,
+        );
+        let report = read(&partial.0).unwrap();
+        assert_eq!((report.backend.as_str(), report.run), ("b", None));
+    }
+
     #[test]
     fn what_is_no_report_is_an_error_naming_the_file() {
         let missing = std::env::temp_dir().join("opspec-report-no-such-file.json");
