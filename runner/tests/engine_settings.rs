@@ -68,6 +68,7 @@ fn statuses(backend: &str, filter: &str, env: (&str, &str)) -> BTreeMap<String, 
 }
 
 #[test]
+#[ignore = "engine checks: cargo test -p opspec-runner --test engines --test engine_settings -- --ignored"]
 fn onnxruntime_thread_pools_change_no_verdict() {
     let install = "python3 -m pip install -r runner/backends/onnxruntime/requirements.txt";
     if !installed("onnxruntime, onnx", install) {
@@ -84,6 +85,7 @@ fn onnxruntime_thread_pools_change_no_verdict() {
 }
 
 #[test]
+#[ignore = "engine checks: cargo test -p opspec-runner --test engines --test engine_settings -- --ignored"]
 fn xla_llvm_optimization_level_changes_no_verdict() {
     let install = "python3 -m pip install -r runner/backends/xla/requirements.txt";
     if !installed("numpy, jax", install) {
