@@ -9,7 +9,8 @@
 //! - No import circle among the modules of a library crate (the reference, the spec model,
 //!   the kernels, the generators, the runner). In the runner, where the data flows one way
 //!   (YAML → typed case → backend → verdict → report), no module imports the crate root or a
-//!   folder's `mod.rs` either, and only the verdict gives a trial its status.
+//!   folder's `mod.rs` either. (Only the verdict gives a trial its status: the types say so,
+//!   a record being made only of a decision, `runner/src/judge/record.rs`, `Record::of`.)
 //! - The runner's modules are in five folders, in the order `backend`, `judge`, `reports`,
 //!   `run`, `tools`; a module imports from its own folder and the folders before it only (so
 //!   the backend imports neither judge nor run, and the reports never the run), and of the
@@ -620,35 +621,6 @@ fn a_breach_of_the_runner_layering_is_found() {
     assert_eq!(
         with(&[("extra.rs", "")]),
         ["extra is in none of the folders [\"backend\", \"judge\", \"reports\", \"run\", \"tools\"]"]
-    );
-}
-
-/// A trial's status is given in one place, `runner/src/judge/verdict.rs` (its constructors and
-/// `decide`): every other module of the runner only carries a verdict's status into a record,
-/// or reads it.
-#[test]
-fn only_the_verdict_gives_a_trial_its_status() {
-    let mut offenders = Vec::new();
-    for path in sources(&root().join("runner/src")) {
-        if path.ends_with("judge/verdict.rs") {
-            continue;
-        }
-        for line in code_of(&path).lines() {
-            // Split so that this file does not name what it looks for.
-            for needle in [
-                concat!("status: ", "Status::"),
-                concat!("status = ", "Status::"),
-            ] {
-                if line.contains(needle) {
-                    offenders.push(format!("{}: {}", path.display(), line.trim()));
-                }
-            }
-        }
-    }
-    assert!(
-        offenders.is_empty(),
-        "statuses set outside runner/src/judge/verdict.rs:\n{}",
-        offenders.join("\n")
     );
 }
 

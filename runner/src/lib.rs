@@ -19,8 +19,9 @@ pub mod tools;
 
 pub use backend::interface::{Backend, Engine};
 pub use backend::serve::serve;
-pub use judge::record::{Record, Status};
+pub use judge::record::Record;
 pub use judge::run_verdict::RunSummary;
+pub use judge::status::{Counts, Status};
 pub use run::config::Config;
 pub use run::harness::{main_with, Harness, RunError};
 pub use run::in_process::{run_in_process, Declaration, InProcessBackend, Refusal};

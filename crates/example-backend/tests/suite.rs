@@ -9,7 +9,7 @@ use libtest_mimic::Arguments;
 use opspec::ops::{slice, Attrs, Op};
 use opspec_example_backend::PartialReference;
 use opspec_runner::run::config::Options;
-use opspec_runner::{run_in_process, Declaration, InProcessBackend, Refusal};
+use opspec_runner::{run_in_process, Declaration, InProcessBackend, Refusal, Status};
 
 fn config() -> opspec_runner::Config {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -39,9 +39,22 @@ fn a_declared_backend_runs_what_it_implements_and_passes() {
         ..Arguments::default()
     };
     let summary = run_in_process(args, config, PartialReference::default()).expect("the run");
-    assert_eq!(summary.passed, implemented.len(), "{summary:?}");
-    assert_eq!(summary.excluded, left_out.len(), "{summary:?}");
-    assert_eq!(summary.failed + summary.unsupported + summary.not_run, 0);
+    assert_eq!(
+        summary.counts[Status::Passed],
+        implemented.len(),
+        "{summary:?}"
+    );
+    assert_eq!(
+        summary.counts[Status::Excluded],
+        left_out.len(),
+        "{summary:?}"
+    );
+    assert_eq!(
+        summary.counts[Status::Failed]
+            + summary.counts[Status::Unsupported]
+            + summary.counts[Status::NotRun],
+        0
+    );
     assert!(summary.success, "{summary:?}");
 }
 
@@ -64,9 +77,18 @@ fn undeclared_the_reflect_trials_are_unsupported_and_the_run_no_pass() {
     };
     let undeclared = PartialReference { declared: false };
     let summary = run_in_process(args.clone(), config.clone(), undeclared).expect("the run");
-    assert_eq!(summary.unsupported, reflect, "{summary:?}");
-    assert_eq!(summary.passed, slices.len() - reflect, "{summary:?}");
-    assert_eq!(summary.failed + summary.not_run + summary.excluded, 0);
+    assert_eq!(summary.counts[Status::Unsupported], reflect, "{summary:?}");
+    assert_eq!(
+        summary.counts[Status::Passed],
+        slices.len() - reflect,
+        "{summary:?}"
+    );
+    assert_eq!(
+        summary.counts[Status::Failed]
+            + summary.counts[Status::NotRun]
+            + summary.counts[Status::Excluded],
+        0
+    );
     assert!(!summary.success && !summary.trial_failed, "{summary:?}");
     assert_eq!(summary.problems.len(), 1, "{summary:?}");
     assert!(summary.problems[0].contains("unsupported"), "{summary:?}");

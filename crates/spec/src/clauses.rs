@@ -481,6 +481,96 @@ fn read_file(scope: &str, path: &Path) -> Result<Vec<Clause>, Vec<CatalogueError
     }
 }
 
+/// Why a clause id a case cites is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClauseIdProblem {
+    /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`); `suggestion` is
+    /// ` (did you mean ...?)` or empty.
+    Unknown { id: String, suggestion: String },
+    /// The id is a clause of another op than the case's.
+    OtherOp { id: String, op: Op },
+}
+
+impl fmt::Display for ClauseIdProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClauseIdProblem::Unknown { id, suggestion } => {
+                write!(
+                    f,
+                    "unknown clause id `{id}` (no clause catalogue has it){suggestion}"
+                )
+            }
+            ClauseIdProblem::OtherOp { id, op } => {
+                write!(f, "clause id `{id}` is a clause of another op, not of {op}")
+            }
+        }
+    }
+}
+
+/// A case that cites clause ids no catalogue has, or of another op: its trial fails, naming
+/// the file, the case and each id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: case `{case}`: {} (specs/<op>.clauses.yaml lists the ids)",
+    path.display(),
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+)]
+#[non_exhaustive]
+pub struct ClauseIdError {
+    /// The spec file.
+    pub path: PathBuf,
+    /// The case's name in its file.
+    pub case: String,
+    /// The trial that reports it.
+    pub trial: String,
+    pub op: Op,
+    pub problems: Vec<ClauseIdProblem>,
+}
+
+impl Catalogue {
+    /// The problems of the clause ids `case` cites: ids no catalogue has, and ids of another
+    /// op than the case's.
+    pub fn clause_id_problems(&self, case: &crate::Case) -> Vec<ClauseIdProblem> {
+        (case.clauses.iter())
+            .filter_map(|id| match self.get(id) {
+                None => Some(ClauseIdProblem::Unknown {
+                    id: id.clone(),
+                    suggestion: crate::did_you_mean(id, self.iter().map(|c| c.id.as_str())),
+                }),
+                Some(_) if !self.applies_to(id, case.op) => Some(ClauseIdProblem::OtherOp {
+                    id: id.clone(),
+                    op: case.op,
+                }),
+                Some(_) => None,
+            })
+            .collect()
+    }
+
+    /// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`),
+    /// or one of another op, would pass unnoticed: it is taken out of `cases`, and its error,
+    /// naming the file, the case and the ids, returned (its trial fails; `runner coverage`
+    /// lints the same, and more).
+    pub fn take_miscited(&self, cases: &mut Vec<crate::Case>) -> Vec<ClauseIdError> {
+        let mut failing = Vec::new();
+        cases.retain(|case| {
+            let problems = self.clause_id_problems(case);
+            if problems.is_empty() {
+                return true;
+            }
+            failing.push(ClauseIdError {
+                path: case.path.clone(),
+                case: case.name.clone(),
+                trial: case.trial_name(),
+                op: case.op,
+                problems,
+            });
+            false
+        });
+        failing
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

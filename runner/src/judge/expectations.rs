@@ -109,7 +109,41 @@ pub(crate) struct Entry {
     pub(crate) unknown_facts: Vec<String>,
 }
 
+/// An expectations entry as its line writes it: what a known failure's record names
+/// ([`crate::judge::record::Record::known`]), and what the JSON report lists of every entry
+/// (`expectation_entries`, with whether it held) and of the entries that matched
+/// (`known_failure_entries`, with their trials). One shape from the file to every report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct EntryLine {
+    /// The entry's line in the expectations file.
+    pub(crate) line: usize,
+    /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`); empty in
+    /// a report written before it was recorded.
+    #[serde(default)]
+    pub(crate) selector: String,
+    /// The clause the backend breaks.
+    pub(crate) clause: String,
+    /// `semantics`, `defect`, `adapter` or `untriaged` ([`Class::name`]).
+    pub(crate) class: String,
+    pub(crate) reason: String,
+    /// The entry's condition on the run's facts, as written, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) condition: Option<String>,
+}
+
 impl Entry {
+    /// The entry as its line writes it.
+    pub(crate) fn written(&self) -> EntryLine {
+        EntryLine {
+            line: self.line,
+            selector: self.selector(),
+            clause: self.clause.clone(),
+            class: self.class.name().to_owned(),
+            reason: self.reason.clone(),
+            condition: self.condition.as_ref().map(|c| c.text.clone()),
+        }
+    }
+
     /// Whether the entry covers a trial named `trial` whose case cites `clauses`, whether or
     /// not its condition holds.
     pub(crate) fn matches(&self, trial: &str, clauses: &[String]) -> bool {

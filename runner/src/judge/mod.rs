@@ -4,4 +4,5 @@ pub(crate) mod expectations;
 pub(crate) mod partition;
 pub(crate) mod record;
 pub(crate) mod run_verdict;
+pub(crate) mod status;
 pub mod verdict;

@@ -11,115 +11,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::facts::Facts;
-use crate::judge::expectations::Entry;
-
-/// A trial's status: the one name of what became of a trial, decided by the verdict
-/// ([`crate::judge::verdict::judge`], then `crate::judge::verdict::decide`) and only read by
-/// the reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Passed,
-    Failed,
-    /// The backend replied `unsupported` to a case its hello did not exclude (reported by
-    /// libtest as ignored).
-    Unsupported,
-    /// Failed, or replied `unsupported`, as an expectations entry says (reported as ignored).
-    KnownFailure,
-    /// Not run: the backend's hello excludes it (its op, a dtype, or a restriction of a
-    /// target it declares) (reported as ignored).
-    Excluded,
-    /// An implementation-defined case on which the backend differs from the reference's
-    /// reading (reported as ignored, with the difference).
-    ImplementationDefined,
-    /// Not sent: the backend was given up on (it failed to start too often), or `--fail-fast`
-    /// stopped the run at an earlier failure. Fails the run; a JUnit error, and counted as
-    /// failed in the table.
-    NotRun,
-    /// A build-only backend built the case with the expected output dtypes and shapes; its
-    /// values were never computed, so this is no pass (reported as ignored).
-    ShapeChecked,
-    /// A case that expects an error was rejected, but without an error kind: the rejection
-    /// may be for another rule, so this is no pass (reported as ignored; fails the run under
-    /// `--require-error-kinds`).
-    RejectedUnclassified,
-}
-
-impl Status {
-    /// Every status, in the order pages and lists show them.
-    pub(crate) const ALL: [Status; 9] = [
-        Status::Passed,
-        Status::Failed,
-        Status::ShapeChecked,
-        Status::RejectedUnclassified,
-        Status::KnownFailure,
-        Status::Unsupported,
-        Status::ImplementationDefined,
-        Status::Excluded,
-        Status::NotRun,
-    ];
-
-    /// Not run, or run without a verdict: what the `skipped` counts and columns show.
-    pub(crate) fn is_skip(self) -> bool {
-        matches!(
-            self,
-            Status::Unsupported | Status::KnownFailure | Status::Excluded
-        )
-    }
-
-    /// Whether a trial of this status fails the run.
-    pub(crate) fn fails(self) -> bool {
-        matches!(self, Status::Failed | Status::NotRun)
-    }
-
-    /// As the JSON report spells it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Unsupported => "unsupported",
-            Status::KnownFailure => "known_failure",
-            Status::Excluded => "excluded",
-            Status::ImplementationDefined => "implementation_defined",
-            Status::NotRun => "not_run",
-            Status::ShapeChecked => "shape_checked",
-            Status::RejectedUnclassified => "rejected_unclassified",
-        }
-    }
-
-    /// How pages and lists name it to people.
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::KnownFailure => "known failure",
-            Status::Unsupported => "unsupported",
-            Status::ImplementationDefined => "implementation-defined",
-            Status::Excluded => "excluded",
-            Status::NotRun => "not run",
-            Status::ShapeChecked => "shape-checked",
-            Status::RejectedUnclassified => "rejected without kind",
-        }
-    }
-}
-
-/// The known-failures entry a trial matched ([`crate::judge::expectations::Entry`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Known {
-    /// The entry's selector (a trial name, `prefix*`, `clause` or `clause in ...`).
-    #[serde(default)]
-    pub(crate) selector: String,
-    /// The clause the backend breaks.
-    pub(crate) clause: String,
-    /// `semantics`, `defect` or `adapter`.
-    pub(crate) class: String,
-    pub(crate) reason: String,
-    /// The entry's line in the expectations file.
-    pub(crate) line: usize,
-    /// The entry's condition on the run's facts, as written, if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) condition: Option<String>,
-}
+use crate::judge::expectations::{Entry, EntryLine};
+use crate::judge::partition::{fingerprint, Partition};
+use crate::judge::status::{Counts, Status};
+use crate::judge::verdict::Decision;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -130,7 +25,8 @@ pub struct Record {
     /// Every dtype the trial involves ([`crate::backend::interface::trial_dtypes`]).
     #[serde(default)]
     pub(crate) dtypes: Vec<String>,
-    pub(crate) status: Status,
+    /// Given by its decision alone ([`Record::of`]), read by [`Record::status`].
+    status: Status,
     /// The hello declaration that excluded the trial (`slice mode=reflect`, `scale dtype
     /// fp8`, `op shuffle`, `target dla`), when it is [`Status::Excluded`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,7 +40,7 @@ pub struct Record {
     pub(crate) clauses: Vec<String>,
     /// The expectations entry that made the trial a known failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) known: Option<Known>,
+    pub(crate) known: Option<EntryLine>,
     /// The keys of the backend's `composed` whose paths produced the trial's answer, as its
     /// reply names them: the adapter, not the engine, computed it (docs/protocol.md, "Composed
     /// as it happened"). A report of an earlier runner may hold one key as a string.
@@ -190,13 +86,8 @@ pub(crate) struct Context {
 /// An expectations entry as a run found it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct EntryState {
-    pub(crate) line: usize,
-    pub(crate) selector: String,
-    pub(crate) clause: String,
-    pub(crate) class: String,
-    pub(crate) reason: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) condition: Option<String>,
+    #[serde(flatten)]
+    pub(crate) entry: EntryLine,
     /// Whether its condition held (an entry without one always holds).
     pub(crate) held: bool,
     /// The facts its condition tests that the run did not know.
@@ -207,35 +98,25 @@ pub(crate) struct EntryState {
 impl EntryState {
     pub(crate) fn of(entry: &Entry) -> EntryState {
         EntryState {
-            line: entry.line,
-            selector: entry.selector(),
-            clause: entry.clause.clone(),
-            class: entry.class.name().to_owned(),
-            reason: entry.reason.clone(),
-            condition: entry.condition.as_ref().map(|c| c.text.clone()),
+            entry: entry.written(),
             held: entry.holds,
             unknown_facts: entry.unknown_facts.iter().map(|f| f.to_string()).collect(),
         }
     }
 }
 
-/// The fields of a JSON report as written ([`crate::reports::report::json`]).
+/// The fields of a JSON report as written ([`crate::reports::report::json`]): the report, and
+/// what the JSON report derives from its trials for its readers.
 #[derive(Serialize)]
 pub(crate) struct JsonReport<'a> {
     pub(crate) backend: &'a str,
     #[serde(flatten)]
     pub(crate) context: &'a Context,
-    pub(crate) passed: usize,
-    pub(crate) failed: usize,
-    pub(crate) unsupported: usize,
-    pub(crate) known_failures: usize,
-    pub(crate) excluded: usize,
+    /// The trials per status, under the keys of [`crate::judge::status::Row::count_key`].
+    #[serde(flatten)]
+    pub(crate) counts: Counts,
     /// The excluded trials per hello declaration ([`crate::reports::report::exclusions`]).
     pub(crate) excluded_by: BTreeMap<&'a str, usize>,
-    pub(crate) implementation_defined: usize,
-    pub(crate) not_run: usize,
-    pub(crate) shape_checked: usize,
-    pub(crate) rejected_unclassified: usize,
     /// Why the run is no pass although no trial failed
     /// ([`crate::judge::run_verdict::RunSummary::summarize_final`]).
     pub(crate) problems: &'a [String],
@@ -248,6 +129,8 @@ pub(crate) struct JsonReport<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) composed_unused: Vec<&'a str>,
     pub(crate) trials: &'a [Record],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) run: Option<&'a RunInfo>,
 }
 
 /// The trials under one key of the hello's `composed`, and how many passed.
@@ -257,20 +140,13 @@ pub(crate) struct ComposedCount {
     pub(crate) passed: usize,
 }
 
-/// An expectations entry and the trials it matched.
+/// An expectations entry and the trials it matched. Its condition is listed with whether it
+/// held, under `expectation_entries`.
 #[derive(Serialize)]
 pub(crate) struct EntryMatches<'a> {
-    pub(crate) line: usize,
-    pub(crate) selector: &'a str,
-    pub(crate) clause: &'a str,
-    pub(crate) class: &'a str,
-    pub(crate) reason: &'a str,
+    #[serde(flatten)]
+    pub(crate) entry: EntryLine,
     pub(crate) trials: Vec<&'a str>,
-}
-
-/// How many of `records` have `status`.
-pub(crate) fn count(records: &[Record], status: Status) -> usize {
-    records.iter().filter(|r| r.status == status).count()
 }
 
 /// The lines of a failure report that describe the case rather than the problem
@@ -288,6 +164,45 @@ const CASE_LINES: [&str; 9] = [
 ];
 
 impl Record {
+    /// The record of the trial `name` of `op`, as `decision` decided it: the one way a record
+    /// is made, so that only the verdict gives a trial its status. What the trial is beside
+    /// its decision (its dtypes, time, clauses, replay command) is filled in after.
+    pub(crate) fn of(decision: Decision, name: String, op: String) -> Record {
+        let verdict = decision.into_verdict();
+        Record {
+            name,
+            op,
+            dtype: None,
+            dtypes: Vec::new(),
+            status: verdict.status,
+            excluded_by: verdict.excluded_by,
+            message: verdict.message,
+            seconds: 0.0,
+            clauses: Vec::new(),
+            known: verdict.known,
+            composed: Vec::new(),
+            replay: None,
+        }
+    }
+
+    /// The record with the status and message of a later `decision` (a fault the backend
+    /// reported after the trial's verdict); the rest as it was.
+    pub(crate) fn redecided(self, decision: Decision) -> Record {
+        let verdict = decision.into_verdict();
+        Record {
+            status: verdict.status,
+            message: verdict.message,
+            excluded_by: verdict.excluded_by.or(self.excluded_by),
+            known: verdict.known.or(self.known),
+            ..self
+        }
+    }
+
+    /// The trial's status.
+    pub(crate) fn status(&self) -> Status {
+        self.status
+    }
+
     /// Why the trial did not pass, in one line: the known-failures entry's reason, the reason
     /// it was not run, or the first line of its failure report after the case's description.
     /// Empty when it passed. Works on reports of any version (it reads the message).
@@ -310,30 +225,139 @@ impl Record {
     }
 }
 
-/// A JSON report read back ([`crate::reports::report::read`]).
-#[derive(Clone, Debug, PartialEq)]
+/// A run's report: what a run found, and what every writer of it takes (the JSON report,
+/// JUnit, the console's table, the HTML page, the wpt export). Written by a run or a merge,
+/// read back from a JSON report ([`crate::reports::report::read`]), whose counts are derived
+/// from its trials.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub(crate) struct Report {
+    /// The file it was read from; empty for a report a run has just made.
+    #[serde(skip)]
     pub(crate) path: PathBuf,
     /// The backend's name, as its hello gave it.
     pub(crate) backend: String,
-    /// Why the run was no pass although no trial failed
-    /// ([`crate::judge::run_verdict::RunSummary::summarize_final`]).
-    pub(crate) problems: Vec<String>,
     /// The engine, the machine and the expectations entries (empty in a report written
     /// before they were recorded).
-    pub(crate) context: Context,
-    pub(crate) trials: Vec<Record>,
-}
-
-/// The fields of a JSON report that are read back; the counts are derived from the trials.
-#[derive(Deserialize)]
-pub(crate) struct ReportFile {
-    pub(crate) backend: String,
     #[serde(flatten)]
     pub(crate) context: Context,
+    /// Why the run was no pass although no trial failed
+    /// ([`crate::judge::run_verdict::RunSummary::summarize_final`]).
     #[serde(default)]
     pub(crate) problems: Vec<String>,
     pub(crate) trials: Vec<Record>,
+    /// The run that wrote it, under `"run"` (none in a report written before runs were
+    /// described, or by the in-process API). A description this runner cannot read whole
+    /// (another version's, a hand-made report's) reads as none: the readers that need it
+    /// (`runner merge`, `runner update-expectations`) say it is missing, the others do without.
+    #[serde(default, deserialize_with = "whole_or_none")]
+    pub(crate) run: Option<RunInfo>,
+}
+
+/// A run description, or none when the value is not one whole.
+fn whole_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<RunInfo>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+/// What a JSON report says about the run that wrote it, under `"run"`: what parts of one
+/// run (`--partition K/N`) share, checked by `runner merge`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunInfo {
+    /// The runner's version.
+    pub(crate) runner: String,
+    /// How many trials the whole run selected, every part together.
+    pub(crate) selected: usize,
+    /// The fingerprint of the selected trials' names ([`crate::judge::partition::fingerprint`]).
+    pub(crate) fingerprint: String,
+    /// The part this report holds (`K/N`), when the run was partitioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) partition: Option<String>,
+    /// Whether the run's problems (nothing passed, too many skips) were judged: not with
+    /// `--allow-skips`, nor for one exact trial.
+    pub(crate) judged: bool,
+    /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
+    #[serde(default)]
+    pub(crate) require_error_kinds: bool,
+    /// A fingerprint of the contents of the spec and sweep files read (and their goldens):
+    /// parts of one run read the same files (`crate::reports::merge::content_fingerprint`).
+    #[serde(default)]
+    pub(crate) inputs: String,
+    /// A fingerprint of the known-failures file's contents (`--expectations`); empty without.
+    #[serde(default)]
+    pub(crate) expectations: String,
+    /// The element budget (`--max-elements`).
+    #[serde(default)]
+    pub(crate) max_elements: u64,
+    /// The reference's engine (`--engine`).
+    #[serde(default)]
+    pub(crate) engine: String,
+    /// The backend's command (`--backend`); empty for the built-in reference.
+    #[serde(default)]
+    pub(crate) backend_command: String,
+    /// The most cases sent in one request (the hello's `batch`, capped by `--batch`): a
+    /// matter of speed, never of verdicts, so parts may differ in it.
+    #[serde(default = "single")]
+    pub(crate) batch: usize,
+    /// The name selection the run was given (`FILTER`, `--skip`, `--exact`), when it was given
+    /// one: such a run holds only some trials of an entry, so no update may narrow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) filter: Option<String>,
+}
+
+/// The batch size of a report written before batches: one case a request.
+fn single() -> usize {
+    1
+}
+
+/// What a run is given besides its selection of trials, for [`RunInfo::given`]: parts of one
+/// run are given the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Given {
+    pub(crate) inputs: String,
+    pub(crate) expectations: String,
+    pub(crate) max_elements: u64,
+    pub(crate) engine: String,
+    pub(crate) backend_command: String,
+}
+
+impl RunInfo {
+    /// The description of a run that selected the trials `names`, of which it runs `partition`.
+    pub(crate) fn new<'a>(
+        names: impl IntoIterator<Item = &'a str>,
+        partition: Option<Partition>,
+        judged: bool,
+    ) -> RunInfo {
+        let names: Vec<&str> = names.into_iter().collect();
+        RunInfo {
+            runner: env!("CARGO_PKG_VERSION").to_owned(),
+            selected: names.len(),
+            fingerprint: fingerprint(names),
+            partition: partition.map(|p| p.to_string()),
+            judged,
+            require_error_kinds: false,
+            inputs: String::new(),
+            expectations: String::new(),
+            max_elements: 0,
+            engine: String::new(),
+            backend_command: String::new(),
+            batch: 1,
+            filter: None,
+        }
+    }
+
+    /// `self` with what the run was given.
+    pub(crate) fn given(self, given: Given) -> RunInfo {
+        RunInfo {
+            inputs: given.inputs,
+            expectations: given.expectations,
+            max_elements: given.max_elements,
+            engine: given.engine,
+            backend_command: given.backend_command,
+            ..self
+        }
+    }
 }
 
 #[cfg(test)]
@@ -341,19 +365,7 @@ impl Record {
     /// A Slice trial of `status` with nothing else: the tests' starting point, each adding what
     /// it looks at.
     pub(crate) fn bare(name: &str, status: Status) -> Record {
-        Record {
-            name: name.into(),
-            op: "slice".into(),
-            dtype: None,
-            dtypes: Vec::new(),
-            status,
-            excluded_by: None,
-            message: String::new(),
-            seconds: 0.0,
-            clauses: Vec::new(),
-            known: None,
-            composed: Vec::new(),
-            replay: None,
-        }
+        let verdict = crate::judge::verdict::Verdict::of_status(status, String::new());
+        Record::of(Decision::uncovered(verdict), name.into(), "slice".into())
     }
 }

@@ -13,7 +13,8 @@
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use crate::judge::record::{count, Record, Status};
+use crate::judge::record::Record;
+use crate::judge::status::{Counts, Status};
 
 /// The share of the trials sent to a backend that it may answer `unsupported` without being
 /// asked (by its hello or the expectations file) before the run fails.
@@ -36,17 +37,8 @@ pub(crate) struct RunRules {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RunSummary {
-    pub passed: usize,
-    pub failed: usize,
-    pub unsupported: usize,
-    pub excluded: usize,
-    pub(crate) known_failures: usize,
-    pub(crate) implementation_defined: usize,
-    pub not_run: usize,
-    /// Built by a build-only backend, its output dtypes and shapes judged, no values.
-    pub(crate) shape_checked: usize,
-    /// Rejected without an error kind where the case expects one.
-    pub(crate) rejected_unclassified: usize,
+    /// The trials per status (`summary.counts[Status::Passed]`).
+    pub counts: Counts,
     pub problems: Vec<String>,
     /// A trial failed as libtest counts them (a failed or not-run trial, a stale known
     /// failure, a problem of the goldens).
@@ -93,15 +85,7 @@ impl RunSummary {
         RunSummary {
             success: !trial_failed && problems.is_empty(),
             trial_failed,
-            passed: count(records, Status::Passed),
-            failed: count(records, Status::Failed),
-            unsupported: count(records, Status::Unsupported),
-            excluded: count(records, Status::Excluded),
-            known_failures: count(records, Status::KnownFailure),
-            implementation_defined: count(records, Status::ImplementationDefined),
-            not_run: count(records, Status::NotRun),
-            shape_checked: count(records, Status::ShapeChecked),
-            rejected_unclassified: count(records, Status::RejectedUnclassified),
+            counts: counts(records),
             problems,
         }
     }
@@ -117,32 +101,17 @@ impl RunSummary {
     }
 }
 
-/// One line per trial status with its count: `passed 12, failed 0, ...`.
+/// How many of `records` have each status.
+fn counts(records: &[Record]) -> Counts {
+    Counts::of(records.iter().map(|r| r.status()))
+}
+
+/// One line per trial status with its count: `12 passed, 0 failed, ...`; the rare statuses
+/// ([`crate::judge::status::Row::rare`]) only when a trial has them.
 pub(crate) fn summary(records: &[Record]) -> String {
-    let counts = [
-        (Status::Passed, "passed"),
-        (Status::Failed, "failed"),
-        (Status::Unsupported, "unsupported"),
-        (Status::Excluded, "excluded by the hello"),
-        (Status::KnownFailure, "known failures"),
-        (Status::ImplementationDefined, "implementation-defined"),
-        (Status::NotRun, "not run"),
-    ];
-    // Shown only when a backend gave them: most runs have none.
-    let rare = [
-        (Status::ShapeChecked, "shape-checked (built, not run)"),
-        (
-            Status::RejectedUnclassified,
-            "rejected without an error kind",
-        ),
-    ];
-    let rare = rare
-        .into_iter()
-        .filter(|(status, _)| count(records, *status) > 0);
-    counts
-        .into_iter()
-        .chain(rare)
-        .map(|(status, label)| format!("{} {label}", count(records, status)))
+    (counts(records).iter())
+        .filter(|(status, n)| !status.row().rare || *n > 0)
+        .map(|(status, n)| format!("{n} {}", status.row().tally))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -150,7 +119,7 @@ pub(crate) fn summary(records: &[Record]) -> String {
 /// With `--require-error-kinds`: why the run is no pass because cases that expect an error
 /// were rejected without an error kind (none when there are none).
 fn unclassified_problem(records: &[Record]) -> Option<String> {
-    let unclassified = count(records, Status::RejectedUnclassified);
+    let unclassified = counts(records)[Status::RejectedUnclassified];
     (unclassified > 0).then(|| {
         format!(
             "{unclassified} trial(s) that expect an error were rejected without an error kind, so maybe for another rule, and --require-error-kinds (OPSPEC_REQUIRE_ERROR_KINDS=1) is set; have the backend give the kind of each rejection"
@@ -168,8 +137,8 @@ pub(crate) fn run_problems(records: &[Record]) -> Vec<String> {
     let advice = "pass --allow-skips (OPSPEC_ALLOW_SKIPS=1) to accept such a run";
     // A run where a trial failed fails for that: "nothing passed", and its advice to allow
     // skips, would be the wrong lead.
-    let failed = records.iter().any(|r| r.status.fails());
-    if count(records, Status::Passed) == 0 && !failed {
+    let failed = records.iter().any(|r| r.status().fails());
+    if counts(records)[Status::Passed] == 0 && !failed {
         problems.push(format!(
             "nothing passed: {} of {} trials; {advice}",
             summary(records),
@@ -193,9 +162,9 @@ pub(crate) fn run_problems(records: &[Record]) -> Vec<String> {
     }
     let sent = records
         .iter()
-        .filter(|r| !matches!(r.status, Status::Excluded | Status::NotRun))
+        .filter(|r| !matches!(r.status(), Status::Excluded | Status::NotRun))
         .count();
-    let unsupported = count(records, Status::Unsupported);
+    let unsupported = counts(records)[Status::Unsupported];
     if sent > 0 && unsupported as f64 > MAX_UNSUPPORTED_SHARE * sent as f64 {
         problems.push(format!(
             "{unsupported} of {sent} trials sent to the backend ({:.1} %) were answered `unsupported`, more than the {} % a run may skip unasked; declare what the backend lacks in its hello (ops, dtypes, targets), list those cases in the expectations file, or {advice}",
@@ -225,17 +194,7 @@ mod tests {
             .map(|&status| Record::bare(&format!("slice::x::{}", status.name()), status))
             .collect();
         let s = RunSummary::summarize_final(&records, RunRules::default(), false, None);
-        let counted = [
-            s.passed,
-            s.failed,
-            s.unsupported,
-            s.excluded,
-            s.known_failures,
-            s.implementation_defined,
-            s.not_run,
-            s.shape_checked,
-            s.rejected_unclassified,
-        ];
+        let counted: Vec<usize> = Status::ALL.iter().map(|&st| s.counts[st]).collect();
         assert_eq!(counted, [1; 9]);
         assert!(s.success);
     }

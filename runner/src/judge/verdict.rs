@@ -19,8 +19,8 @@ use opspec_spec::{Case, Evidence, Expectation};
 
 use crate::backend::hello::dtype_declaration;
 use crate::backend::interface::{BuiltOutput, Exclusion, Outcome};
-use crate::judge::expectations::Entry;
-use crate::judge::record::{Known, Status};
+use crate::judge::expectations::{Entry, EntryLine};
+use crate::judge::status::Status;
 
 /// What became of a trial: its status, and the report or reason a person reads (empty for a
 /// pass).
@@ -31,17 +31,23 @@ pub struct Verdict {
     /// The hello declaration that excluded the trial, when it is [`Status::Excluded`].
     pub(crate) excluded_by: Option<String>,
     /// The expectations entry that made it a [`Status::KnownFailure`].
-    pub(crate) known: Option<Known>,
+    pub(crate) known: Option<EntryLine>,
 }
 
 impl Verdict {
-    pub(crate) fn new(status: Status, message: String) -> Verdict {
+    fn new(status: Status, message: String) -> Verdict {
         Verdict {
             status,
             message,
             excluded_by: None,
             known: None,
         }
+    }
+
+    /// A verdict of `status` and nothing else, for the tests of what reads one.
+    #[cfg(test)]
+    pub(crate) fn of_status(status: Status, message: String) -> Verdict {
+        Verdict::new(status, message)
     }
 
     pub(crate) fn pass() -> Verdict {
@@ -81,6 +87,30 @@ impl Verdict {
     /// A pass that says what it did (a trial that removes an unused golden when blessing).
     pub(crate) fn pass_with(message: String) -> Verdict {
         Verdict::new(Status::Passed, message)
+    }
+}
+
+/// A verdict with the known failures applied: the status a trial's record holds. A record
+/// is made of nothing else ([`crate::judge::record::Record::of`]), and a decision only here,
+/// by [`decide`] or, for a trial no known failure can cover, by [`Decision::uncovered`]: only
+/// the verdict gives a trial its status.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Decision(Verdict);
+
+impl Decision {
+    /// The decision on a trial that no expectations entry covers, its verdict as it is: a
+    /// trial that is no case (a spec problem, a stale expectation, an unused golden), one the
+    /// hello excludes, one not run, and a case verdict when the run has no known failures.
+    pub(crate) fn uncovered(verdict: Verdict) -> Decision {
+        Decision(verdict)
+    }
+
+    pub(crate) fn verdict(&self) -> &Verdict {
+        &self.0
+    }
+
+    pub(crate) fn into_verdict(self) -> Verdict {
+        self.0
     }
 }
 
@@ -286,7 +316,11 @@ fn built_mismatch(expected: &[Tensor], built: &[BuiltOutput]) -> Option<String> 
 /// known failure; any other status under an entry makes the entry stale, which fails the
 /// trial. An unexpected failure of a case gets the command that replays it (`replay`; none
 /// for a trial that is no case, such as a spec problem).
-pub(crate) fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Verdict {
+pub(crate) fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Decision {
+    Decision(decided(verdict, known, replay))
+}
+
+fn decided(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Verdict {
     let message = verdict.message.clone();
     match (verdict.status, known) {
         (Status::Failed | Status::Unsupported, Some(entry)) => {
@@ -296,14 +330,7 @@ pub(crate) fn decide(verdict: Verdict, known: Option<&Entry>, replay: Option<&st
                 message
             };
             Verdict {
-                known: Some(Known {
-                    selector: entry.selector(),
-                    clause: entry.clause.clone(),
-                    class: entry.class.name().to_owned(),
-                    reason: entry.reason.clone(),
-                    line: entry.line,
-                    condition: entry.condition.as_ref().map(|c| c.text.clone()),
-                }),
+                known: Some(entry.written()),
                 ..Verdict::new(
                     Status::KnownFailure,
                     format!("known failure: {}\n{report}", entry.reason),
@@ -896,7 +923,7 @@ cases:
             .starts_with("shape-checked: built with the expected float32 [1, 1, 3, 3]"));
         // The known failures leave it as it is; an entry over it is stale.
         assert_eq!(
-            decide(verdict.clone(), None, Some("r")).status,
+            decide(verdict.clone(), None, Some("r")).verdict().status,
             Status::ShapeChecked
         );
         let entry = Entry {
@@ -910,7 +937,7 @@ cases:
             holds: true,
             unknown_facts: Vec::new(),
         };
-        let stale = decide(verdict, Some(&entry), Some("r"));
+        let stale = decide(verdict, Some(&entry), Some("r")).into_verdict();
         assert_eq!(stale.status, Status::Failed);
         assert!(
             stale

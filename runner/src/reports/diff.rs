@@ -29,7 +29,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::judge::record::{Record, Report, Status};
+use crate::judge::record::{Record, Report};
+use crate::judge::status::Status;
 use crate::reports::report::{exclusions, read};
 
 /// One trial in either report.
@@ -42,11 +43,11 @@ pub(crate) struct Change<'a> {
 
 impl Change<'_> {
     fn old_status(&self) -> Option<Status> {
-        self.old.map(|r| r.status)
+        self.old.map(|r| r.status())
     }
 
     fn new_status(&self) -> Option<Status> {
-        self.new.map(|r| r.status)
+        self.new.map(|r| r.status())
     }
 
     /// A trial that passed and no longer does, or that fails and did not.
@@ -328,7 +329,7 @@ fn exclusion_changes(text: &mut String, old: &Report, new: &Report) {
 
 /// One trial of a list: its name, its statuses, why it does not pass now, and how to replay it.
 fn describe(change: &Change) -> String {
-    let status = |record: Option<&Record>| record.map_or("absent", |r| r.status.label());
+    let status = |record: Option<&Record>| record.map_or("absent", |r| r.status().label());
     let mut line = format!(
         "  {}{}: {} → {}",
         change.name,
@@ -342,8 +343,8 @@ fn describe(change: &Change) -> String {
     );
     // Why it does not pass now, or why it did not before.
     let reason = match (change.old, change.new) {
-        (_, Some(new)) if new.status != Status::Passed => new.reason(),
-        (Some(old), _) if old.status != Status::Passed => format!("was: {}", old.reason()),
+        (_, Some(new)) if new.status() != Status::Passed => new.reason(),
+        (Some(old), _) if old.status() != Status::Passed => format!("was: {}", old.reason()),
         _ => String::new(),
     };
     if !reason.is_empty() {
@@ -352,7 +353,7 @@ fn describe(change: &Change) -> String {
     line.push('\n');
     if let Some(replay) = change
         .new
-        .filter(|r| r.status != Status::Passed)
+        .filter(|r| r.status() != Status::Passed)
         .and_then(|r| r.replay.as_deref())
     {
         let _ = writeln!(line, "      replay: {replay}");
@@ -387,15 +388,14 @@ mod tests {
     use super::*;
 
     fn record(name: &str, status: Status) -> Record {
-        Record {
-            message: if status == Status::Passed {
-                String::new()
-            } else {
-                format!("case:   {name}\nwhy {name} is {}", status.label())
-            },
-            replay: Some(format!("runner replay {name}")),
-            ..Record::bare(name, status)
-        }
+        let mut r = Record::bare(name, status);
+        r.message = if status == Status::Passed {
+            String::new()
+        } else {
+            format!("case:   {name}\nwhy {name} is {}", status.label())
+        };
+        r.replay = Some(format!("runner replay {name}"));
+        r
     }
 
     fn report(trials: &[(&str, Status)]) -> Report {
@@ -405,6 +405,7 @@ mod tests {
             problems: Vec::new(),
             context: Default::default(),
             trials: trials.iter().map(|(n, s)| record(n, *s)).collect(),
+            run: None,
         }
     }
 

@@ -33,7 +33,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::judge::record::{Record, Report, Status};
+use crate::judge::record::{Record, Report};
+use crate::judge::status::{Status, Tint};
 use crate::reports::report::{exclusions, read, xml_escape as escape};
 
 /// What the page shows beyond its default.
@@ -46,7 +47,7 @@ pub struct PageOptions {
 
 /// A trial excluded because the hello does not declare its op.
 fn undeclared(record: &Record) -> bool {
-    record.status == Status::Excluded
+    record.status() == Status::Excluded
         && record
             .excluded_by
             .as_deref()
@@ -56,46 +57,6 @@ fn undeclared(record: &Record) -> bool {
 /// The CSS class of a status: its name in the JSON report.
 fn class(status: Status) -> &'static str {
     status.name()
-}
-
-/// The word of a count in a matrix cell.
-fn short(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "pass",
-        Status::Failed => "fail",
-        Status::KnownFailure => "known",
-        Status::Unsupported => "unsup",
-        Status::ImplementationDefined => "impl",
-        Status::Excluded => "excl",
-        Status::NotRun => "not run",
-        Status::ShapeChecked => "shape",
-        Status::RejectedUnclassified => "no kind",
-    }
-}
-
-/// What a status means, for the legend.
-fn meaning(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "as the specs say",
-        Status::Failed => "differs from the specs; fails the run",
-        Status::KnownFailure => "differs, as the engine's known-failures file declares",
-        Status::Unsupported => "the engine answered that it does not support the case",
-        Status::ImplementationDefined => {
-            "differs where the vendor leaves the result open; accepted"
-        }
-        Status::Excluded => {
-            "not sent: the engine's hello excludes its op, a dtype, an attribute value or its target"
-        }
-        Status::NotRun => {
-            "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run"
-        }
-        Status::ShapeChecked => {
-            "built with the expected dtypes and shapes by a build-only engine; values not run, so no pass"
-        }
-        Status::RejectedUnclassified => {
-            "rejected as expected but without an error kind, so maybe for another rule; no pass"
-        }
-    }
 }
 
 const STYLE: &str = r#"
@@ -184,14 +145,14 @@ fn engine_labels(reports: &[Report]) -> Vec<String> {
 fn chips(records: &[&Record]) -> String {
     let mut html = String::new();
     for status in Status::ALL {
-        let n = records.iter().filter(|r| r.status == status).count();
+        let n = records.iter().filter(|r| r.status() == status).count();
         if n > 0 {
             let _ = write!(
                 html,
                 "<span class=\"chip {}\" title=\"{n} {}\">{n} {}</span>",
                 class(status),
                 status.label(),
-                short(status)
+                status.row().short
             );
         }
     }
@@ -200,23 +161,11 @@ fn chips(records: &[&Record]) -> String {
 
 /// The tint of a matrix cell: its worst status.
 fn tint(records: &[&Record]) -> &'static str {
-    let has = |f: fn(Status) -> bool| records.iter().any(|r| f(r.status));
-    if has(Status::fails) {
-        "bad"
-    } else if has(|s| s == Status::KnownFailure) {
-        "known"
-    } else if has(|s| {
-        matches!(
-            s,
-            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified
-        )
-    }) {
-        "impl"
-    } else if has(|s| s == Status::Passed) {
-        "good"
-    } else {
-        "skip"
-    }
+    (records.iter())
+        .map(|r| r.status().row().tint)
+        .min()
+        .unwrap_or(Tint::Skip)
+        .class()
 }
 
 /// An id made of `parts`, readable, and unique among `taken`.
@@ -331,11 +280,11 @@ fn drill_down(
         chips(records)
     );
     let (passed, other): (Vec<&Record>, Vec<&Record>) =
-        records.iter().partition(|r| r.status == Status::Passed);
+        records.iter().partition(|r| r.status() == Status::Passed);
     // Excluded trials are counted (the chips, the exclusions table), not listed unless asked.
     let (excluded, other): (Vec<&Record>, Vec<&Record>) = other
         .into_iter()
-        .partition(|r| r.status == Status::Excluded && !options.show_undeclared);
+        .partition(|r| r.status() == Status::Excluded && !options.show_undeclared);
     if !excluded.is_empty() {
         let _ = writeln!(
             html,
@@ -354,15 +303,15 @@ fn drill_down(
         // Those that fail the run first, then in the order of the chips.
         other.sort_by_key(|r| {
             (
-                !r.status.fails(),
-                Status::ALL.iter().position(|s| *s == r.status),
+                !r.status().fails(),
+                Status::ALL.iter().position(|s| *s == r.status()),
             )
         });
         for record in other {
             let failure = failure_ids.get(&(engine, record.name.as_str()));
             let report = match failure {
                 Some(failure) => format!(" <a href=\"#{failure}\">report</a>"),
-                None if record.status == Status::Excluded || record.message.trim().is_empty() => {
+                None if record.status() == Status::Excluded || record.message.trim().is_empty() => {
                     String::new()
                 }
                 None => format!(
@@ -370,7 +319,7 @@ fn drill_down(
                     escape(&record.message)
                 ),
             };
-            let replay = if record.status == Status::Excluded {
+            let replay = if record.status() == Status::Excluded {
                 String::new()
             } else {
                 replay(record)
@@ -378,9 +327,9 @@ fn drill_down(
             let _ = writeln!(
                 html,
                 "<tr class=\"{0}\"><td class=\"name\"><code>{1}</code></td><td><span class=\"chip {0}\">{2}</span></td><td>{3}</td><td class=\"reason\">{4}{report}</td><td>{replay}</td></tr>",
-                class(record.status),
+                class(record.status()),
                 escape(&record.name),
-                record.status.label(),
+                record.status().label(),
                 clauses(record),
                 escape(&record.reason()),
             );
@@ -456,7 +405,7 @@ fn failures<'a>(
             report
                 .trials
                 .iter()
-                .filter(|r| r.status.fails())
+                .filter(|r| r.status().fails())
                 .map(move |r| (engine, r))
         })
         .collect();
@@ -561,7 +510,7 @@ fn failures<'a>(
             let _ = writeln!(
                 html,
                 "<tr class=\"{0}\" id=\"{id}\"><td class=\"name\"><code>{1}</code></td>{2}<td class=\"clauses\">{3}</td><td class=\"reason\">{4}{report}</td><td>{5}</td></tr>",
-                class(record.status),
+                class(record.status()),
                 escape(&record.name),
                 if several {
                     format!("<td>{}</td>", escape(&labels[engine]))
@@ -952,7 +901,11 @@ pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
             escape(&report.path.display().to_string())
         );
         for status in Status::ALL {
-            let n = report.trials.iter().filter(|r| r.status == status).count();
+            let n = report
+                .trials
+                .iter()
+                .filter(|r| r.status() == status)
+                .count();
             let _ = write!(html, "<td class=\"n {}\">{n}</td>", class(status));
         }
         let _ = writeln!(html, "<td class=\"n\">{}</td></tr>", report.trials.len());
@@ -986,9 +939,9 @@ pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
             html,
             "<li><span class=\"chip {}\">{}</span> {}: {}</li>",
             class(status),
-            short(status),
+            status.row().short,
             status.label(),
-            meaning(status)
+            status.row().meaning
         );
     }
     html.push_str("</ul>\n");
@@ -1094,39 +1047,35 @@ pub fn main(inputs: &[PathBuf], output: &Path, options: PageOptions) -> ExitCode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::record::Known;
+    use crate::judge::expectations::EntryLine as Known;
 
     fn record(name: &str, dtype: Option<&str>, status: Status) -> Record {
-        Record {
-            name: name.into(),
-            op: name.split("::").next().unwrap().into(),
-            dtype: dtype.map(Into::into),
-            dtypes: dtype.into_iter().map(Into::into).collect(),
-            status,
-            excluded_by: None,
-            message: match status {
-                Status::Passed => String::new(),
-                _ => {
-                    format!("case:   {name}\nsource: x\nat [0]: expected 1, got <2> & 3\nreplay: r")
-                }
-            },
-            seconds: 0.0,
-            clauses: vec!["slice.strict.in-bounds".into()],
-            known: (status == Status::KnownFailure).then(|| Known {
-                selector: "slice::*".into(),
-                clause: "slice.strict.out-of-bounds".into(),
-                class: "semantics".into(),
-                reason: "the engine clamps".into(),
-                line: 3,
-                condition: None,
-            }),
-            composed: Vec::new(),
-            replay: Some(crate::reports::replay_command::command(
-                crate::reports::replay_command::CARGO_RUNNER,
-                name,
-                " --backend 'my engine'",
-            )),
-        }
+        let mut r = Record::bare(name, status);
+        r.op = name.split("::").next().unwrap().into();
+        r.dtype = dtype.map(Into::into);
+        r.dtypes = dtype.into_iter().map(Into::into).collect();
+        r.message = match status {
+            Status::Passed => String::new(),
+            _ => {
+                format!("case:   {name}\nsource: x\nat [0]: expected 1, got <2> & 3\nreplay: r")
+            }
+        };
+        r.seconds = 0.0;
+        r.clauses = vec!["slice.strict.in-bounds".into()];
+        r.known = (status == Status::KnownFailure).then(|| Known {
+            selector: "slice::*".into(),
+            clause: "slice.strict.out-of-bounds".into(),
+            class: "semantics".into(),
+            reason: "the engine clamps".into(),
+            line: 3,
+            condition: None,
+        });
+        r.replay = Some(crate::reports::replay_command::command(
+            crate::reports::replay_command::CARGO_RUNNER,
+            name,
+            " --backend 'my engine'",
+        ));
+        r
     }
 
     fn report(path: &str, backend: &str, trials: Vec<Record>) -> Report {
@@ -1136,6 +1085,7 @@ mod tests {
             problems: Vec::new(),
             context: Default::default(),
             trials,
+            run: None,
         }
     }
 

@@ -11,86 +11,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde::{Deserialize, Serialize};
-
 use crate::judge::partition::{fingerprint, Partition};
-use crate::judge::record::{Record, Report};
+use crate::judge::record::{Record, Report, RunInfo};
 use crate::judge::run_verdict::{RunRules, RunSummary};
 use crate::reports::report;
-
-/// What a JSON report says about the run that wrote it, under `"run"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RunInfo {
-    /// The runner's version.
-    pub(crate) runner: String,
-    /// How many trials the whole run selected, every part together.
-    pub(crate) selected: usize,
-    /// The fingerprint of the selected trials' names ([`crate::judge::partition::fingerprint`]).
-    pub(crate) fingerprint: String,
-    /// The part this report holds (`K/N`), when the run was partitioned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) partition: Option<String>,
-    /// Whether the run's problems (nothing passed, too many skips) were judged: not with
-    /// `--allow-skips`, nor for one exact trial.
-    pub(crate) judged: bool,
-    /// `--require-error-kinds`: a rejection without an error kind is a problem of the run.
-    #[serde(default)]
-    pub(crate) require_error_kinds: bool,
-    /// A fingerprint of the contents of the spec and sweep files read (and their goldens):
-    /// parts of one run read the same files ([`content_fingerprint`]).
-    #[serde(default)]
-    pub(crate) inputs: String,
-    /// A fingerprint of the known-failures file's contents (`--expectations`); empty without.
-    #[serde(default)]
-    pub(crate) expectations: String,
-    /// The element budget (`--max-elements`).
-    #[serde(default)]
-    pub(crate) max_elements: u64,
-    /// The reference's engine (`--engine`).
-    #[serde(default)]
-    pub(crate) engine: String,
-    /// The backend's command (`--backend`); empty for the built-in reference.
-    #[serde(default)]
-    pub(crate) backend_command: String,
-    /// The most cases sent in one request (the hello's `batch`, capped by `--batch`): a
-    /// matter of speed, never of verdicts, so parts may differ in it.
-    #[serde(default = "single")]
-    pub(crate) batch: usize,
-    /// The name selection the run was given (`FILTER`, `--skip`, `--exact`), when it was given
-    /// one: such a run holds only some trials of an entry, so no update may narrow it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) filter: Option<String>,
-}
-
-/// The batch size of a report written before batches: one case a request.
-fn single() -> usize {
-    1
-}
-
-/// What a run is given besides its selection of trials, for [`RunInfo::given`]: parts of one
-/// run are given the same.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Given {
-    pub(crate) inputs: String,
-    pub(crate) expectations: String,
-    pub(crate) max_elements: u64,
-    pub(crate) engine: String,
-    pub(crate) backend_command: String,
-}
-
-impl RunInfo {
-    /// `self` with what the run was given.
-    pub(crate) fn given(self, given: Given) -> RunInfo {
-        RunInfo {
-            inputs: given.inputs,
-            expectations: given.expectations,
-            max_elements: given.max_elements,
-            engine: given.engine,
-            backend_command: given.backend_command,
-            ..self
-        }
-    }
-}
 
 /// The extensions of the data files a run reads from its spec, sweep and golden folders.
 const DATA_EXTENSIONS: [&str; 4] = ["yaml", "yml", "npy", "json"];
@@ -152,44 +76,6 @@ pub(crate) fn file_fingerprint(path: Option<&Path>) -> String {
 /// hash ([`crate::judge::partition::stable_hash`]) in 16 hex digits.
 pub(crate) fn bytes_fingerprint(contents: &[u8]) -> String {
     format!("{:016x}", crate::judge::partition::stable_hash(contents))
-}
-
-impl RunInfo {
-    /// The description of a run that selected the trials `names`, of which it runs `partition`.
-    pub(crate) fn new<'a>(
-        names: impl IntoIterator<Item = &'a str>,
-        partition: Option<Partition>,
-        judged: bool,
-    ) -> RunInfo {
-        let names: Vec<&str> = names.into_iter().collect();
-        RunInfo {
-            runner: env!("CARGO_PKG_VERSION").to_owned(),
-            selected: names.len(),
-            fingerprint: fingerprint(names),
-            partition: partition.map(|p| p.to_string()),
-            judged,
-            require_error_kinds: false,
-            inputs: String::new(),
-            expectations: String::new(),
-            max_elements: 0,
-            engine: String::new(),
-            backend_command: String::new(),
-            batch: 1,
-            filter: None,
-        }
-    }
-}
-
-/// A JSON report (`report::json`'s text) with `info` under `"run"`, last, the rest of the text
-/// as it was.
-pub(crate) fn with_run_info(report: String, info: &RunInfo) -> String {
-    let run = serde_json::to_string_pretty(info)
-        .expect("run info serializes")
-        .replace('\n', "\n  ");
-    match report.strip_suffix("\n}") {
-        Some(body) => format!("{body},\n  \"run\": {run}\n}}"),
-        None => report,
-    }
 }
 
 /// Why parts cannot be merged.
@@ -255,20 +141,9 @@ struct Part {
     partition: Partition,
 }
 
-#[derive(Deserialize)]
-struct Header {
-    #[serde(default)]
-    run: Option<RunInfo>,
-}
-
 fn read_part(path: &Path) -> Result<Part, MergeError> {
     let report = report::read(path)?;
-    let text = report::read_text(path)?;
-    let header: Header = serde_json::from_str(&text).map_err(|e| report::ReadError::Format {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
-    let info = header.run.ok_or_else(|| MergeError::NoRunInfo {
+    let info = report.run.clone().ok_or_else(|| MergeError::NoRunInfo {
         path: path.to_owned(),
     })?;
     let text = info.partition.clone().ok_or_else(|| MergeError::NotAPart {
@@ -446,15 +321,14 @@ pub(crate) fn merge(paths: &[PathBuf]) -> Result<String, MergeError> {
         false,
         None,
     );
-    Ok(with_run_info(
-        report::json(
-            &first.report.backend,
-            &first.report.context,
-            &records,
-            &summary.problems,
-        ),
-        &info,
-    ))
+    Ok(report::json(&Report {
+        path: PathBuf::new(),
+        backend: first.report.backend.clone(),
+        context: first.report.context.clone(),
+        problems: summary.problems,
+        trials: records,
+        run: Some(info),
+    }))
 }
 
 /// Writes `text` to `path` whole ([`crate::reports::output::write_replacing`]: a link written through, a
@@ -495,14 +369,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_run_info_is_added_to_a_report_as_json() {
+    fn the_run_info_is_written_in_a_report_and_read_back() {
         let info = RunInfo::new(["b", "a"], Partition::parse("2/3").ok(), true);
-        let text = with_run_info(report::json("x", &Default::default(), &[], &[]), &info);
+        let written = Report {
+            backend: "x".into(),
+            run: Some(info.clone()),
+            ..Report::default()
+        };
+        let text = report::json(&written);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["backend"], "x");
         assert_eq!(value["run"]["partition"], "2/3");
         assert_eq!(value["run"]["selected"], 2);
-        let header: Header = serde_json::from_str(&text).unwrap();
-        assert_eq!(header.run, Some(info));
+        let read: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, written);
     }
 }

@@ -8,10 +8,9 @@ use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::facts::Facts;
-use crate::judge::record::{
-    count, ComposedCount, Context, EntryMatches, JsonReport, Record, Report, ReportFile, Status,
-};
+use crate::judge::expectations::EntryLine;
+use crate::judge::record::{ComposedCount, EntryMatches, JsonReport, Record, Report};
+use crate::judge::status::{Counts, JunitKind, Status};
 
 /// The matched expectations entries, by line.
 fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
@@ -21,11 +20,10 @@ fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
             entries
                 .entry(known.line)
                 .or_insert_with(|| EntryMatches {
-                    line: known.line,
-                    selector: &known.selector,
-                    clause: &known.clause,
-                    class: &known.class,
-                    reason: &known.reason,
+                    entry: EntryLine {
+                        condition: None,
+                        ..known.clone()
+                    },
                     trials: Vec::new(),
                 })
                 .trials
@@ -35,35 +33,65 @@ fn entry_matches(records: &[Record]) -> Vec<EntryMatches<'_>> {
     entries.into_values().collect()
 }
 
-pub(crate) fn json(
-    backend: &str,
-    context: &Context,
-    records: &[Record],
-    problems: &[String],
-) -> String {
-    let report = JsonReport {
-        backend,
-        context,
-        passed: count(records, Status::Passed),
-        failed: count(records, Status::Failed),
-        unsupported: count(records, Status::Unsupported),
-        known_failures: count(records, Status::KnownFailure),
-        excluded: count(records, Status::Excluded),
+/// The JSON report (`--report-json`): the report, its counts per status and what else its
+/// readers take from its trials, and the run that wrote it last, under `"run"`.
+pub(crate) fn json(report: &Report) -> String {
+    let records = &report.trials;
+    let json = JsonReport {
+        backend: &report.backend,
+        context: &report.context,
+        counts: Counts::of(records.iter().map(|r| r.status())),
         excluded_by: exclusions(records).into_iter().collect(),
-        implementation_defined: count(records, Status::ImplementationDefined),
-        not_run: count(records, Status::NotRun),
-        shape_checked: count(records, Status::ShapeChecked),
-        rejected_unclassified: count(records, Status::RejectedUnclassified),
-        problems,
+        problems: &report.problems,
         known_failure_entries: entry_matches(records),
         composed_counts: (composed_counts(records).into_iter())
             .map(|(key, (trials, passed))| (key, ComposedCount { trials, passed }))
             .collect(),
-        composed_unused: composed_unused(records, &context.composed),
+        composed_unused: composed_unused(records, &report.context.composed),
         trials: records,
+        run: report.run.as_ref(),
     };
-    serde_json::to_string_pretty(&report).expect("reports serialize")
+    serde_json::to_string_pretty(&json).expect("reports serialize")
 }
+
+/// What the console shows of a run after libtest's lines: the warnings of large exclusions,
+/// the backend and its facts, the op × dtype [`table`], the counts per status, the
+/// exclusions per declaration, the native and composed trials, and the clauses the failures
+/// cite (ranked by `position` in the clause catalogue). Nothing for a run of one trial.
+pub(crate) fn console(report: &Report, position: impl Fn(&str) -> Option<usize>) -> String {
+    let records = &report.trials;
+    let mut text = String::new();
+    if records.len() <= 1 {
+        return text;
+    }
+    for warning in exclusion_warnings(records) {
+        let _ = writeln!(text, "{warning}");
+    }
+    let _ = writeln!(
+        text,
+        "backend: {} ({})\n{}{}",
+        crate::backend::facts::printable(&report.backend),
+        report.context.facts.line(),
+        table(records),
+        summary(records)
+    );
+    let lines = [
+        exclusion_line(records),
+        composed_line(records, &report.context.composed),
+        failures_by_clause(records, position),
+    ];
+    for line in lines.into_iter().flatten() {
+        let _ = writeln!(text, "{line}");
+    }
+    text
+}
+
+/// A writer of a report file.
+pub(crate) type Writer = fn(&Report) -> String;
+
+/// The report files a run writes, each by the flag that names its file, with its writer: the
+/// one list a new format of a run joins (CONTRIBUTING.md, "Adding a report format").
+pub(crate) const FORMATS: [(&str, Writer); 2] = [("--report-json", json), ("--junit", junit)];
 
 /// `text` as XML or HTML text or attribute value; control characters other than newline and tab
 /// are dropped (XML 1.0 cannot hold them).
@@ -85,11 +113,11 @@ pub(crate) use crate::judge::run_verdict::summary;
 /// Trials per `composed` key of the backend's hello, and how many of them passed.
 pub(crate) fn composed_counts(records: &[Record]) -> BTreeMap<&str, (usize, usize)> {
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.status != Status::Excluded) {
+    for record in records.iter().filter(|r| r.status() != Status::Excluded) {
         for key in &record.composed {
             let count = counts.entry(key).or_default();
             count.0 += 1;
-            count.1 += usize::from(record.status == Status::Passed);
+            count.1 += usize::from(record.status() == Status::Passed);
         }
     }
     counts
@@ -147,10 +175,10 @@ pub(crate) fn composed_line(
 pub(crate) fn native_and_composed(records: &[Record]) -> [(usize, usize); 2] {
     let mut counts = [(0, 0); 2];
     let sent = (records.iter())
-        .filter(|r| r.status != Status::Excluded && !r.name.starts_with("expectations::"));
+        .filter(|r| r.status() != Status::Excluded && !r.name.starts_with("expectations::"));
     for record in sent {
         let count = &mut counts[usize::from(!record.composed.is_empty())];
-        count.0 += usize::from(record.status == Status::Passed);
+        count.0 += usize::from(record.status() == Status::Passed);
         count.1 += 1;
     }
     counts
@@ -166,7 +194,7 @@ pub(crate) fn failures_by_clause(
     position: impl Fn(&str) -> Option<usize>,
 ) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.status.fails()) {
+    for record in records.iter().filter(|r| r.status().fails()) {
         if record.clauses.is_empty() {
             *counts.entry("(no clause)").or_default() += 1;
         }
@@ -183,7 +211,7 @@ pub(crate) fn failures_by_clause(
             .then(a.0.cmp(b.0))
     });
     (!counts.is_empty()).then(|| {
-        let failed = records.iter().filter(|r| r.status.fails()).count();
+        let failed = records.iter().filter(|r| r.status().fails()).count();
         // The clauses the most failing trials cite, the broken rule among them; a clause the
         // failing cases also cite is a rule they rest on, not one they show broken.
         let most = counts[0].1;
@@ -210,7 +238,7 @@ pub(crate) fn exclusion_warnings(records: &[Record]) -> Vec<String> {
         .filter(|r| !r.name.starts_with("expectations::"))
     {
         *per_op.entry(&record.op).or_default() += 1;
-        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+        if let (Status::Excluded, Some(by)) = (record.status(), &record.excluded_by) {
             *excluded.entry((&record.op, by)).or_default() += 1;
         }
     }
@@ -236,7 +264,7 @@ pub(crate) fn exclusion_warnings(records: &[Record]) -> Vec<String> {
 pub(crate) fn exclusions(records: &[Record]) -> Vec<(&str, usize)> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for record in records {
-        if let (Status::Excluded, Some(by)) = (record.status, &record.excluded_by) {
+        if let (Status::Excluded, Some(by)) = (record.status(), &record.excluded_by) {
             *counts.entry(by).or_default() += 1;
         }
     }
@@ -262,26 +290,24 @@ pub(crate) fn exclusion_line(records: &[Record]) -> Option<String> {
 /// the run. Each trial that neither passed nor failed carries its status as the property
 /// `opspec.status`; an implementation-defined divergence is neither failed nor skipped (it
 /// ran, and its answer is acceptable).
-pub(crate) fn junit(
-    backend: &str,
-    facts: &Facts,
-    records: &[Record],
-    problems: &[String],
-) -> String {
+pub(crate) fn junit(report: &Report) -> String {
+    let (backend, facts) = (&report.backend, &report.context.facts);
+    let (records, problems) = (&report.trials, &report.problems);
+    let counts = Counts::of(records.iter().map(|r| r.status()));
     let mut by_op: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for record in records {
         by_op.entry(&record.op).or_default().push(record);
     }
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let skipped = |rs: &[&Record]| rs.iter().filter(|r| r.status.is_skip()).count();
+    let skipped = |rs: &[&Record]| rs.iter().filter(|r| r.status().is_skip()).count();
     let all: Vec<&Record> = records.iter().collect();
     let _ = writeln!(
         xml,
         "<testsuites name=\"opspec ({})\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
         xml_escape(backend),
         records.len() + problems.len(),
-        count(records, Status::Failed) + problems.len(),
-        count(records, Status::NotRun),
+        counts[Status::Failed] + problems.len(),
+        counts[Status::NotRun],
         skipped(&all)
     );
     // The facts, as properties of every suite (JUnit has none for `testsuites`).
@@ -318,11 +344,11 @@ pub(crate) fn junit(
     for (op, records) in by_op {
         let failures = records
             .iter()
-            .filter(|r| r.status == Status::Failed)
+            .filter(|r| r.status().row().junit == JunitKind::Failure)
             .count();
         let errors = records
             .iter()
-            .filter(|r| r.status == Status::NotRun)
+            .filter(|r| r.status().row().junit == JunitKind::Error)
             .count();
         let _ = writeln!(
             xml,
@@ -351,9 +377,9 @@ pub(crate) fn junit(
                 .lines()
                 .find(|l| !l.starts_with("case:"))
                 .unwrap_or("");
-            match r.status {
-                Status::Passed => xml.push_str("/>\n"),
-                Status::Failed => {
+            match r.status().row().junit {
+                JunitKind::Passed => xml.push_str("/>\n"),
+                JunitKind::Failure => {
                     let _ = writeln!(
                         xml,
                         "><failure message=\"{}\">{}</failure></testcase>",
@@ -361,29 +387,27 @@ pub(crate) fn junit(
                         xml_escape(&r.message)
                     );
                 }
-                Status::NotRun => {
+                JunitKind::Error => {
                     let _ = writeln!(
                         xml,
                         "><error message=\"{}\"/></testcase>",
                         xml_escape(&r.message)
                     );
                 }
-                Status::Unsupported | Status::KnownFailure | Status::Excluded => {
+                JunitKind::Skipped => {
                     let _ = writeln!(
                         xml,
                         "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><skipped message=\"{}\"/></testcase>",
-                        r.status.name(),
+                        r.status().name(),
                         xml_escape(&r.message)
                     );
                 }
                 // Ran, without a full verdict: neither failed nor skipped, with the status named.
-                Status::ImplementationDefined
-                | Status::ShapeChecked
-                | Status::RejectedUnclassified => {
+                JunitKind::Ran => {
                     let _ = writeln!(
                         xml,
                         "><properties><property name=\"opspec.status\" value=\"{}\"/></properties><system-out>{}</system-out></testcase>",
-                        r.status.name(),
+                        r.status().name(),
                         xml_escape(&r.message)
                     );
                 }
@@ -409,14 +433,7 @@ pub(crate) fn table(records: &[Record]) -> String {
             dtypes.push(dtype);
         }
         let cell = cells.entry((&r.op, dtype)).or_default();
-        cell[match r.status {
-            Status::Passed => 0,
-            Status::Failed | Status::NotRun => 1,
-            Status::Unsupported | Status::KnownFailure | Status::Excluded => 2,
-            Status::ImplementationDefined | Status::ShapeChecked | Status::RejectedUnclassified => {
-                3
-            }
-        }] += 1;
+        cell[r.status().column()] += 1;
     }
     dtypes.sort();
     let ops: Vec<&str> = {
@@ -477,12 +494,12 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
 /// Reads a report written by `--report-json`, of this version or an earlier one.
 pub(crate) fn read(path: &Path) -> Result<Report, ReadError> {
     let text = read_text(path)?;
-    let file: ReportFile = serde_json::from_str(&text).map_err(|e| ReadError::Format {
+    let report: Report = serde_json::from_str(&text).map_err(|e| ReadError::Format {
         path: path.to_owned(),
         message: e.to_string(),
     })?;
     let mut seen = std::collections::BTreeSet::new();
-    if let Some(twice) = file.trials.iter().find(|r| !seen.insert(r.name.as_str())) {
+    if let Some(twice) = report.trials.iter().find(|r| !seen.insert(r.name.as_str())) {
         return Err(ReadError::Duplicate {
             path: path.to_owned(),
             trial: twice.name.clone(),
@@ -490,40 +507,58 @@ pub(crate) fn read(path: &Path) -> Result<Report, ReadError> {
     }
     Ok(Report {
         path: path.to_owned(),
-        backend: file.backend,
-        problems: file.problems,
-        context: file.context,
-        trials: file.trials,
+        ..report
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::facts::Facts;
+    use crate::judge::record::Context;
     use crate::judge::run_verdict::run_problems;
 
-    fn record(name: &str, dtype: Option<&str>, status: Status, message: &str) -> Record {
-        Record {
-            name: name.into(),
-            op: name.split("::").next().unwrap().into(),
-            dtype: dtype.map(Into::into),
-            dtypes: dtype.into_iter().map(Into::into).collect(),
-            status,
-            excluded_by: None,
-            message: message.into(),
-            seconds: 0.001,
-            clauses: vec!["slice.mode.strict".into()],
-            known: None,
-            composed: Vec::new(),
-            replay: Some(format!("runner replay {name}")),
+    /// The report of a run on `backend` that found `records` and `problems`.
+    fn of(backend: &str, context: &Context, records: &[Record], problems: &[String]) -> Report {
+        Report {
+            backend: backend.into(),
+            context: context.clone(),
+            problems: problems.to_vec(),
+            trials: records.to_vec(),
+            ..Report::default()
         }
+    }
+
+    fn json(backend: &str, context: &Context, records: &[Record], problems: &[String]) -> String {
+        super::json(&of(backend, context, records, problems))
+    }
+
+    fn junit(backend: &str, facts: &Facts, records: &[Record], problems: &[String]) -> String {
+        let context = Context {
+            facts: facts.clone(),
+            ..Context::default()
+        };
+        super::junit(&of(backend, &context, records, problems))
+    }
+
+    fn record(name: &str, dtype: Option<&str>, status: Status, message: &str) -> Record {
+        let mut r = Record::bare(name, status);
+        r.op = name.split("::").next().unwrap().into();
+        r.dtype = dtype.map(Into::into);
+        r.dtypes = dtype.into_iter().map(Into::into).collect();
+        r.message = message.into();
+        r.seconds = 0.001;
+        r.clauses = vec!["slice.mode.strict".into()];
+        r.replay = Some(format!("runner replay {name}"));
+        r
     }
 
     #[test]
     fn clauses_of_one_count_follow_the_catalogue() {
-        let failed = |name: &str, clauses: &[&str]| Record {
-            clauses: clauses.iter().map(|c| c.to_string()).collect(),
-            ..record(name, None, Status::Failed, "wrong")
+        let failed = |name: &str, clauses: &[&str]| {
+            let mut r = record(name, None, Status::Failed, "wrong");
+            r.clauses = clauses.iter().map(|c| c.to_string()).collect();
+            r
         };
         let records = vec![
             failed(
@@ -566,9 +601,10 @@ mod tests {
 
     #[test]
     fn exclusions_are_counted_per_declaration() {
-        let excluded = |name: &str, by: &str| Record {
-            excluded_by: Some(by.into()),
-            ..record(name, None, Status::Excluded, "hello")
+        let excluded = |name: &str, by: &str| {
+            let mut r = record(name, None, Status::Excluded, "hello");
+            r.excluded_by = Some(by.into());
+            r
         };
         let records = [
             excluded("slice::f::a", "slice mode=reflect"),
@@ -788,6 +824,18 @@ mod tests {
         let trial = &report.trials[0];
         assert!(trial.clauses.is_empty() && trial.known.is_none() && trial.replay.is_none());
         assert_eq!(trial.reason(), "clamps");
+    }
+
+    /// A run description this runner cannot read whole (a hand-made report's, another
+    /// version's) leaves the report readable, without it.
+    #[test]
+    fn a_report_with_a_partial_run_description_reads_without_it() {
+        let partial = Scratch::new(
+            "partial-run",
+            r#"{"backend": "b", "trials": [], "run": {"runner": "0.1.0", "selected": 3}}"#,
+        );
+        let report = read(&partial.0).unwrap();
+        assert_eq!((report.backend.as_str(), report.run), ("b", None));
     }
 
     #[test]

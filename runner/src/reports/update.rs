@@ -16,7 +16,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::judge::expectations::{Expectations, EXPECTATIONS_LIMIT};
-use crate::judge::record::{Record, Status};
+use crate::judge::record::Record;
+use crate::judge::status::Status;
 use crate::reports::{merge, output, report};
 
 /// What an update did.
@@ -47,7 +48,7 @@ impl Update {
 /// The expectations line a failed trial's verdict calls stale, if it does
 /// ([`crate::judge::verdict::decide`] and the harness's `expectations::line_N` trials write these).
 pub(crate) fn stale_line(record: &Record) -> Option<usize> {
-    if record.status != Status::Failed {
+    if record.status() != Status::Failed {
         return None;
     }
     if let Some(line) = record.name.strip_prefix("expectations::line_") {
@@ -130,9 +131,9 @@ pub(crate) fn update(old: &str, trials: &[Record]) -> Update {
     for record in trials {
         if let Some(line) = stale_line(record) {
             stale.insert(line);
-        } else if let (Status::KnownFailure, Some(known)) = (record.status, &record.known) {
+        } else if let (Status::KnownFailure, Some(known)) = (record.status(), &record.known) {
             still.entry(known.line).or_default().push(&record.name);
-        } else if record.status == Status::Failed {
+        } else if record.status() == Status::Failed {
             match record.clauses.first() {
                 Some(clause) => new.push((record, clause)),
                 None => update.left.push(format!(
@@ -248,13 +249,6 @@ pub(crate) fn update(old: &str, trials: &[Record]) -> Update {
     update
 }
 
-/// What a report says about its run that an update checks, under `"run"`.
-#[derive(serde::Deserialize)]
-struct Header {
-    #[serde(default)]
-    run: Option<crate::reports::merge::RunInfo>,
-}
-
 /// Whether two paths name one file (the same inode, or, where one does not exist, the same
 /// path once resolved).
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -269,21 +263,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// fingerprint, the report's `run.expectations`); empty for a new file when the run read
 /// none. `Err` says why the report's lines cannot be applied to it.
 fn checked_old_text(report: &Path, file: &Path) -> Result<String, String> {
-    let header: Header = serde_json::from_str(
-        &report::read_text(report).map_err(|e| e.to_string())?,
-    )
-    .map_err(|e| {
-        format!(
-            "{} is not a JSON report of `runner --report-json`: {e}",
-            report.display()
-        )
-    })?;
+    let read = report::read(report).map_err(|e| e.to_string())?;
     let again = format!(
         "run again with --expectations {} --report-json {}, then update",
         file.display(),
         report.display()
     );
-    let Some(run) = header.run else {
+    let Some(run) = read.run else {
         return Err(format!(
             "{} does not say which known-failures file its run read (it has no `run` description: an older runner wrote it, or not --report-json), so its line numbers cannot be checked against {}; nothing was written: {again}",
             report.display(),
@@ -441,25 +427,24 @@ pub fn main(report_path: &Path, file: &Path, out: Option<&Path>, builtin_specs: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::record::Known;
+    use crate::judge::expectations::EntryLine as Known;
 
     fn record(name: &str, status: Status, message: &str, known: Option<usize>) -> Record {
-        Record {
-            message: message.into(),
-            clauses: vec![
-                "slice.reflect.mirror".into(),
-                "slice.data.bits-unchanged".into(),
-            ],
-            known: known.map(|line| Known {
-                selector: String::new(),
-                clause: String::new(),
-                class: "semantics".into(),
-                reason: String::new(),
-                line,
-                condition: None,
-            }),
-            ..Record::bare(name, status)
-        }
+        let mut r = Record::bare(name, status);
+        r.message = message.into();
+        r.clauses = vec![
+            "slice.reflect.mirror".into(),
+            "slice.data.bits-unchanged".into(),
+        ];
+        r.known = known.map(|line| Known {
+            selector: String::new(),
+            clause: String::new(),
+            class: "semantics".into(),
+            reason: String::new(),
+            line,
+            condition: None,
+        });
+        r
     }
 
     #[test]
@@ -585,14 +570,14 @@ mod tests {
             unknown_facts: Vec::new(),
         };
         for verdict in [
-            Verdict::new(Status::Passed, String::new()),
-            Verdict::new(Status::ImplementationDefined, "differs".into()),
+            Verdict::of_status(Status::Passed, String::new()),
+            Verdict::of_status(Status::ImplementationDefined, "differs".into()),
         ] {
-            let stale = decide(verdict, Some(&entry), None);
-            let r = Record {
-                message: stale.message,
-                ..record("slice::x", stale.status, "", None)
-            };
+            let r = Record::of(
+                decide(verdict, Some(&entry), None),
+                "slice::x".into(),
+                "slice".into(),
+            );
             assert_eq!(stale_line(&r), Some(17), "{}", r.message);
         }
     }

@@ -24,7 +24,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use crate::judge::record::{Record, Report, Status};
+use crate::judge::record::{Record, Report};
+use crate::judge::status::Status;
 use crate::reports::report::read;
 
 /// The wpt status of a trial's status, and the status it was expected to have when it is not
@@ -50,16 +51,8 @@ use crate::reports::report::read;
 /// or target is not in the engine's hello): SKIP. A trial not run because the backend was given
 /// up on or the run stopped is an ERROR, as a harness error is in wpt.
 pub(crate) fn wpt_status(status: Status) -> (&'static str, Option<&'static str>) {
-    match status {
-        Status::Passed | Status::ImplementationDefined => ("PASS", None),
-        Status::Failed => ("FAIL", Some("PASS")),
-        Status::KnownFailure => ("FAIL", None),
-        Status::Unsupported | Status::ShapeChecked | Status::RejectedUnclassified => {
-            ("PRECONDITION_FAILED", None)
-        }
-        Status::Excluded => ("SKIP", None),
-        Status::NotRun => ("ERROR", Some("PASS")),
-    }
+    let row = status.row();
+    (row.wpt, row.fails.then_some("PASS"))
 }
 
 /// A trial's wpt test path: `/opspec/` then its name, `::` as `/`.
@@ -74,12 +67,12 @@ pub(crate) fn test_path(name: &str) -> String {
 }
 
 fn result(record: &Record) -> Value {
-    let (status, expected) = wpt_status(record.status);
+    let (status, expected) = wpt_status(record.status());
     let reason = record.reason();
-    let message = match record.status {
+    let message = match record.status() {
         Status::Passed => None,
-        _ if reason.is_empty() => Some(record.status.name().to_owned()),
-        _ => Some(format!("{}: {reason}", record.status.name())),
+        _ if reason.is_empty() => Some(record.status().name().to_owned()),
+        _ => Some(format!("{}: {reason}", record.status().name())),
     };
     let milliseconds = (record.seconds * 1000.0).round() as u64;
     let mut result = json!({
@@ -189,26 +182,25 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::judge::record::Known;
+    use crate::judge::expectations::EntryLine as Known;
 
     fn record(name: &str, status: Status) -> Record {
-        Record {
-            message: if status == Status::Passed {
-                String::new()
-            } else {
-                format!("case:   {name}\nwhy {}", status.name())
-            },
-            seconds: 0.0042,
-            known: (status == Status::KnownFailure).then(|| Known {
-                selector: "slice::*".into(),
-                clause: "slice.size.negative".into(),
-                class: "semantics".into(),
-                reason: "the engine counts from the end".into(),
-                line: 3,
-                condition: None,
-            }),
-            ..Record::bare(name, status)
-        }
+        let mut r = Record::bare(name, status);
+        r.message = if status == Status::Passed {
+            String::new()
+        } else {
+            format!("case:   {name}\nwhy {}", status.name())
+        };
+        r.seconds = 0.0042;
+        r.known = (status == Status::KnownFailure).then(|| Known {
+            selector: "slice::*".into(),
+            clause: "slice.size.negative".into(),
+            class: "semantics".into(),
+            reason: "the engine counts from the end".into(),
+            line: 3,
+            condition: None,
+        });
+        r
     }
 
     #[test]
@@ -222,6 +214,7 @@ mod tests {
                 .iter()
                 .map(|&s| record(&format!("slice::g::{}::a/b", s.name()), s))
                 .collect(),
+            run: None,
         };
         report.context.facts.engine = Some("onnxruntime".into());
         report.context.facts.version = Some("1.32.0".into());
@@ -302,6 +295,7 @@ mod tests {
             problems: Vec::new(),
             context: Default::default(),
             trials: vec![record("shuffle::a", Status::Passed)],
+            run: None,
         };
         let wpt = export(&report, "r");
         assert_eq!(wpt["run_info"]["product"], "opspec-reference");

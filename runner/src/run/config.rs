@@ -21,6 +21,7 @@ use opspec::tensor::Limits;
 
 use crate::backend::checkout::Checkout;
 use crate::judge::partition::Partition;
+use crate::reports::report::{self, Writer};
 
 /// The root of the checkout a run reads ([`Checkout::discover`]): the one the runner is started
 /// in, else the one it was built from.
@@ -716,17 +717,34 @@ pub(crate) fn default_backend_log(target: &Path) -> PathBuf {
 }
 
 impl Config {
+    /// The reference of the run: its engine, within the run's limits.
+    pub(crate) fn reference(&self) -> crate::backend::interface::Reference {
+        crate::backend::interface::Reference {
+            engine: self.engine,
+            limits: self.limits(),
+        }
+    }
+
+    /// The report files the run writes ([`report::FORMATS`]): each one's flag, path and
+    /// writer.
+    pub(crate) fn report_files(&self) -> impl Iterator<Item = (&'static str, &Path, Writer)> {
+        report::FORMATS.into_iter().filter_map(|(flag, write)| {
+            let path = match flag {
+                "--report-json" => self.report_json.as_deref(),
+                "--junit" => self.junit.as_deref(),
+                _ => None,
+            };
+            path.map(|path| (flag, path, write))
+        })
+    }
+
     /// `Err` when an output of the run (`--report-json`, `--junit`, `--backend-log`,
     /// `--dump-requests`, libtest's `--logfile`) names a file the run reads or another output
     /// ([`crate::reports::output::check_outputs`]); checked before anything runs.
     pub(crate) fn check_outputs(&self, logfile: Option<&Path>) -> Result<(), String> {
-        let mut outputs: Vec<(&str, &Path)> = Vec::new();
-        if let Some(path) = &self.report_json {
-            outputs.push(("--report-json", path));
-        }
-        if let Some(path) = &self.junit {
-            outputs.push(("--junit", path));
-        }
+        let mut outputs: Vec<(&str, &Path)> = (self.report_files())
+            .map(|(flag, path, _)| (flag, path))
+            .collect();
         if self.backend.is_some() {
             outputs.push(("--backend-log", &self.backend_log));
         }

@@ -34,7 +34,7 @@ use opspec_spec::compare::compare_exact;
 use opspec_spec::{Case, Expectation, SpecError};
 
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome, Reference};
-use crate::judge::record::Status;
+use crate::judge::status::Status;
 use crate::judge::verdict::{describe_case, render_mismatch, Verdict};
 use crate::run::config::{env_flag, exact_trial, Config};
 use crate::run::send::send_and_judge;

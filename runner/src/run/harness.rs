@@ -9,135 +9,35 @@
 //! ([`crate::backend::interface`]), its outcome to the verdict ([`crate::judge::verdict`]), the verdict to a
 //! record (`crate::reports::report`).
 
-use std::collections::HashSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::sync::Arc;
 
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use opspec::Op;
-use opspec_generate::golden::{GoldenStore, Unused};
-use opspec_generate::values::Provenance;
-use opspec_generate::GeneratedCase;
-use opspec_spec::clauses::Catalogue;
+use libtest_mimic::{Arguments, Trial};
+use opspec_spec::clauses::{Catalogue, ClauseIdError};
 use opspec_spec::{load_dirs, Case, Loaded};
 
 use crate::backend::dump::RequestDump;
-use crate::backend::interface::{primary_dtype, trial_dtypes, Backend, LateFault, Reference};
+use crate::backend::interface::{Backend, LateFault, Reference};
 use crate::backend::interrupt;
 use crate::backend::observed::Observed;
 use crate::backend::offline::OfflineBackend;
 use crate::backend::process::{PoolOptions, ProcessBackend, Timeouts};
 use crate::judge::expectations::{Expectations, TrialClauses};
-use crate::judge::partition::Partition;
-use crate::judge::record::{self, Record, Status};
+use crate::judge::record::{self, Given, Record, Report, RunInfo};
 use crate::judge::run_verdict::{RunRules, RunSummary};
-use crate::judge::verdict::{decide, Verdict};
 use crate::reports::report;
-use crate::reports::{merge, output, replay_command};
+use crate::reports::{merge, output};
 use crate::run::config::{self, Config};
-use crate::run::generated::{self, GeneratedTrial, GeneratedTrials};
-use crate::run::send::send_and_judge;
-use crate::run::trial_kind::{plan, PlannedTrial, SpecProblem, TrialKind};
-
-/// Why a clause id a case cites is refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ClauseIdProblem {
-    /// No clause catalogue has the id (a typo such as `slice.wrap.modulus`); `suggestion` is
-    /// ` (did you mean ...?)` or empty.
-    Unknown { id: String, suggestion: String },
-    /// The id is a clause of another op than the case's.
-    OtherOp { id: String, op: Op },
-}
-
-impl fmt::Display for ClauseIdProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClauseIdProblem::Unknown { id, suggestion } => {
-                write!(
-                    f,
-                    "unknown clause id `{id}` (no clause catalogue has it){suggestion}"
-                )
-            }
-            ClauseIdProblem::OtherOp { id, op } => {
-                write!(f, "clause id `{id}` is a clause of another op, not of {op}")
-            }
-        }
-    }
-}
-
-/// A case that cites clause ids no catalogue has, or of another op: its trial fails, naming
-/// the file, the case and each id.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{}: case `{case}`: {} (specs/<op>.clauses.yaml lists the ids)",
-    path.display(),
-    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-)]
-pub(crate) struct ClauseIdError {
-    /// The spec file.
-    pub(crate) path: PathBuf,
-    /// The case's name in its file.
-    pub(crate) case: String,
-    /// The trial that reports it.
-    pub(crate) trial: String,
-    pub(crate) op: Op,
-    pub(crate) problems: Vec<ClauseIdProblem>,
-}
-
-/// A case that names a clause id no catalogue has (a typo such as `slice.wrap.modulus`), or
-/// one of another op, would pass unnoticed: it is taken out of the cases, and its trial fails
-/// naming the file, the case and the id (`runner coverage` lints the same, and more).
-fn check_clause_ids(loaded: &mut Loaded, builtin: &Path, dirs: &[PathBuf]) -> Vec<ClauseIdError> {
-    let (catalogue, _) = Catalogue::load_over(builtin, dirs);
-    let mut failing = Vec::new();
-    loaded.cases.retain(|case| {
-        let problems: Vec<ClauseIdProblem> = (case.clauses.iter())
-            .filter_map(|id| match catalogue.get(id) {
-                None => Some(ClauseIdProblem::Unknown {
-                    id: id.clone(),
-                    suggestion: opspec_spec::did_you_mean(
-                        id,
-                        catalogue.iter().map(|c| c.id.as_str()),
-                    ),
-                }),
-                Some(_) if !catalogue.applies_to(id, case.op) => Some(ClauseIdProblem::OtherOp {
-                    id: id.clone(),
-                    op: case.op,
-                }),
-                Some(_) => None,
-            })
-            .collect();
-        if problems.is_empty() {
-            return true;
-        }
-        failing.push(ClauseIdError {
-            path: case.path.clone(),
-            case: case.name.clone(),
-            trial: case.trial_name(),
-            op: case.op,
-            problems,
-        });
-        false
-    });
-    failing
-}
+use crate::run::generated::{self, GeneratedTrials};
+use crate::run::trial_kind::SpecProblem;
+use crate::run::trials::{lock, Trials};
 
 /// `(op, file)` when the arguments run one exact trial (as cargo nextest runs each test): only
 /// that file is read.
 fn single_file(args: &Arguments) -> Option<(&str, &str)> {
     let mut parts = config::exact_trial(args)?.split("::");
     parts.next().zip(parts.next())
-}
-
-/// The reference of a run: its engine, within the run's limits.
-pub(crate) fn reference(config: &Config) -> Reference {
-    Reference {
-        engine: config.engine,
-        limits: config.limits(),
-    }
 }
 
 /// Starts the backend `config` names (the reference when it names none): its processes
@@ -158,8 +58,8 @@ pub fn start_backend(config: &Config, cases: usize) -> Result<Arc<dyn Backend>, 
     Ok(match &config.backend {
         // The reference's requests are dumped as they would be sent to a backend.
         None => match dump {
-            Some(dump) => Arc::new(Observed::new(Arc::new(reference(config)), dump)),
-            None => Arc::new(reference(config)),
+            Some(dump) => Arc::new(Observed::new(Arc::new(config.reference()), dump)),
+            None => Arc::new(config.reference()),
         },
         Some(command) => {
             if let Some(parent) = config.backend_log.parent() {
@@ -286,8 +186,8 @@ impl Harness {
             None => Expectations::default(),
         };
         let mut loaded = load_dirs(&config.specs, single_file(args), config.limits());
-        let clause_id_errors =
-            check_clause_ids(&mut loaded, &config.checkout.specs(), &config.specs);
+        let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
+        let clause_id_errors = catalogue.take_miscited(&mut loaded.cases);
         let generated = GeneratedTrials::load(args, &config).map_err(RunError::Generated)?;
         Ok(Harness {
             config,
@@ -328,7 +228,7 @@ impl Harness {
             name: case.trial_name(),
             clauses: self.expectations.cited(case),
         };
-        let reference = reference(&self.config);
+        let reference = self.config.reference();
         let generated = (self.generated.as_ref())
             .map(|g| g.trial_cases())
             .unwrap_or_default();
@@ -430,9 +330,19 @@ impl Harness {
 
     /// `--list`: prints the trials a run would make, and starts no backend.
     fn list(&mut self, args: &Arguments) -> RunSummary {
-        let trials = Arc::new(Trials::new(Arc::new(Reference::default()), self));
+        let trials = Arc::new(Trials::new(
+            Arc::new(Reference::default()),
+            &self.config,
+            &self.expectations,
+        ));
         let cases = std::mem::take(&mut self.loaded.cases);
-        let mut trials = trials.build(args, self, cases, None);
+        let mut trials = trials.build(
+            args,
+            self.spec_problems(),
+            self.generated.as_ref(),
+            cases,
+            None,
+        );
         if let Some(part) = self.config.partition {
             trials.retain(|t| part.contains(t.name()));
         }
@@ -469,7 +379,7 @@ impl Harness {
             .filter(|c| backend.supports(c).is_ok())
             .count();
         let check_unmatched = !self.single_file;
-        let mut trials = Trials::new(Arc::clone(&backend), self);
+        let mut trials = Trials::new(Arc::clone(&backend), &self.config, &self.expectations);
         // One exact trial (as cargo nextest runs each) is always a libtest trial of its own.
         trials.quiet_exclusions &= check_unmatched;
         let trials = Arc::new(trials);
@@ -477,7 +387,13 @@ impl Harness {
         let unmatched_against = check_unmatched.then_some(cited.as_slice());
         // The cases move into their trials.
         let cases = std::mem::take(&mut self.loaded.cases);
-        let built = trials.build(args, self, cases, unmatched_against);
+        let built = trials.build(
+            args,
+            self.spec_problems(),
+            self.generated.as_ref(),
+            cases,
+            unmatched_against,
+        );
         // The batches follow the order libtest runs the trials in: by name.
         let mut sendable = std::mem::take(&mut *lock(&trials.sendable));
         sendable.sort_by(|a, b| a.0.cmp(&b.0));
@@ -504,7 +420,7 @@ impl Harness {
             )));
         }
         let judged = !(config.allow_skips || self.single_file);
-        let mut run_info = merge::RunInfo::new(
+        let mut run_info = RunInfo::new(
             (built.iter())
                 .filter(|t| !args.is_filtered_out(t))
                 .map(Trial::name)
@@ -520,7 +436,7 @@ impl Harness {
             .chain(&config.golden)
             .cloned()
             .collect();
-        let run_info = run_info.given(merge::Given {
+        let run_info = run_info.given(Given {
             inputs: merge::content_fingerprint(&folders),
             expectations: merge::file_fingerprint(config.expectations.as_deref()),
             max_elements: config.max_elements,
@@ -606,8 +522,8 @@ impl Harness {
     }
 
     /// The last stage: the records, with the faults the backend reported after their
-    /// verdicts; the run's verdict ([`RunSummary::summarize_final`]); the console summary and
-    /// the report files.
+    /// verdicts; the run's verdict ([`RunSummary::summarize_final`]); the report, shown on the
+    /// console and written to the files asked for.
     fn finish(&self, executed: Executed) -> Result<RunSummary, RunError> {
         let config = &self.config;
         let Executed {
@@ -618,57 +534,7 @@ impl Harness {
             run_info,
             judged,
         } = executed;
-        let mut records = std::mem::take(&mut *lock(&trials.records));
-        records.sort_by(|a, b| a.name.cmp(&b.name));
-        for fault in &late {
-            eprintln!(
-                "error: {} failed after its verdict: {}",
-                fault.trial, fault.message
-            );
-            if let Some(record) = records.iter_mut().find(|r| r.name == fault.trial) {
-                let verdict = decide(
-                    Verdict::fail(
-                        format!("{}\n{}", fault.message, record.message)
-                            .trim_end()
-                            .to_owned(),
-                    ),
-                    None,
-                    None,
-                );
-                record.status = verdict.status;
-                record.message = verdict.message;
-            }
-        }
-        let context = record::Context {
-            facts: backend.facts(),
-            expectation_entries: (trials.expectations.entries.iter())
-                .map(record::EntryState::of)
-                .collect(),
-            composed: backend.composed(),
-        };
-        if records.len() > 1 {
-            for warning in report::exclusion_warnings(&records) {
-                println!("{warning}");
-            }
-            println!(
-                "backend: {} ({})\n{}{}",
-                crate::backend::facts::printable(&backend.name()),
-                context.facts.line(),
-                report::table(&records),
-                report::summary(&records)
-            );
-            if let Some(line) = report::exclusion_line(&records) {
-                println!("{line}");
-            }
-            if let Some(line) = report::composed_line(&records, &context.composed) {
-                println!("{line}");
-            }
-            let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
-            if let Some(line) = report::failures_by_clause(&records, |id| catalogue.position(id)) {
-                println!("{line}");
-            }
-        }
-        println!("{}", config.folders());
+        let records = trials.records(&late);
         let summary = RunSummary::summarize_final(
             &records,
             RunRules {
@@ -678,23 +544,26 @@ impl Harness {
             trial_failed || !late.is_empty(),
             interrupt::signal().map(interrupt::name),
         );
-        let problems = &summary.problems;
-        let cannot_write = |path: &PathBuf, e: std::io::Error| {
-            RunError::Report(format!("cannot write {}: {e}", path.display()))
+        let report = Report {
+            path: PathBuf::new(),
+            backend: backend.name(),
+            context: record::Context {
+                facts: backend.facts(),
+                expectation_entries: trials.entry_states(),
+                composed: backend.composed(),
+            },
+            problems: summary.problems.clone(),
+            trials: records,
+            run: Some(run_info),
         };
-        if let Some(path) = &config.report_json {
-            let json = report::json(&backend.name(), &context, &records, problems);
-            output::write_replacing(path, merge::with_run_info(json, &run_info))
-                .map_err(|e| cannot_write(path, e))?;
+        let (catalogue, _) = Catalogue::load_over(&config.checkout.specs(), &config.specs);
+        print!("{}", report::console(&report, |id| catalogue.position(id)));
+        println!("{}", config.folders());
+        for (_, path, write) in config.report_files() {
+            output::write_replacing(path, write(&report))
+                .map_err(|e| RunError::Report(format!("cannot write {}: {e}", path.display())))?;
         }
-        if let Some(path) = &config.junit {
-            output::write_replacing(
-                path,
-                report::junit(&backend.name(), &context.facts, &records, problems),
-            )
-            .map_err(|e| cannot_write(path, e))?;
-        }
-        for problem in problems {
+        for problem in &summary.problems {
             eprintln!("error: the run is no pass: {problem}");
         }
         Ok(summary)
@@ -724,7 +593,7 @@ impl Harness {
             "backend: {}",
             crate::backend::facts::printable(&backend.name())
         );
-        let trials = Trials::new(backend, &self);
+        let trials = Trials::new(backend, &self.config, &self.expectations);
         match (case, found) {
             (Some(case), _) => {
                 let _ = trials.execute(case);
@@ -788,7 +657,7 @@ struct Selected {
     trials: Arc<Trials>,
     /// The libtest trials of this run's part.
     built: Vec<Trial>,
-    run_info: merge::RunInfo,
+    run_info: RunInfo,
     /// The run is judged as a whole ([`RunRules::judged`]).
     judged: bool,
 }
@@ -801,449 +670,6 @@ struct Executed {
     trial_failed: bool,
     /// Faults the backend reported after a trial's verdict.
     late: Vec<LateFault>,
-    run_info: merge::RunInfo,
+    run_info: RunInfo,
     judged: bool,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The trials of a run in progress: the backend they go to, and what became of each.
-struct Trials {
-    backend: Arc<dyn Backend>,
-    expectations: Expectations,
-    records: Mutex<Vec<Record>>,
-    /// The flags that `runner replay TRIAL` needs to replay a trial of this run.
-    replay: String,
-    /// How the runner was started ([`Config::program`]), after the environment variables the
-    /// hello names ([`replay_command::env_prefix`]).
-    program: String,
-    /// The reference (its engine and the run's limits), for goldens and round trips.
-    reference: Reference,
-    /// `--fail-fast`: after the first failure, no trial is sent.
-    fail_fast: bool,
-    /// The part of the trials this run makes ([`Config::partition`]).
-    partition: Option<Partition>,
-    /// The names of the selected trials excluded quietly, in every part.
-    quietly_excluded: Mutex<Vec<String>>,
-    /// Trials the hello excludes are recorded and counted, not made libtest trials
-    /// (`--list-excluded` makes them trials, each printed as ignored).
-    quiet_exclusions: bool,
-    /// The name of the first trial that failed, once one has.
-    first_failure: OnceLock<String>,
-    /// The cases the run sends alone in one request each, by trial name, for a backend that
-    /// takes batches ([`Backend::plan`]).
-    sendable: Mutex<Vec<(String, Case)>>,
-}
-
-impl Trials {
-    fn new(backend: Arc<dyn Backend>, harness: &Harness) -> Trials {
-        let config = &harness.config;
-        // The entries whose conditions do not hold on this engine and machine cover no trial.
-        let facts = backend.facts();
-        let mut expectations = harness.expectations.clone();
-        expectations.resolve(&facts);
-        Trials {
-            backend,
-            expectations,
-            records: Mutex::default(),
-            replay: config.replay_flags(),
-            // A replay sets the environment the hello says changes the backend.
-            program: replay_command::env_prefix(&facts.env) + &config.program,
-            quiet_exclusions: !config.list_excluded,
-            partition: config.partition,
-            quietly_excluded: Mutex::default(),
-            reference: reference(config),
-            fail_fast: config.fail_fast,
-            first_failure: OnceLock::new(),
-            sendable: Mutex::default(),
-        }
-    }
-
-    /// The libtest trials, sorted by name: those [`plan`] gives (`cases` move into them;
-    /// `cited`, the trials with the clauses they cite, for the stale expectations), but for the
-    /// trials the hello excludes, which are recorded quietly.
-    fn build(
-        self: &Arc<Self>,
-        args: &Arguments,
-        harness: &Harness,
-        cases: Vec<Case>,
-        cited: Option<&[TrialClauses]>,
-    ) -> Vec<Trial> {
-        let planned = plan(
-            harness.spec_problems(),
-            harness.generated.as_ref(),
-            &self.expectations,
-            cited,
-            cases,
-        );
-        // A round trip goes with its sweep case when the hello excludes that quietly.
-        let mut quiet_sweeps = HashSet::new();
-        let mut trials = Vec::new();
-        let batching = self.backend.batch() > 1;
-        for planned in planned {
-            if batching {
-                self.note_sendable(args, &planned);
-            }
-            let quiet = match &planned.kind {
-                TrialKind::Case(case) => self.exclude_quietly(args, case, "case", false),
-                TrialKind::Generated { case, store } => {
-                    let quiet = self.exclude_generated_quietly(args, case, store);
-                    if quiet {
-                        quiet_sweeps.insert(planned.name.clone());
-                    }
-                    quiet
-                }
-                TrialKind::RoundTrip { case, .. } => {
-                    let quiet = quiet_sweeps.contains(&case.case.trial_name());
-                    match &case.metamorphic {
-                        Some(first) if quiet => {
-                            self.exclude_quietly(args, first, "round-trip", false);
-                            true
-                        }
-                        // Its first step excluded by the hello (or not among offline cases).
-                        Some(first) => self.exclude_quietly(args, first, "round-trip", false),
-                        None => quiet,
-                    }
-                }
-                _ => false,
-            };
-            if !quiet {
-                trials.push(self.trial(planned));
-            }
-        }
-        trials.sort_by(|a, b| a.name().cmp(b.name()));
-        trials
-    }
-
-    /// Keeps the case a planned trial sends first, if the run sends it: a spec case, a sweep
-    /// case, or a round trip's first step, that the arguments, the partition and the hello
-    /// leave in. A round trip's way back is built from the first step's output, so it goes
-    /// alone.
-    fn note_sendable(&self, args: &Arguments, planned: &PlannedTrial) {
-        let case = match &planned.kind {
-            TrialKind::Case(case) => case.as_ref(),
-            TrialKind::Generated { case, .. } => &case.case,
-            TrialKind::RoundTrip { case, .. } if !self.backend.build_only() => {
-                match &case.metamorphic {
-                    Some(first) => first,
-                    None => return,
-                }
-            }
-            _ => return,
-        };
-        let selected = !args.is_filtered_out(&Trial::test(planned.name.clone(), || Ok(())))
-            && self
-                .partition
-                .map_or(true, |part| part.contains(&planned.name));
-        if selected && self.backend.supports(case).is_ok() {
-            lock(&self.sendable).push((planned.name.clone(), case.clone()));
-        }
-    }
-
-    /// The libtest trial of a planned trial, marked with its kind.
-    fn trial(self: &Arc<Self>, planned: PlannedTrial) -> Trial {
-        let PlannedTrial { name, kind } = planned;
-        let label = kind.label();
-        let trials = Arc::clone(self);
-        let trial = match kind {
-            TrialKind::Case(case) => Trial::ignorable_test(name, move || trials.execute(&case)),
-            TrialKind::Generated { case, store } => Trial::ignorable_test(name, move || {
-                trials.execute_generated(GeneratedTrial::Sweep(&case), &store)
-            }),
-            TrialKind::RoundTrip { case, store } => Trial::ignorable_test(name, move || {
-                let first = case
-                    .metamorphic
-                    .as_ref()
-                    .expect("a round trip has a first step");
-                let round_trip = GeneratedTrial::RoundTrip {
-                    first,
-                    provenance: case.provenance.as_ref(),
-                };
-                trials.execute_generated(round_trip, &store)
-            }),
-            TrialKind::SpecProblem { op, message } => self.failing_trial(name, op, message),
-            TrialKind::StaleExpectation { message } => {
-                self.failing_trial(name, "expectations".into(), message)
-            }
-            TrialKind::UnusedGolden { unused, store } => match store.is_blessing() {
-                true => self.removal_trial(name, store, unused),
-                false => self.failing_trial(name, "golden".into(), unused.message),
-            },
-        };
-        trial.with_kind(label)
-    }
-
-    /// When blessing, the trial of an unused golden removes it (or keeps it, when its sweep was
-    /// not loaded) and passes.
-    fn removal_trial(
-        self: &Arc<Self>,
-        name: String,
-        store: Arc<GoldenStore>,
-        unused: Unused,
-    ) -> Trial {
-        let trials = Arc::clone(self);
-        Trial::test(name.clone(), move || {
-            store.remove(&unused);
-            let done = if unused.removable() {
-                "removed"
-            } else {
-                "kept"
-            };
-            let verdict = decide(
-                Verdict::pass_with(format!("{done}: {}", unused.message)),
-                None,
-                None,
-            );
-            trials.record(problem_record(name, "golden".into(), verdict));
-            Ok(())
-        })
-    }
-
-    /// With `--fail-fast`, once a trial has failed: a trial that starts now is not sent. It is
-    /// recorded as not run and shown by libtest as ignored, not as one more failure (the first
-    /// failure already fails the run).
-    fn stopped(&self, case: &Case, started: Instant) -> Option<Result<Completion, Failed>> {
-        let verdict = match interrupt::signal() {
-            Some(signal) => Verdict::not_run(format!(
-                "the run was interrupted by {}",
-                interrupt::name(signal)
-            )),
-            None => Verdict::stopped(self.first_failure.get().filter(|_| self.fail_fast)?),
-        };
-        let verdict = decide(verdict, None, None);
-        let message = verdict.message.clone();
-        let name = case.trial_name();
-        self.record(self.case_record(name, case, verdict, started));
-        Some(Ok(Completion::ignored_with(message)))
-    }
-
-    /// Records a trial that the hello excludes (with `ops_only`, only one whose op it leaves
-    /// out) without making it a libtest trial, so that the console counts exclusions per
-    /// declaration instead of printing each; `true` when the trial is thus done with. A trial
-    /// the arguments filter out is not recorded.
-    fn exclude_quietly(&self, args: &Arguments, case: &Case, kind: &str, ops_only: bool) -> bool {
-        if !self.quiet_exclusions {
-            return false;
-        }
-        let Err(exclusion) = self.backend.supports(case) else {
-            return false;
-        };
-        if ops_only && !exclusion.by.starts_with("op ") {
-            return false;
-        }
-        let name = case.trial_name();
-        if args.is_filtered_out(&Trial::test(name.clone(), || Ok(())).with_kind(kind)) {
-            return true;
-        }
-        lock(&self.quietly_excluded).push(name.clone());
-        if self.partition.map_or(true, |part| part.contains(&name)) {
-            let verdict = decide(Verdict::excluded(exclusion), None, None);
-            self.record(self.case_record(name, case, verdict, Instant::now()));
-        }
-        true
-    }
-
-    /// [`Trials::exclude_quietly`] for a generated case: whether it expects an error decides a
-    /// dtype or attribute exclusion, so beyond an op the hello leaves out the case is judged
-    /// with its golden (read and checked once, as its trial would). A golden with a problem
-    /// leaves the case to its trial, which reports the problem.
-    fn exclude_generated_quietly(
-        &self,
-        args: &Arguments,
-        generated: &GeneratedCase,
-        store: &GoldenStore,
-    ) -> bool {
-        if !self.quiet_exclusions {
-            return false;
-        }
-        match self.backend.supports(&generated.case) {
-            // Its expectation is a placeholder until the golden is read: only a dtype the
-            // hello leaves out for the op can still exclude it, by the golden's outputs.
-            Ok(()) if !self.dtypes_declared(&generated.case) => return false,
-            Ok(()) => {}
-            Err(exclusion) if exclusion.by.starts_with("op ") => {
-                return self.exclude_quietly(args, &generated.case, "generated", true)
-            }
-            Err(_) => {}
-        }
-        let reference = self.reference.evaluate(&generated.case.invocation);
-        let Ok(golden) = store.check(
-            &generated.golden,
-            generated.seed,
-            &generated.hash,
-            &reference,
-        ) else {
-            return false;
-        };
-        let mut case = generated.case.clone();
-        case.expect = golden.expect;
-        self.exclude_quietly(args, &case, "generated", false)
-    }
-
-    /// Whether the hello leaves out some dtype of `case`'s op: a case that outputs it
-    /// (Scale's `output_dtype`) is excluded.
-    fn dtypes_declared(&self, case: &Case) -> bool {
-        let mut probe = case.clone();
-        probe.expect = opspec_spec::Expectation::Outputs(
-            (opspec::DType::ALL.into_iter())
-                .map(|dtype| opspec::Tensor::from_bits(dtype, vec![0], Vec::new()))
-                .collect(),
-        );
-        !self.backend.excluded_dtypes(&probe).is_empty()
-    }
-
-    fn execute(&self, case: &Case) -> Result<Completion, Failed> {
-        let started = Instant::now();
-        if let Some(result) = self.stopped(case, started) {
-            return result;
-        }
-        let sent = send_and_judge(self.backend.as_ref(), case);
-        self.conclude(case, sent.verdict, sent.composed, started)
-    }
-
-    fn execute_generated(
-        &self,
-        trial: GeneratedTrial<'_>,
-        store: &GoldenStore,
-    ) -> Result<Completion, Failed> {
-        match trial {
-            GeneratedTrial::Sweep(generated) => self.execute_sweep_case(generated, store),
-            GeneratedTrial::RoundTrip { first, provenance } => {
-                self.execute_round_trip(first, provenance)
-            }
-        }
-    }
-
-    fn execute_sweep_case(
-        &self,
-        generated: &GeneratedCase,
-        store: &GoldenStore,
-    ) -> Result<Completion, Failed> {
-        let started = Instant::now();
-        if let Some(result) = self.stopped(&generated.case, started) {
-            return result;
-        }
-        let judged = generated::judge(self.backend.as_ref(), self.reference, generated, store);
-        // Known failures match a generated case by the error the reference gives it, which
-        // judging it has just found.
-        let case = match self.expectations.entries.is_empty() {
-            true => generated.case.clone(),
-            false => generated::with_expected_error(&generated.case, judged.reference_error),
-        };
-        self.conclude(&case, judged.verdict, judged.composed, started)
-    }
-
-    fn execute_round_trip(
-        &self,
-        first: &Case,
-        provenance: Option<&Provenance>,
-    ) -> Result<Completion, Failed> {
-        let started = Instant::now();
-        if let Some(result) = self.stopped(first, started) {
-            return result;
-        }
-        let (verdict, composed) = generated::round_trip(
-            self.backend.as_ref(),
-            first,
-            provenance,
-            self.reference.limits,
-        );
-        self.conclude(first, verdict, composed, started)
-    }
-
-    /// Applies the known failures to a verdict ([`decide`]), records it, and gives the trial's
-    /// result: a pass, a failure, or ignored with the first line of its reason.
-    fn conclude(
-        &self,
-        case: &Case,
-        verdict: Verdict,
-        composed: Vec<String>,
-        started: Instant,
-    ) -> Result<Completion, Failed> {
-        // A case in flight when --fail-fast stopped the run is reported as one not sent.
-        if verdict.status == Status::NotRun {
-            if let Some(result) = self.stopped(case, started) {
-                return result;
-            }
-        }
-        let name = case.trial_name();
-        let known = (self.expectations).lookup(&name, &self.expectations.cited(case));
-        let replay = replay_command::command(&self.program, &name, &self.replay);
-        let verdict = decide(verdict, known, Some(&replay));
-        let result = match verdict.status {
-            Status::Passed => Ok(Completion::Completed),
-            Status::Failed | Status::NotRun => Err(Failed::from(verdict.message.clone())),
-            _ => Ok(Completion::ignored_with(
-                verdict.message.lines().next().unwrap_or_default(),
-            )),
-        };
-        let mut record = self.case_record(name, case, verdict, started);
-        record.composed = composed;
-        self.record(record);
-        result
-    }
-
-    /// The record of a trial of `case` that started at `started`, with its decided verdict.
-    fn case_record(&self, name: String, case: &Case, verdict: Verdict, started: Instant) -> Record {
-        Record {
-            replay: Some(replay_command::command(&self.program, &name, &self.replay)),
-            name,
-            op: case.op.name().to_owned(),
-            dtype: primary_dtype(case).map(|d| d.name().to_owned()),
-            dtypes: trial_dtypes(case)
-                .iter()
-                .map(|d| d.name().to_owned())
-                .collect(),
-            status: verdict.status,
-            excluded_by: verdict.excluded_by,
-            message: verdict.message,
-            seconds: started.elapsed().as_secs_f64(),
-            clauses: case.clauses.clone(),
-            known: verdict.known,
-            composed: Vec::new(),
-        }
-    }
-
-    /// A trial that reports a problem found before running anything (a spec error, a stale
-    /// expectation, an unused golden), recorded like any other failure.
-    fn failing_trial(self: &Arc<Self>, name: String, op: String, message: String) -> Trial {
-        let trials = Arc::clone(self);
-        Trial::test(name.clone(), move || {
-            let verdict = decide(Verdict::fail(message), None, None);
-            let failure = Failed::from(verdict.message.clone());
-            trials.record(problem_record(name, op, verdict));
-            Err(failure)
-        })
-    }
-
-    fn record(&self, record: Record) {
-        if record.status.fails()
-            && self.first_failure.set(record.name.clone()).is_ok()
-            && self.fail_fast
-        {
-            self.backend.halt();
-        }
-        lock(&self.records).push(record);
-    }
-}
-
-/// The record of a trial that is no case (a spec problem, a stale expectation, an unused
-/// golden): no dtype, clause or replay command.
-fn problem_record(name: String, op: String, verdict: Verdict) -> Record {
-    Record {
-        name,
-        op,
-        dtype: None,
-        dtypes: Vec::new(),
-        status: verdict.status,
-        excluded_by: verdict.excluded_by,
-        message: verdict.message,
-        seconds: 0.0,
-        clauses: Vec::new(),
-        known: verdict.known,
-        composed: Vec::new(),
-        replay: None,
-    }
 }

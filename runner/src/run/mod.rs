@@ -8,3 +8,4 @@ pub mod offline;
 pub mod replay;
 pub(crate) mod send;
 pub(crate) mod trial_kind;
+pub(crate) mod trials;

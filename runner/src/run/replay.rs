@@ -16,7 +16,6 @@ use serde_json::json;
 use crate::backend::interface::{Backend, BackendError, Exclusion, Outcome};
 use crate::backend::observed::{Observed, Observer};
 use crate::backend::protocol::{run_request, WireTensor};
-use crate::judge::record::Status;
 use crate::run::config::Config;
 use crate::run::harness::{Harness, ReplayError, Replayed};
 
@@ -106,22 +105,12 @@ fn replay(trial: &str, config: Config) -> Result<ExitCode, ReplayError> {
         }
         Replayed::Record(record) => record,
     };
-    let verdict = match record.status {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Unsupported => "skipped (unsupported)",
-        Status::Excluded => "skipped (excluded by the hello)",
-        Status::KnownFailure => "known failure",
-        Status::ImplementationDefined => "implementation-defined divergence",
-        Status::NotRun => "not run",
-        Status::ShapeChecked => "shape-checked (built, not run)",
-        Status::RejectedUnclassified => "rejected without an error kind",
-    };
+    let verdict = record.status().row().verdict;
     println!("verdict: {verdict}");
     if !record.message.is_empty() {
         println!("{}", record.message);
     }
-    Ok(match record.status.fails() {
+    Ok(match record.status().fails() {
         true => ExitCode::FAILURE,
         false => ExitCode::SUCCESS,
     })

@@ -60,7 +60,7 @@ mod tests {
     use super::*;
 
     use crate::backend::interface::Reference;
-    use crate::judge::record::Status;
+    use crate::judge::status::Status;
 
     /// The reference agrees with every spec case of the repository, so every case it is sent
     /// passes; had it disagreed, the disagreement would be of the class the matrix gives.

@@ -23,8 +23,7 @@ use opspec_generate::yaml::{to_yaml, Floats};
 use opspec_spec::{load_file, Case, Expectation};
 
 use crate::backend::interface::Backend;
-use crate::judge::record::Status;
-use crate::judge::verdict::decide;
+use crate::judge::status::Status;
 use crate::run::send::send_and_judge;
 
 /// How long a run goes on.
@@ -146,7 +145,7 @@ pub(crate) fn check(
         return Ok(None);
     };
     // No known failures apply to a random case, and it has no replay command.
-    let verdict = decide(sent.verdict, None, None);
+    let verdict = sent.verdict;
     // A backend that breaks disagrees whatever the case; a rejection without a kind cannot be
     // told from one for another rule.
     let disagrees = class == Disagreement::Broken
