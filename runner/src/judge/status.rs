@@ -81,6 +81,20 @@ impl Tint {
             Tint::Skip => "skip",
         }
     }
+
+    /// The cell's background on the HTML page.
+    pub(crate) fn background(self) -> &'static str {
+        match self {
+            Tint::Bad => "#ffebe9",
+            Tint::Known => "#fff8c5",
+            Tint::Impl => "#ddf4ff",
+            Tint::Good => "#dafbe1",
+            Tint::Skip => "#f6f8fa",
+        }
+    }
+
+    /// Every tint, worst first.
+    pub(crate) const ALL: [Tint; 5] = [Tint::Bad, Tint::Known, Tint::Impl, Tint::Good, Tint::Skip];
 }
 
 /// What a status is called and does in every report.
@@ -107,6 +121,8 @@ pub(crate) struct Row {
     /// to be `PASS`.
     pub(crate) wpt: &'static str,
     pub(crate) junit: JunitKind,
+    /// Its colour on the HTML page (its chips, and the legend).
+    pub(crate) colour: &'static str,
     pub(crate) tint: Tint,
     /// A trial of this status fails the run.
     pub(crate) fails: bool,
@@ -128,6 +144,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "as the specs say",
         wpt: "PASS",
         junit: JunitKind::Passed,
+        colour: "#1a7f37",
         tint: Tint::Good,
         fails: false,
         skip: false,
@@ -144,6 +161,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "differs from the specs; fails the run",
         wpt: "FAIL",
         junit: JunitKind::Failure,
+        colour: "#cf222e",
         tint: Tint::Bad,
         fails: true,
         skip: false,
@@ -160,6 +178,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "built with the expected dtypes and shapes by a build-only engine; values not run, so no pass",
         wpt: "PRECONDITION_FAILED",
         junit: JunitKind::Ran,
+        colour: "#8250df",
         tint: Tint::Impl,
         fails: false,
         skip: false,
@@ -176,6 +195,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "rejected as expected but without an error kind, so maybe for another rule; no pass",
         wpt: "PRECONDITION_FAILED",
         junit: JunitKind::Ran,
+        colour: "#bc4c00",
         tint: Tint::Impl,
         fails: false,
         skip: false,
@@ -192,6 +212,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "differs, as the engine's known-failures file declares",
         wpt: "FAIL",
         junit: JunitKind::Skipped,
+        colour: "#9a6700",
         tint: Tint::Known,
         fails: false,
         skip: true,
@@ -208,6 +229,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "the engine answered that it does not support the case",
         wpt: "PRECONDITION_FAILED",
         junit: JunitKind::Skipped,
+        colour: "#57606a",
         tint: Tint::Skip,
         fails: false,
         skip: true,
@@ -224,6 +246,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "differs where the vendor leaves the result open; accepted",
         wpt: "PASS",
         junit: JunitKind::Ran,
+        colour: "#0969da",
         tint: Tint::Impl,
         fails: false,
         skip: false,
@@ -240,6 +263,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "not sent: the engine's hello excludes its op, a dtype, an attribute value or its target",
         wpt: "SKIP",
         junit: JunitKind::Skipped,
+        colour: "#8c959f",
         tint: Tint::Skip,
         fails: false,
         skip: true,
@@ -256,6 +280,7 @@ pub(crate) const ROWS: [Row; 9] = [
         meaning: "not sent: the engine was given up on, or --fail-fast stopped the run; fails the run",
         wpt: "ERROR",
         junit: JunitKind::Error,
+        colour: "#82071e",
         tint: Tint::Bad,
         fails: true,
         skip: false,

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::judge::record::{Record, Report};
-use crate::judge::status::{Status, Tint};
+use crate::judge::status::{Status, Tint, ROWS};
 use crate::reports::report::{exclusions, read, xml_escape as escape};
 
 /// What the page shows beyond its default.
@@ -59,11 +59,29 @@ fn class(status: Status) -> &'static str {
     status.name()
 }
 
+/// The page's colours of statuses and matrix cells, from the status table (`ROWS`, `Tint`).
+fn status_style() -> String {
+    let mut css = String::from(":root {");
+    for row in &ROWS {
+        let _ = write!(css, " --{}: {};", row.name, row.colour);
+    }
+    css.push_str(" }\n");
+    for row in &ROWS {
+        let _ = writeln!(css, ".chip.{0} {{ background: var(--{0}); }}", row.name);
+    }
+    for tint in Tint::ALL {
+        let _ = writeln!(
+            css,
+            "table.matrix td.{} {{ background: {}; }}",
+            tint.class(),
+            tint.background()
+        );
+    }
+    css
+}
+
 const STYLE: &str = r#"
-:root { --passed: #1a7f37; --failed: #cf222e; --known_failure: #9a6700; --unsupported: #57606a;
-  --implementation_defined: #0969da; --excluded: #8c959f; --not_run: #82071e;
-  --shape_checked: #8250df; --rejected_unclassified: #bc4c00;
-  --line: #d0d7de; --head: #f6f8fa; }
+:root { --line: #d0d7de; --head: #f6f8fa; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
   color: #1f2328; margin: 24px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
@@ -79,18 +97,9 @@ table.summary tbody th, table.summary td.path { max-width: 12em; overflow-wrap: 
 table.summary td.path code { font-size: 12px; }
 .chip { display: inline-block; border-radius: 10px; padding: 0 7px; margin: 1px 2px 1px 0;
   font-size: 12px; color: #fff; white-space: nowrap; font-variant-numeric: tabular-nums; }
-.chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
-.chip.known_failure { background: var(--known_failure); }
-.chip.unsupported { background: var(--unsupported); } .chip.not_run { background: var(--not_run); }
-.chip.implementation_defined { background: var(--implementation_defined); }
-.chip.excluded { background: var(--excluded); }
-.chip.shape_checked { background: var(--shape_checked); }
-.chip.rejected_unclassified { background: var(--rejected_unclassified); }
 table.matrix th[scope=rowgroup] { background: var(--head); }
 table.matrix td { min-width: 11em; }
 table.matrix td a { display: block; text-decoration: none; }
-table.matrix td.bad { background: #ffebe9; } table.matrix td.known { background: #fff8c5; }
-table.matrix td.impl { background: #ddf4ff; } table.matrix td.good { background: #dafbe1; } table.matrix td.skip { background: #f6f8fa; }
 table.matrix td.none { color: #8c959f; text-align: center; }
 details.drill { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
 details.drill > summary { padding: 6px 10px; cursor: pointer; background: var(--head); }
@@ -874,12 +883,13 @@ pub(crate) fn page_with(reports: &[Report], options: PageOptions) -> String {
         html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>opspec conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <title>opspec conformance: {}</title>\n<style>{STYLE}{}</style>\n</head>\n<body>\n\
          <h1>opspec conformance across engines</h1>\n\
          <p class=\"lead\">{} report{}, {} trials. A cell counts the trials of one op and dtype \
          on one engine; follow it to its trials, with their clauses, reason and replay \
          command.</p>\n",
         escape(&labels.join(", ")),
+        status_style(),
         reports.len(),
         if reports.len() == 1 { "" } else { "s" },
         reports.iter().map(|r| r.trials.len()).sum::<usize>()
@@ -1148,6 +1158,40 @@ mod tests {
                 ],
             ),
         ]
+    }
+
+    /// The page's colours are the status table's: every status's chip and every tint's cell
+    /// has its colour from `ROWS` and `Tint`, and two statuses never share one.
+    #[test]
+    fn status_colours_come_from_the_status_table() {
+        let page = page(&sample());
+        let style = page.split("</style>").next().unwrap();
+        for row in &ROWS {
+            assert!(
+                style.contains(&format!("--{}: {};", row.name, row.colour)),
+                "{}",
+                row.name
+            );
+            assert!(
+                style.contains(&format!(
+                    ".chip.{0} {{ background: var(--{0}); }}",
+                    row.name
+                )),
+                "{}",
+                row.name
+            );
+        }
+        for tint in Tint::ALL {
+            let rule = format!(
+                "td.{} {{ background: {}; }}",
+                tint.class(),
+                tint.background()
+            );
+            assert_eq!(style.matches(&rule).count(), 1, "{rule}");
+        }
+        let colours: BTreeSet<&str> = ROWS.iter().map(|row| row.colour).collect();
+        assert_eq!(colours.len(), ROWS.len());
+        assert_eq!(style.matches(".chip.").count(), ROWS.len());
     }
 
     #[test]
