@@ -95,7 +95,7 @@ struct ClauseDef {
     status: Status,
     /// The error kind raised when a case breaks the rule (error clauses only).
     #[serde(default)]
-    #[schemars(schema_with = "super::schema::error_kind_schema")]
+    #[schemars(schema_with = "super::form::error_kind_schema")]
     error: Option<String>,
     /// Why no spec case can exercise this clause (e.g. the spec loader already rejects what it
     /// guards). Such a clause is listed by `runner coverage` instead of failing it.

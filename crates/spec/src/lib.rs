@@ -14,6 +14,7 @@
 pub mod bytes;
 pub mod clauses;
 pub mod compare;
+mod form;
 mod load;
 pub mod npy;
 pub mod ops;

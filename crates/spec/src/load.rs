@@ -4,170 +4,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::form::{CaseDef, FileDef, TensorDef};
 use super::value::{self, TensorData};
 use super::yaml;
 use super::CaseProblemKind::{self, Attrs as BadAttrs, Conflict, Invalid, Missing, Unknown};
 use super::SpecErrorKind::{self, Duplicate, Layout, Structure, Syntax, Unreadable};
 use super::{Case, CaseProblem, Evidence, Expectation, SpecError, TARGETS};
-use crate::compare::Tolerance;
 use crate::npy;
 use opspec::dtype::DType;
 use opspec::error::ErrorKind;
 use opspec::ops::{Attrs, Invocation, Op};
 use opspec::tensor::{Limits, Tensor};
-
-/// A spec file: `specs/<op>/<file>.yaml`. Generic over the attributes' type so that the JSON
-/// Schema of each op ([`super::schema`]) types them; the loader reads them as YAML first.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct FileDef<A = serde_yaml::Value> {
-    /// The cases; each becomes one test per entry of its `dtypes` (or one test), named
-    /// `<op>::<file>::<case>[::<dtype>]`.
-    pub(super) cases: Vec<CaseDef<A>>,
-}
-
-/// One case: attributes, inputs, and the expected output or error, with where they come from.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Case")]
-pub(super) struct CaseDef<A = serde_yaml::Value> {
-    /// Unique within the file: lower-case letters, digits and `_`.
-    #[schemars(regex(pattern = r"^[a-z0-9_]+$"))]
-    name: String,
-    /// Where the case and its expected values come from: the seed document and example, or the
-    /// header / doc clause the case encodes.
-    #[schemars(length(min = 1))]
-    source: String,
-    /// The clauses of the op's catalogue (`specs/<op>.clauses.yaml`) the case exercises; a case
-    /// that expects an error names the clause the error enforces.
-    #[serde(default)]
-    clauses: Vec<String>,
-    /// `true` when the expected result rests on a point docs/semantics.md marks `[inferred]`.
-    #[serde(default)]
-    inferred: bool,
-    /// Free text: why the case exists, how the expected value was worked out.
-    #[serde(default)]
-    note: Option<String>,
-    /// Runs the case once per dtype; every tensor without a `dtype` of its own takes the entry.
-    #[serde(default)]
-    #[schemars(schema_with = "super::schema::dtype_list_schema")]
-    dtypes: Vec<String>,
-    /// The op's attributes; an attribute left out takes its documented default.
-    attrs: Option<A>,
-    /// Input tensors by name (`input` is required).
-    inputs: BTreeMap<String, TensorDef>,
-    /// The expected outputs by name (`output`); give this or `error`.
-    #[serde(default)]
-    expected: Option<BTreeMap<String, TensorDef>>,
-    /// The case must fail with this error; give this or `expected`.
-    #[serde(default)]
-    error: Option<ErrorDef>,
-    /// Scale only, with `expected`: `{ulp: N}` (float outputs) or `{abs: N}` (int8 outputs),
-    /// replacing the default tolerance; 0 = equal.
-    #[serde(default)]
-    tolerance: Option<ToleranceDef>,
-    /// Targets on which the case does not run, with the documented reason, e.g.
-    /// `{dla: "custom power values are not supported on DLA"}`.
-    #[serde(default)]
-    #[schemars(schema_with = "super::schema::targets_schema")]
-    unsupported_on: BTreeMap<String, String>,
-    /// `true` when the vendor leaves the result undocumented and the expected value is the
-    /// reference's reading (another backend that differs, for an error case also by returning
-    /// outputs or another kind, is reported as an implementation-defined divergence).
-    #[serde(default)]
-    implementation_defined: bool,
-    /// Where the expected values come from: `documented` (the default: worked out from the
-    /// documents the case cites) or `recorded` (printed by a run of the vendor's implementation;
-    /// `source` names the log, the commit it was read at and the version that printed it).
-    #[serde(default)]
-    #[schemars(schema_with = "super::schema::evidence_schema")]
-    evidence: Option<String>,
-}
-
-/// `{ulp: N}` or `{abs: N}`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Tolerance")]
-struct ToleranceDef {
-    /// Representable float values allowed between expected and actual (float outputs).
-    #[serde(default)]
-    #[schemars(range(min = 0))]
-    ulp: Option<f64>,
-    /// Integer difference allowed (int8 outputs).
-    #[serde(default)]
-    #[schemars(range(min = 0))]
-    abs: Option<f64>,
-}
-
-impl ToleranceDef {
-    /// N must be a whole number; it is read as a number so that a fraction gets a message
-    /// saying what the field means rather than a type error.
-    fn parse(&self) -> Result<Tolerance, CaseProblem> {
-        let whole = |name: &str, n: f64, meaning: &str| {
-            if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
-                Ok(n as u64)
-            } else {
-                Err(CaseProblem::new(
-                    Invalid,
-                    format!("tolerance.{name}"),
-                    format!("{n} is not a whole number >= 0: {meaning}"),
-                ))
-            }
-        };
-        match (self.ulp, self.abs) {
-            (Some(n), None) => Ok(Tolerance::Ulp(whole(
-                "ulp",
-                n,
-                "ulp counts representable float values between expected and actual",
-            )?)),
-            (None, Some(n)) => Ok(Tolerance::Abs(whole(
-                "abs",
-                n,
-                "abs is the integer difference allowed in an int8 output; float outputs take `ulp`",
-            )?)),
-            _ => Err(CaseProblem::new(
-                Invalid,
-                "tolerance",
-                "give exactly one of `ulp` (float outputs) or `abs` (int8 outputs)",
-            )),
-        }
-    }
-}
-
-/// A tensor: dtype, shape and data.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Tensor")]
-struct TensorDef {
-    /// The element type; leave it out to take the case's `dtypes` entry.
-    #[serde(default)]
-    #[schemars(schema_with = "super::schema::dtype_schema")]
-    dtype: Option<String>,
-    /// The dims, `[]` for a scalar.
-    shape: Vec<i64>,
-    /// Nested lists matching `shape` exactly (a scalar is a bare value; a zero dim is `[]` at its
-    /// level). Numbers are rounded once to the dtype; `.nan`, `.inf`, `-.inf`; a quoted hex string
-    /// (`"0x7e01"`) is an exact float bit pattern. Or the name of an `.npy` file, relative to the
-    /// spec file, whose header gives the same dtype and shape.
-    #[schemars(schema_with = "super::schema::tensor_data_schema")]
-    data: TensorData,
-}
-
-/// The expected error.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "ExpectedError")]
-struct ErrorDef {
-    /// The stable error kind (docs/protocol.md "Error kinds").
-    #[schemars(schema_with = "super::schema::error_kind_schema")]
-    kind: String,
-    /// A fragment the reference's error message must contain.
-    #[serde(default)]
-    message: Option<String>,
-}
 
 /// Parses a YAML document into `T`; a problem comes back as (the field's path, the message).
 /// The clause catalogue ([`super::clauses`]) reads its files through this.
@@ -1302,7 +1151,7 @@ cases:
         let (cases, errors) = load_file(Op::Scale, &path, Limits::DEFAULT);
         assert!(errors.is_empty(), "{errors:?}");
         let case = &cases[0];
-        assert_eq!(case.tolerance, Some(Tolerance::Abs(0)));
+        assert_eq!(case.tolerance, Some(crate::compare::Tolerance::Abs(0)));
         assert!(case.implementation_defined);
         assert_eq!(
             case.unsupported_on.get("dla").map(String::as_str),

@@ -7,7 +7,7 @@
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{DeserializeOwned, Deserializer};
 
-use super::load::FileDef;
+use super::form::FileDef;
 use super::value::ScaleAttrs;
 use opspec::ops::{as_strided, reformat, shuffle, slice, Attrs, Op};
 

@@ -15,14 +15,11 @@
 //! (`OPSPEC_BLESS=1 cargo test -p opspec-spec --test schema` rewrites them).
 
 use schemars::generate::SchemaSettings;
-use schemars::{json_schema, Schema, SchemaGenerator};
+use schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
 
 use super::clauses::{Catalogue, CatalogueFile};
 use super::ops::entry;
-use super::TARGETS;
-use opspec::dtype::DType;
-use opspec::error::ErrorKind;
 use opspec::ops::Op;
 
 /// The folder of the schemas, relative to the repository root.
@@ -187,75 +184,6 @@ fn input_doc(op: Op, name: &str) -> &'static str {
     (entry(op).input_docs.iter())
         .find(|(input, _)| *input == name)
         .map_or("An input of the op.", |(_, doc)| doc)
-}
-
-fn names_schema(description: &str, names: Vec<&'static str>) -> Schema {
-    json_schema!({"description": description, "type": "string", "enum": names})
-}
-
-/// A dtype name (`TensorDef::dtype`).
-pub(crate) fn dtype_schema(_: &mut SchemaGenerator) -> Schema {
-    names_schema(
-        "The element type; leave it out to take the case's `dtypes` entry.",
-        DType::ALL.map(DType::name).to_vec(),
-    )
-}
-
-/// A list of distinct dtype names (`CaseDef::dtypes`).
-pub(crate) fn dtype_list_schema(generator: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "description": "Runs the case once per dtype; every tensor without a `dtype` of its own takes the entry.",
-        "type": "array",
-        "items": dtype_schema(generator),
-        "uniqueItems": true
-    })
-}
-
-/// An error kind name (`ErrorDef::kind`, a catalogue clause's `error`).
-pub(crate) fn error_kind_schema(_: &mut SchemaGenerator) -> Schema {
-    names_schema(
-        "A stable error kind (docs/protocol.md \"Error kinds\").",
-        ErrorKind::ALL.iter().map(|kind| kind.name()).collect(),
-    )
-}
-
-/// `evidence`: where a case's expected values come from.
-pub(crate) fn evidence_schema(_: &mut SchemaGenerator) -> Schema {
-    names_schema(
-        "Where the expected values come from: `documented` (the default) or `recorded` (a run of the vendor's implementation, named in `source`).",
-        crate::Evidence::ALL.iter().map(|e| e.name()).collect(),
-    )
-}
-
-/// A tensor's `data`: the values (`Data`), or an `.npy` file's name.
-pub(crate) fn tensor_data_schema(generator: &mut SchemaGenerator) -> Schema {
-    let values = generator.subschema_for::<super::value::DataNode>();
-    json_schema!({
-        "description": "The values, nested lists matching `shape` (a scalar is a bare value); or the name of an .npy file, relative to the spec file, whose header gives the tensor's dtype and shape.",
-        "anyOf": [
-            values,
-            {"type": "string", "pattern": "\\.npy$", "description": "An .npy file, relative to the spec file (CONTRIBUTING.md \"Data in .npy files\")."}
-        ]
-    })
-}
-
-/// `unsupported_on`: target → reason.
-pub(crate) fn targets_schema(_: &mut SchemaGenerator) -> Schema {
-    let properties: Map<String, Value> = TARGETS
-        .iter()
-        .map(|&target| {
-            (
-                target.to_owned(),
-                json!({"type": "string", "minLength": 1, "description": format!("Why the case does not run on {target}.")}),
-            )
-        })
-        .collect();
-    json_schema!({
-        "description": "Targets on which the case does not run, with the documented reason.",
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": false
-    })
 }
 
 #[cfg(test)]

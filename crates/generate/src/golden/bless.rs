@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
+use super::fault::Step;
 use super::manifest::{
     entry_file, file_name_of, read_manifest, Entry, GoldenId, Manifest, SweepKey,
 };
@@ -55,39 +55,6 @@ pub struct BlessSummary {
 }
 
 impl GoldenStore {
-    /// A blessing store that fails or pauses at the step `fault` names (`golden`, `manifest`,
-    /// `switch`, `link`, `rename`, `cleanup`, or `pause:<step>:<marker file>`): for the tests
-    /// of an interrupted bless, which the runner passes it through `OPSPEC_BLESS_FAULT`.
-    pub fn with_fault(mut self, fault: Option<&str>) -> GoldenStore {
-        if self.bless {
-            self.injected = fault.and_then(injected_fault);
-        }
-        self
-    }
-
-    /// The fault injected at `step` (`OPSPEC_BLESS_FAULT`), if any: an error, or a pause until
-    /// the process is killed (after creating the marker file the test waits for).
-    pub(super) fn fault(&self, step: Step) -> std::io::Result<()> {
-        let Some((at, action)) = &self.injected else {
-            return Ok(());
-        };
-        // Once: the first time the step is reached.
-        if *at != step || self.steps.fetch_add(1, Ordering::Relaxed) > 0 {
-            return Ok(());
-        }
-        match action {
-            FaultAction::Fail => Err(std::io::Error::other(format!(
-                "fault injected at {step:?} (OPSPEC_BLESS_FAULT)"
-            ))),
-            FaultAction::Pause(marker) => {
-                let _ = std::fs::write(marker, std::process::id().to_string());
-                loop {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
-            }
-        }
-    }
-
     /// The manifests, entries and files that no generated case uses, given every generated
     /// case's id (all of them: a partial list would report the rest as unused). The files of a
     /// manifest that is missing or cannot be read are not listed: nothing shows them unused.
@@ -616,47 +583,6 @@ fn process_alive(pid: u32) -> bool {
     stat.rsplit_once(')')
         .and_then(|(_, fields)| fields.split_whitespace().next())
         .is_some_and(|state| state != "Z" && state != "X")
-}
-
-/// The steps of a bless a fault can be injected at (`OPSPEC_BLESS_FAULT=<step>` to fail there,
-/// `pause:<step>:<marker file>` to stop there until killed): writing a golden, writing the
-/// switching manifest, the switch, linking the usual names, the final manifest, the cleanup.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    Golden,
-    Manifest,
-    Switch,
-    Link,
-    Rename,
-    Cleanup,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum FaultAction {
-    Fail,
-    Pause(PathBuf),
-}
-
-/// The fault `text` (the runner's `OPSPEC_BLESS_FAULT`) asks for: a hook for the tests of
-/// interrupted blesses.
-fn injected_fault(text: &str) -> Option<(Step, FaultAction)> {
-    let (action, step) = match text.strip_prefix("pause:") {
-        Some(rest) => {
-            let (step, marker) = rest.split_once(':')?;
-            (FaultAction::Pause(PathBuf::from(marker)), step.to_owned())
-        }
-        None => (FaultAction::Fail, text.to_owned()),
-    };
-    let step = match step.as_str() {
-        "golden" => Step::Golden,
-        "manifest" => Step::Manifest,
-        "switch" => Step::Switch,
-        "link" => Step::Link,
-        "rename" => Step::Rename,
-        "cleanup" => Step::Cleanup,
-        _ => return None,
-    };
-    Some((step, action))
 }
 
 /// Blesses of one golden folder take turns: `<golden>/.bless.lock` holds the pid of the one

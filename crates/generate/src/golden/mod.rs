@@ -44,6 +44,7 @@
 //! - every removal and every kept manifest is listed ([`BlessSummary`]).
 
 mod bless;
+mod fault;
 mod manifest;
 mod store;
 

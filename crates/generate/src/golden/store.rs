@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::bless::{FaultAction, Step};
+use super::fault::{FaultAction, Step};
 use super::manifest::{
     entry_file, sha256_hex, Entry, GoldenId, LoadedManifest, SweepKey, GENERATOR,
 };
