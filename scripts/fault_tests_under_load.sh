@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 rounds=${1:-10}
 load=${LOAD:-$((2 * $(nproc)))}
-# The test binary, and the test backends it builds on first use (crates/test-backends).
+# The test binary, and the test backends it builds on first use (runner/test-backends).
 cargo test -q -p opspec-runner --test faulty_backend --no-run
 cargo build -q -p opspec-test-backends
 

@@ -9,8 +9,8 @@ re-exports) becomes `pub(crate)`, then `cargo check --workspace --all-targets` r
 item the compiler reports private at a use outside its crate is made `pub` again; this repeats
 until the workspace compiles. The items still `pub(crate)` are used by no other crate, test,
 bench or binary (the runner's binaries, runner/src/main.rs and runner/src/bin/, are crates of
-their own and count as outside, as do runner/tests/, crates/example-backend and
-crates/test-backends). An item re-exported from a crate root is needed by that re-export: the
+their own and count as outside, as do runner/tests/, runner/example-backend and
+runner/test-backends). An item re-exported from a crate root is needed by that re-export: the
 root's `pub use` lines say the crate's interface. Prints the rest and exits 1 when there is
 any, 0 when every public item is needed. A few minutes (one check per round). `--lib` checks
 libraries and binaries only: items only tests or benches need show too. `--crate reference` or

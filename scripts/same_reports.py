@@ -8,7 +8,7 @@
     python3 scripts/same_reports.py batched ENGINE [ARGS...]   the engine batched and with --batch 1
 
 The four runs: the built-in reference, the numpy backend, a failing backend (the test backend
-whose REFLECT is wrong, crates/test-backends) and ONNX Runtime with its known failures. A run
+whose REFLECT is wrong, runner/test-backends) and ONNX Runtime with its known failures. A run
 whose engine is not installed is left out, and `compare` says so.
 
 `pair` compares two reports the same way, leaving out the batch size too (`run.batch`: batching

@@ -642,7 +642,7 @@ fn an_import_circle_is_found() {
 
 /// The engine is chosen by the caller: no source file of this workspace's libraries (this
 /// crate and those of `crates/`) reads a variable (`var`, `var_os` or `vars` of `std::env`);
-/// the runner's binaries, the test backends' (`crates/test-backends/src/bin`: a misbehaviour
+/// the runner's binaries, the test backends' (`runner/test-backends/src/bin`: a misbehaviour
 /// that only some environments show) and the benches may.
 #[test]
 fn the_libraries_read_no_environment_variable() {
@@ -651,7 +651,7 @@ fn the_libraries_read_no_environment_variable() {
         folders.push(entry.expect("a folder entry").path().join("src"));
     }
     assert!(folders.len() >= 4, "{folders:?}");
-    let test_backends = root().join("crates/test-backends/src/bin");
+    let test_backends = root().join("runner/test-backends/src/bin");
     let mut readers = Vec::new();
     for folder in folders {
         for path in sources(&folder)
@@ -666,5 +666,158 @@ fn the_libraries_read_no_environment_variable() {
         readers.is_empty(),
         "the libraries read environment variables:\n{}",
         readers.join("\n")
+    );
+}
+
+/// Every package of the workspace: its name and the folder of its `Cargo.toml`, relative to
+/// the workspace root (`crates/spec`, `runner`).
+fn workspace_packages() -> BTreeMap<String, PathBuf> {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success());
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let root = std::fs::canonicalize(root()).expect("the workspace root");
+    (metadata["packages"].as_array().expect("packages").iter())
+        .map(|package| {
+            let manifest = Path::new(package["manifest_path"].as_str().expect("a manifest"));
+            let folder = manifest.parent().expect("the manifest's folder");
+            let folder = folder.strip_prefix(&root).unwrap_or(folder).to_path_buf();
+            (package["name"].as_str().expect("a name").to_owned(), folder)
+        })
+        .collect()
+}
+
+/// The import graph of the module files of the crate whose sources are in `src`, at every
+/// depth: a module → the modules its `crate::` and `super::` paths name. Paths to the crate
+/// root's own items, and to a module's own ancestors or descendants (a folder and the modules
+/// it declares), are no edge: they are the tree itself, not an arrow between its branches.
+fn module_files_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files = library_sources(src);
+    let names: BTreeSet<String> = files.keys().map(|file| module_of_file(file)).collect();
+    let related = |a: &str, b: &str| {
+        a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
+    };
+    let mut graph = BTreeMap::new();
+    for (file, code) in &files {
+        let module = module_of_file(file);
+        let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
+        let used: BTreeSet<String> = (crate_paths_in(code, parent).iter())
+            .filter_map(|path| module_named(path, &names))
+            .filter(|named| !related(&module, named))
+            .cloned()
+            .collect();
+        graph.insert(module, used);
+    }
+    graph
+}
+
+/// The import circles of every crate of the workspace (the runner's own layering is checked
+/// above, more strictly), among module files at every depth: `golden::bless` and
+/// `golden::store` of the generators, say, and not only among top-level modules.
+fn module_circles(packages: &BTreeMap<String, PathBuf>) -> Vec<String> {
+    (packages.iter())
+        .filter_map(|(name, folder)| {
+            let src = root().join(folder).join("src");
+            let circle = circle(&module_files_graph(&src))?;
+            Some(format!("{name} ({}): {circle}", src.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn no_crate_has_an_import_circle_among_its_module_files() {
+    let packages = workspace_packages();
+    assert!(packages.len() >= 6, "{packages:?}");
+    let circles = module_circles(&packages);
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}
+
+/// The dependencies that point back up the house: the reference at the root, the libraries
+/// under `crates/` on it, and what builds on them (the runner, the backends that use it) beside
+/// `crates/`. A package depends only on its own storey or the ones below.
+fn upward_arrows(
+    packages: &BTreeMap<String, PathBuf>,
+    dependencies: &BTreeMap<String, BTreeSet<(String, String)>>,
+) -> Vec<String> {
+    let storey = |name: &str| match &packages[name] {
+        folder if folder.as_os_str().is_empty() => 0,
+        folder if folder.starts_with("crates") => 1,
+        _ => 2,
+    };
+    let mut arrows = Vec::new();
+    for (package, edges) in dependencies {
+        for (dependency, kind) in edges {
+            if storey(dependency) > storey(package) {
+                arrows.push(format!(
+                    "{package} ({}) -> {dependency} ({}), a {kind} dependency",
+                    packages[package].display(),
+                    packages[dependency].display()
+                ));
+            }
+        }
+    }
+    arrows
+}
+
+#[test]
+fn no_crate_under_crates_depends_on_one_outside() {
+    let packages = workspace_packages();
+    let arrows = upward_arrows(&packages, &workspace_dependencies());
+    assert!(arrows.is_empty(), "arrows back up:\n{}", arrows.join("\n"));
+}
+
+/// The checks above can fail: a circle through `super::` paths between two files of a folder,
+/// and a library depending on the runner.
+#[test]
+fn the_house_checks_find_a_circle_and_an_arrow_back_up() {
+    let scratch = std::env::temp_dir().join(format!("opspec-layering-{}", std::process::id()));
+    let src = scratch.join("src");
+    std::fs::create_dir_all(src.join("golden")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod golden;\n").unwrap();
+    std::fs::write(src.join("golden/mod.rs"), "mod bless;\nmod store;\n").unwrap();
+    std::fs::write(src.join("golden/bless.rs"), "use super::store::write;\n").unwrap();
+    std::fs::write(
+        src.join("golden/store.rs"),
+        "use super::bless::{Step, Fault};\n",
+    )
+    .unwrap();
+    let graph = module_files_graph(&src);
+    std::fs::remove_dir_all(&scratch).unwrap();
+    assert_eq!(
+        circle(&graph).as_deref(),
+        Some("golden::bless -> golden::store -> golden::bless")
+    );
+    let packages = BTreeMap::from([
+        ("opspec".to_owned(), PathBuf::new()),
+        ("lib".to_owned(), PathBuf::from("crates/lib")),
+        ("runner".to_owned(), PathBuf::from("runner")),
+    ]);
+    let on = |names: &[&str]| -> BTreeSet<(String, String)> {
+        (names.iter())
+            .map(|n| (n.to_string(), "normal".to_owned()))
+            .collect()
+    };
+    let dependencies = BTreeMap::from([
+        ("opspec".to_owned(), on(&[])),
+        ("lib".to_owned(), on(&["opspec", "runner"])),
+        ("runner".to_owned(), on(&["opspec", "lib"])),
+    ]);
+    assert_eq!(
+        upward_arrows(&packages, &dependencies),
+        ["lib (crates/lib) -> runner (runner), a normal dependency"]
     );
 }

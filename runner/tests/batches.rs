@@ -1,7 +1,7 @@
 //! Batches (docs/protocol.md, "Batches"): a backend whose hello declares `batch` gets several
 //! cases in one request, and every trial gets the status and message it gets when each case
 //! is sent alone, whatever went wrong inside a batch. The backends are `faulty_backend --batch
-//! N` (crates/test-backends), the reference behind the faults its flags ask for.
+//! N` (runner/test-backends), the reference behind the faults its flags ask for.
 
 mod fixtures;
 

@@ -1,4 +1,4 @@
-//! The runner survives a misbehaving backend (`crates/test-backends/src/bin/faulty_backend.rs`): a crash, a
+//! The runner survives a misbehaving backend (`runner/test-backends/src/bin/faulty_backend.rs`): a crash, a
 //! hang or a lie fails exactly its case, each with a clear reason, every other case passes, and
 //! no process is left behind.
 

@@ -4,7 +4,7 @@
 //! Implement [`InProcessBackend`] (one invocation in, its outputs or a [`Refusal`] out) and
 //! call [`run_in_process`]: the same trials, verdicts, known failures (`--expectations`),
 //! reports and run rules as `runner --backend`, with the counts returned as a [`RunSummary`].
-//! `crates/example-backend` is a complete example.
+//! `runner/example-backend` is a complete example.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
