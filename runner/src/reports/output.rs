@@ -331,6 +331,7 @@ fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         }
         file.write_all(contents)?;
         file.sync_all()?;
+        pause_for_a_test();
         std::fs::rename(&temporary, path)
     })();
     if result.is_err() {
@@ -341,6 +342,34 @@ fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .unwrap_or_else(|p| p.into_inner())
         .remove(&temporary);
     result
+}
+
+/// The hook of the tests of a signal during a write (`OPSPEC_WRITE_PAUSE=<marker file>`): with
+/// the temporary file written and signals held, create the marker and wait until one of the
+/// held signals is pending; the rename then goes on, and the signal takes effect after it. The
+/// test signals once it sees the marker, so the signal surely comes during the write.
+fn pause_for_a_test() {
+    let Some(marker) = std::env::var_os("OPSPEC_WRITE_PAUSE") else {
+        return;
+    };
+    let _ = std::fs::write(marker, std::process::id().to_string());
+    loop {
+        // SAFETY: a plain sigset_t, filled by sigpending before it is read.
+        let pending = unsafe {
+            let mut pending: libc::sigset_t = std::mem::zeroed();
+            libc::sigpending(&mut pending);
+            pending
+        };
+        let held = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+        // SAFETY: `pending` was filled above.
+        if held
+            .iter()
+            .any(|&s| unsafe { libc::sigismember(&pending, s) } == 1)
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[cfg(test)]
