@@ -581,7 +581,7 @@ fn a_signal_during_the_write_leaves_no_temporary_file() {
     }
     std::fs::remove_file(&marker).unwrap();
     // What an update killed outright left: removed by the next, and named.
-    std::fs::write(&file, &old).unwrap();
+    std::fs::write(&file, old).unwrap();
     let dead = 4_194_399; // above any pid Linux gives (PID_MAX_LIMIT is 2^22)
     let leftover = scratch.path().join(format!(".k.txt.{dead}.0.writing"));
     std::fs::write(&leftover, "half").unwrap();
