@@ -10,7 +10,12 @@ of an f8e4m3 tensor, the copied interior included; Slice, Transpose, Reshape, Co
 0x80, and so does a Convert node making the same two conversions. The CPU plugin runs that Pad in
 f32 between two oneDNN reorders it inserts (f8_e4m3 -> f32 and f32 -> f8_e4m3); which reorder
 runs decides. With the AVX512_CORE_FP16 ISA oneDNN's jit reorders run (runtime primitives
-`jit_uni_*`) and keep -0.0; below it the reference reorders run (`ref_any_*`) and lose it.
+`jit_uni_*`, `jit_direct_copy:uni` under ONEDNN_VERBOSE=1) and keep -0.0; below it the
+reference reorders run (`ref_any_*`, `simple:any`) and lose it. Upstream oneDNN's source agrees
+(the plugin's fork is oneDNN v3.13.0, as ONEDNN_VERBOSE names it): its jit reorders take f8
+only with avx512_core_fp16 or avx10_2, an ISA that needs the CPU's avx512_fp16 (with
+avx512_bf16 and avx_vnni, cpu_isa_traits.hpp), with no vendor check; its reference reorder
+computes `d / dst_scale + dst_zp`, and -0.0 + 0 is +0.0.
 The experiment (`--settings`: the constant Pad under each hint, and under each ONEDNN_MAX_CPU_ISA
 value in a process of its own):
 - Intel Xeon (family 6 model 207: avx512_fp16, avx512_bf16, amx_tile; no avx_ne_convert, no
@@ -23,7 +28,8 @@ value in a process of its own):
 So the deciding fact is the AVX512_CORE_FP16 ISA (the avx512_fp16 flag, not capped away), neither
 the vendor (the Intel CPU loses -0.0 once capped) nor AMX (the cap AVX512_CORE_FP16 leaves AMX
 out and keeps -0.0). The CPU plugin's OPTIMIZATION_CAPABILITIES (the hello's `engine_flags`)
-lists FP16 exactly when that ISA is in reach here (a cap below AVX512_CORE_FP16 drops it), so the
+lists FP16 exactly when that ISA is in reach here (a cap below AVX512_CORE_FP16 drops it, set
+by ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA, in capitals or not), so the
 known-failures entries hold `if cpu_flags lacks avx512_fp16 or engine_flags lacks FP16`, and the
 hello names ONEDNN_MAX_CPU_ISA in its `env`, so a run records a cap and its replays set it.
 Adapter: Slice's CLAMP/FILL/REFLECT modes and the vector formats' channel padding are Pad.
