@@ -172,14 +172,19 @@ def run_command(manifest, runner=None, ci=False, extra=()):
     return command
 
 
-SLICE_MODES = ["STRICT_BOUNDS", "WRAP", "CLAMP", "FILL", "REFLECT"]
-FORMATS = ["CHW2", "CHW4", "CHW16", "CHW32", "HWC8", "HWC16", "HWC", "DHWC8", "DHWC", "CDHW32", "DLA_LINEAR", "DLA_HWC4"]
+# The op vocabulary, generated from the Rust definitions (crates/spec/src/vocabulary.rs).
+with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "vocabulary.json"), encoding="utf-8") as _f:
+    VOCABULARY = json.load(_f)
+OPS = [op["name"] for op in VOCABULARY["ops"]]
+SLICE_MODES = [m.upper() for m in VOCABULARY["slice_modes"]]
+# The packed formats (LINEAR, the logical tensor, is every engine's).
+FORMATS = [f for f in VOCABULARY["formats"] if f != "LINEAR"]
 
 
 def undeclared(hello):
     """The ops, Slice modes and packed formats a hello leaves out, as `not_declared` names them."""
     ops = set(hello.get("ops", []))
-    found = {op for op in ["shuffle", "slice", "as_strided", "scale", "reformat"] if op not in ops}
+    found = {op for op in OPS if op not in ops}
     attributes = hello.get("attributes", {})
     modes = attributes.get("slice", {}).get("mode")
     if "slice" in ops and modes is not None:

@@ -229,7 +229,7 @@ def reproducers():
 def native_and_composed():
     """Per op, mode and format, whether each engine implements it or its adapter composes it from
     other operations (the manifests' `[composed]`, which the adapters' hellos declare)."""
-    rows = [("shuffle", ["shuffle"]), ("scale", ["scale"]), ("as_strided", ["as_strided"])]
+    rows = [(op, [op]) for op in manifests.OPS if op not in ("slice", "reformat")]
     rows += [(f"slice {m}", ["slice", f"slice:{m}"]) for m in manifests.SLICE_MODES]
     rows += [(f"reformat {f}", ["reformat", f"reformat:{f}"]) for f in manifests.FORMATS]
     out = [

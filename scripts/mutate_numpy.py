@@ -59,14 +59,10 @@ EQUIVALENT = os.path.join(ROOT, "runner", "backends", "numpy", "equivalent-mutan
 RESULTS = os.path.join(ROOT, "target", "mutation", "numpy.json")
 DOC = os.path.join(ROOT, "docs", "mutation.md")
 
-# The op handlers of the backend (HANDLERS in backend.py), by op name.
-HANDLERS = {
-    "shuffle": "op_shuffle",
-    "slice": "op_slice",
-    "as_strided": "op_as_strided",
-    "scale": "op_scale",
-    "reformat": "op_reformat",
-}
+# The op handlers of the backend (HANDLERS in backend.py, `op_<op>`), by op name, for the ops of
+# the vocabulary generated from the Rust definitions (crates/spec/src/vocabulary.rs).
+with open(os.path.join(ROOT, "schema", "vocabulary.json"), encoding="utf-8") as _f:
+    HANDLERS = {op["name"]: f"op_{op['name']}" for op in json.load(_f)["ops"]}
 # Functions that are protocol plumbing, not op semantics: never mutated.
 PLUMBING = {
     "decode", "encode", "int_list", "shape_tensor", "get_input", "list_from",

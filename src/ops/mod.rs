@@ -70,7 +70,7 @@ impl Op {
         Op::Reformat,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Op::Shuffle => "shuffle",
             Op::Slice => "slice",

@@ -18,15 +18,16 @@ use super::load::parse_yaml;
 use opspec::error::ErrorKind;
 use opspec::ops::Op;
 
-/// The catalogue files' scopes: `common`, then the ops.
-pub const SCOPES: [&str; 6] = [
-    "common",
-    "shuffle",
-    "slice",
-    "as_strided",
-    "scale",
-    "reformat",
-];
+/// The catalogue files' scopes: `common`, then the ops of [`Op::ALL`].
+pub const SCOPES: [&str; Op::ALL.len() + 1] = {
+    let mut scopes = ["common"; Op::ALL.len() + 1];
+    let mut i = 0;
+    while i < Op::ALL.len() {
+        scopes[i + 1] = Op::ALL[i].name();
+        i += 1;
+    }
+    scopes
+};
 
 /// How the rule is known, as docs/semantics.md marks it. The status of a clause decides how
 /// every case citing it is marked: a case citing an `inferred` clause is `inferred: true`, one

@@ -21,6 +21,7 @@ pub mod ops;
 pub mod schema;
 pub mod source;
 pub mod value;
+pub mod vocabulary;
 pub mod yaml;
 
 use std::collections::BTreeMap;

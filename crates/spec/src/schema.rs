@@ -46,13 +46,18 @@ pub fn catalogue_modeline() -> String {
     format!("# yaml-language-server: $schema=../{SCHEMA_DIR}/{CATALOGUE_SCHEMA}")
 }
 
-/// Every schema file, as (file name, contents), with the clause ids of `catalogue`.
+/// Every schema file, as (file name, contents), with the clause ids of `catalogue`, and the op
+/// vocabulary ([`super::vocabulary`]).
 pub fn schema_files(catalogue: &Catalogue) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = Op::ALL
         .into_iter()
         .map(|op| (schema_file(op), render(&op_schema(op, catalogue))))
         .collect();
     files.push((CATALOGUE_SCHEMA.to_owned(), render(&catalogue_schema())));
+    files.push((
+        super::vocabulary::VOCABULARY_FILE.to_owned(),
+        render(&super::vocabulary::vocabulary()),
+    ));
     files
 }
 

@@ -46,8 +46,19 @@ RAW = {
     "float32": np.dtype("<u4"),
 }
 
+# The op vocabulary, generated from the Rust definitions (crates/spec/src/vocabulary.rs) and
+# checked current by crates/spec/tests/schema.rs: the ops, their inputs and probes, the modes,
+# formats, dtypes and error kinds.
+VOCABULARY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schema", "vocabulary.json")
+with open(VOCABULARY_PATH, encoding="utf-8") as _f:
+    VOCABULARY = json.load(_f)
+
+# Byte sizes are wire data of each dtype: a dtype added in Rust without its size here fails at
+# import, not in the middle of a run.
+assert set(ITEMSIZE) == set(VOCABULARY["dtypes"]) == set(RAW), f"{VOCABULARY_PATH}: dtypes differ from ITEMSIZE/RAW"
+
 # Input positions of each op (docs/protocol.md "Ops").
-INPUT_COUNT = {"shuffle": 2, "slice": 6, "as_strided": 1, "scale": 1, "reformat": 1}
+INPUT_COUNT = {op["name"]: len(op["inputs"]) for op in VOCABULARY["ops"]}
 OPS = list(INPUT_COUNT)
 
 try:
@@ -200,14 +211,8 @@ def float_list(attrs, name):
 
 
 # The simplest case of each op, which an adapter runs in every dtype at start-up (`probe`), so
-# that its hello lists the dtypes the installed engine runs each op in.
-PROBES = {
-    "shuffle": ({"first_transpose": [1, 0], "reshape_dims": [4]}, [2, 2]),
-    "slice": ({"start": [1], "size": [2], "stride": [1]}, [4]),
-    "as_strided": ({"size": [2], "stride": [1], "offset": [1]}, [4]),
-    "scale": ({"mode": "uniform"}, [1, 1, 1, 2]),
-    "reformat": ({"from": "LINEAR", "to": "HWC"}, [1, 2, 1, 1]),
-}
+# that its hello lists the dtypes the installed engine runs each op in: (attrs, input 0's shape).
+PROBES = {op["name"]: (op["probe"]["attrs"], op["probe"]["shape"]) for op in VOCABULARY["ops"]}
 
 
 def probe(dtypes, attempt, ops=OPS):

@@ -6,6 +6,7 @@ answers, and whether the claim holds. Exit 0 when every claim holds, 1 when one 
 repro/; the `adapter` entries state a limit of the adapter, not of MNN, and are not shown here.
 """
 
+import os
 import platform
 import sys
 
@@ -13,15 +14,11 @@ import numpy as np
 import MNN
 import MNN.expr as F
 
-CLAIMS = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from claims import Claims, shown  # noqa: E402
 
-
-def claim(clause, text):
-    def register(check):
-        CLAIMS.append((clause, text, check))
-        return check
-
-    return register
+CLAIMS = Claims()
+claim = CLAIMS.claim
 
 
 def var(values, shape, dtype="float32", fmt=None):
@@ -49,11 +46,6 @@ def answer(y, whole=False):
     except Exception as e:  # noqa: BLE001 - a rejection is an answer
         print(f"    rejected: {type(e).__name__}: {e}")
         return None
-
-
-def shown(what, value):
-    print(f"    {what}: {value!r}")
-    return value
 
 
 @claim("as_strided.dtype.float16-int64", "MNN's Reshape and Gather take float32, int32, uint8 and int8")
@@ -207,21 +199,7 @@ def cast_fill():
 
 
 def main():
-    print(f"MNN {MNN.version()}, Python {platform.python_version()}, {platform.machine()}")
-    failed = []
-    for clause, text, check in CLAIMS:
-        print(f"{clause}: {text}")
-        try:
-            holds = bool(check())
-        except Exception as e:  # noqa: BLE001 - a claim that cannot be shown does not hold
-            print(f"    error: {type(e).__name__}: {e}")
-            holds = False
-        print(f"  {'holds' if holds else 'DOES NOT HOLD'}")
-        if not holds:
-            failed.append((clause, text))
-    for clause, text in failed:
-        print(f"FAILED: {clause}: {text}", file=sys.stderr)
-    return 1 if failed else 0
+    return CLAIMS.run(lambda: f"MNN {MNN.version()}, Python {platform.python_version()}, {platform.machine()}")
 
 
 if __name__ == "__main__":

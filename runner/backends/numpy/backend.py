@@ -5,6 +5,11 @@ as_strided, scale and reformat, written from the rules of docs/semantics.md
 
 Layout ops move raw bits (integer views of the element bytes), so NaN payloads and -0.0
 survive. int4 is unpacked to int8 for computation and repacked on output.
+
+Its op, mode, format, dtype and error-kind lists are its own on purpose, not read from
+schema/vocabulary.json as the engine adapters' common code reads them: an oracle written apart
+from the Rust definitions catches a slip in them (a mode or format added, renamed or dropped in
+Rust makes the oracle's cases fail rather than follow along).
 """
 
 import base64

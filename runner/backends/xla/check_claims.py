@@ -7,10 +7,11 @@ every claim holds, 1 when one no longer does (the entry and docs/engines.md then
 The entries of class `adapter` state a limit of the adapter, not of XLA, and are not shown here.
 """
 
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from claims import Claims, shown  # noqa: E402
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -22,15 +23,8 @@ from jax import lax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-CLAIMS = []
-
-
-def claim(clause, text):
-    def register(check):
-        CLAIMS.append((clause, text, check))
-        return check
-
-    return register
+CLAIMS = Claims()
+claim = CLAIMS.claim
 
 
 def accepted(f, *args):
@@ -41,11 +35,6 @@ def accepted(f, *args):
     except Exception as e:  # noqa: BLE001 - any rejection is an answer
         print(f"    rejected: {type(e).__name__}: {' '.join(str(e).split())[:160]}")
         return None
-
-
-def shown(what, value):
-    print(f"    {what}: {value!r}")
-    return value
 
 
 @claim("as_strided.bounds.reach", "jnp.take's gather gives the fill value (NaN, or the smallest integer) for an index past the end instead of rejecting it")
@@ -173,43 +162,14 @@ def fill_any_conversion():
     return to_bool is not None and from_int32 is not None
 
 
-def stated():
-    """(clause, reason) of every entry of known-failures.txt that is not of class adapter, as the
-    runner reads the file (`runner expectations --json`: the runner of OPSPEC_RUNNER, or cargo's),
-    never parsed here: a condition is not part of a reason."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
-    runner = os.environ.get("OPSPEC_RUNNER")
-    command = [runner] if runner else ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
-    listed = subprocess.run(command + ["expectations", os.path.join(here, "known-failures.txt"), "--json"], cwd=root, capture_output=True, text=True)
-    if listed.returncode != 0:
-        sys.exit(f"the runner could not read known-failures.txt:\n{listed.stderr}")
-    return {(e["clause"], e["reason"]) for e in json.loads(listed.stdout)["entries"] if e["class"] != "adapter"}
+def header():
+    import jaxlib
+
+    return f"jax {jax.__version__}, jaxlib {jaxlib.__version__} on {jax.devices()[0].platform}"
 
 
 def main():
-    unshown = stated() - {(clause, text) for clause, text, _ in CLAIMS}
-    for clause, text in sorted(unshown):
-        print(f"known-failures.txt states a claim this script does not show: {clause} | {text}", file=sys.stderr)
-    if unshown:
-        return 1
-    import jaxlib
-
-    print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__} on {jax.devices()[0].platform}")
-    broken = []
-    for clause, text, check in CLAIMS:
-        print(f"{clause}: {text}")
-        try:
-            holds = bool(check())
-        except Exception as e:  # noqa: BLE001 - a claim whose program fails does not hold
-            print(f"    error: {type(e).__name__}: {e}")
-            holds = False
-        print(f"    {'holds' if holds else 'DOES NOT HOLD'}")
-        if not holds:
-            broken.append(clause)
-    if broken:
-        print(f"claims that no longer hold: {', '.join(broken)}", file=sys.stderr)
-    return 1 if broken else 0
+    return CLAIMS.run(header, os.path.join(os.path.dirname(os.path.abspath(__file__)), "known-failures.txt"))
 
 
 if __name__ == "__main__":
