@@ -30,7 +30,8 @@ fn root() -> &'static Path {
 
 /// Every dependency between the workspace's packages: package → (dependency, kind), kind
 /// `normal`, `dev` or `build`.
-fn workspace_dependencies() -> BTreeMap<String, BTreeSet<(String, String)>> {
+/// `cargo metadata` of the workspace's own packages.
+fn cargo_metadata() -> serde_json::Value {
     let output = Command::new(env!("CARGO"))
         .current_dir(root())
         .args([
@@ -47,8 +48,11 @@ fn workspace_dependencies() -> BTreeMap<String, BTreeSet<(String, String)>> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON")
+}
+
+fn workspace_dependencies() -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let metadata = cargo_metadata();
     let packages = metadata["packages"].as_array().expect("packages");
     let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
     let mut graph = BTreeMap::new();
@@ -672,20 +676,7 @@ fn the_libraries_read_no_environment_variable() {
 /// Every package of the workspace: its name and the folder of its `Cargo.toml`, relative to
 /// the workspace root (`crates/spec`, `runner`).
 fn workspace_packages() -> BTreeMap<String, PathBuf> {
-    let output = Command::new(env!("CARGO"))
-        .current_dir(root())
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .output()
-        .expect("cargo metadata runs");
-    assert!(output.status.success());
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let metadata = cargo_metadata();
     let root = std::fs::canonicalize(root()).expect("the workspace root");
     (metadata["packages"].as_array().expect("packages").iter())
         .map(|package| {
