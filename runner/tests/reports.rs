@@ -1060,3 +1060,67 @@ fn logs_and_dumps_onto_a_fifo_are_refused_before_the_run() {
         assert!(output.contains(flag) && output.contains("FIFO"), "{output}");
     }
 }
+
+/// `schema/report.schema.json`, as a validator.
+fn report_schema() -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schema/report.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    jsonschema::draft7::new(&schema).unwrap()
+}
+
+/// What the schema finds wrong with `report`, as `<path>: <message>`.
+fn schema_problems(schema: &jsonschema::Validator, report: &serde_json::Value) -> Vec<String> {
+    schema
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path))
+        .collect()
+}
+
+/// The reports of real runs (a failing trial, a known failure, exclusions, the run's
+/// description) pass the committed schema, and a report with a field of another name or type
+/// does not: the schema describes what the runner writes, closely enough to catch a reader's
+/// or a hand-made report's mistake.
+#[test]
+fn real_reports_pass_the_report_schema_and_wrong_ones_do_not() {
+    let scratch = Scratch::new("schema");
+    let (reference, dla) = two_reports(&scratch);
+    let schema = report_schema();
+    let read = |path: &PathBuf| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    for path in [&reference, &dla] {
+        let report = read(path);
+        assert_eq!(
+            schema_problems(&schema, &report),
+            Vec::<String>::new(),
+            "{}",
+            path.display()
+        );
+    }
+    let report = read(&dla);
+    assert!(report["known_failure_entries"][0]["trials"].is_array());
+    assert!(report["run"]["fingerprint"].is_string());
+    type Change = fn(&mut serde_json::Value);
+    let wrong: [(&str, Change); 5] = [
+        ("an unknown top-level key", |r| r["passd"] = 1.into()),
+        ("a count as a string", |r| r["passed"] = "1".into()),
+        ("an unknown status", |r| {
+            r["trials"][0]["status"] = "passd".into()
+        }),
+        ("a trial without its name", |r| {
+            r["trials"][0].as_object_mut().unwrap().remove("name");
+        }),
+        ("an entry's line as text", |r| {
+            r["known_failure_entries"][0]["line"] = "1".into()
+        }),
+    ];
+    for (what, change) in wrong {
+        let mut changed = report.clone();
+        change(&mut changed);
+        assert!(
+            !schema_problems(&schema, &changed).is_empty(),
+            "a report with {what} passes the schema"
+        );
+    }
+}

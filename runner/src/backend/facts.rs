@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The facts of one run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Facts {
     /// The engine's name, as its hello gives it (`openvino`, `onnxruntime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

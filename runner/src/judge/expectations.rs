@@ -113,7 +113,9 @@ pub(crate) struct Entry {
 /// ([`crate::judge::record::Record::known`]), and what the JSON report lists of every entry
 /// (`expectation_entries`, with whether it held) and of the entries that matched
 /// (`known_failure_entries`, with their trials). One shape from the file to every report.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub(crate) struct EntryLine {
     /// The entry's line in the expectations file.
     pub(crate) line: usize,

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::facts::Facts;
@@ -16,7 +17,8 @@ use crate::judge::partition::{fingerprint, Partition};
 use crate::judge::status::{Counts, Status};
 use crate::judge::verdict::Decision;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Record {
     pub(crate) name: String,
     pub(crate) op: String,
@@ -73,7 +75,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
 /// What a run's verdicts hold for: the engine and the machine, every expectations entry with
 /// its condition and whether it held, and what the adapter composes rather than the engine
 /// implements.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Context {
     #[serde(default)]
     pub(crate) facts: Facts,
@@ -84,7 +86,8 @@ pub(crate) struct Context {
 }
 
 /// An expectations entry as a run found it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct EntryState {
     #[serde(flatten)]
     pub(crate) entry: EntryLine,
@@ -107,7 +110,8 @@ impl EntryState {
 
 /// The fields of a JSON report as written ([`crate::reports::report::json`]): the report, and
 /// what the JSON report derives from its trials for its readers.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct JsonReport<'a> {
     pub(crate) backend: &'a str,
     #[serde(flatten)]
@@ -134,7 +138,8 @@ pub(crate) struct JsonReport<'a> {
 }
 
 /// The trials under one key of the hello's `composed`, and how many passed.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct ComposedCount {
     pub(crate) trials: usize,
     pub(crate) passed: usize,
@@ -142,7 +147,8 @@ pub(crate) struct ComposedCount {
 
 /// An expectations entry and the trials it matched. Its condition is listed with whether it
 /// held, under `expectation_entries`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct EntryMatches<'a> {
     #[serde(flatten)]
     pub(crate) entry: EntryLine,
@@ -263,7 +269,8 @@ fn whole_or_none<'de, D: serde::Deserializer<'de>>(
 
 /// What a JSON report says about the run that wrote it, under `"run"`: what parts of one
 /// run (`--partition K/N`) share, checked by `runner merge`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct RunInfo {
     /// The runner's version.
     pub(crate) runner: String,

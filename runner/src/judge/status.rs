@@ -8,6 +8,7 @@
 
 use std::ops::Index;
 
+use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,9 @@ use serde::{Deserialize, Serialize};
 /// ([`crate::judge::verdict::judge`], then `crate::judge::verdict::decide`) and only read by
 /// the reports. The order of the variants is the order of the counts in the JSON report and
 /// on the console; the order of the status table (`ROWS`) is the pages'.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Passed,
@@ -393,6 +396,32 @@ impl Serialize for Counts {
             map.serialize_entry(status.row().count_key, &n)?;
         }
         map.end()
+    }
+}
+
+/// The counts' part of the JSON report's schema: one non-negative integer per count key, all
+/// of them required (what [`Counts`]'s `Serialize` writes).
+impl JsonSchema for Counts {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Counts".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let properties: serde_json::Map<String, serde_json::Value> = Status::in_order()
+            .into_iter()
+            .map(|status| {
+                let row = status.row();
+                let doc = format!("How many trials have the status `{}`.", row.name);
+                let schema =
+                    serde_json::json!({"type": "integer", "minimum": 0, "description": doc});
+                (row.count_key.to_owned(), schema)
+            })
+            .collect();
+        let required: Vec<&str> = Status::in_order()
+            .into_iter()
+            .map(|status| status.row().count_key)
+            .collect();
+        schemars::json_schema!({"type": "object", "properties": properties, "required": required})
     }
 }
 
