@@ -89,9 +89,32 @@ pub(crate) fn console(report: &Report, position: impl Fn(&str) -> Option<usize>)
 /// A writer of a report file.
 pub(crate) type Writer = fn(&Report) -> String;
 
-/// The report files a run writes, each by the flag that names its file, with its writer: the
-/// one list a new format of a run joins (CONTRIBUTING.md, "Adding a report format").
-pub(crate) const FORMATS: [(&str, Writer); 2] = [("--report-json", json), ("--junit", junit)];
+/// A report file a run writes: the flag that names its file, the variable
+/// that names it when the flag is not given, the flag's help, and its writer.
+pub(crate) struct Format {
+    pub(crate) flag: &'static str,
+    pub(crate) variable: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) write: Writer,
+}
+
+/// The report files a run writes: the one list a new format of a run joins (CONTRIBUTING.md,
+/// "Adding a report format"). The run's flags, their variables and their help are made from it
+/// (`crate::run::config::ReportFiles`).
+pub(crate) const FORMATS: [Format; 2] = [
+    Format {
+        flag: "--report-json",
+        variable: "OPSPEC_REPORT_JSON",
+        help: "Write a JSON report there",
+        write: json,
+    },
+    Format {
+        flag: "--junit",
+        variable: "OPSPEC_JUNIT",
+        help: "Write a JUnit XML report there",
+        write: junit,
+    },
+];
 
 /// `text` as XML or HTML text or attribute value; control characters other than newline and tab
 /// are dropped (XML 1.0 cannot hold them).

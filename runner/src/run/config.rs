@@ -11,6 +11,7 @@
 //! is typed at the root). Backend commands always run from the repository root
 //! ([`crate::backend::process`]).
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -205,6 +206,84 @@ fn split_paths(text: &OsStr) -> Result<PathList, ValueError> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathList(pub Vec<PathBuf>);
 
+/// The report files of a run, by the flag of their format (`--report-json`, `--junit`): one flag,
+/// one variable and one help line per entry of [`report::FORMATS`], made from it, so that a new
+/// format is one line there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReportFiles(BTreeMap<&'static str, PathBuf>);
+
+impl ReportFiles {
+    /// The files with `path` for the format whose flag is `flag` (`--report-json`).
+    pub fn with(mut self, flag: &str, path: PathBuf) -> ReportFiles {
+        let format = (report::FORMATS.iter())
+            .find(|format| format.flag == flag)
+            .unwrap_or_else(|| panic!("no report format has the flag {flag}"));
+        self.0.insert(format.flag, path);
+        self
+    }
+
+    /// Each format not given a file by its flag given the one its variable names, if any.
+    fn or_variables(mut self, variable: impl Fn(&'static str) -> Option<PathBuf>) -> ReportFiles {
+        for format in &report::FORMATS {
+            if !self.0.contains_key(format.flag) {
+                if let Some(path) = variable(format.variable) {
+                    self.0.insert(format.flag, path);
+                }
+            }
+        }
+        self
+    }
+
+    fn absolute(self, absolute: impl Fn(PathBuf) -> PathBuf) -> ReportFiles {
+        ReportFiles(
+            self.0
+                .into_iter()
+                .map(|(flag, path)| (flag, absolute(path)))
+                .collect(),
+        )
+    }
+}
+
+/// A flag's name without its `--`, as clap takes it.
+fn long(flag: &'static str) -> &'static str {
+    flag.trim_start_matches("--")
+}
+
+impl clap::FromArgMatches for ReportFiles {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<ReportFiles, clap::Error> {
+        let mut files = ReportFiles::default();
+        files.update_from_arg_matches(matches)?;
+        Ok(files)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for format in &report::FORMATS {
+            if let Some(path) = matches.get_one::<PathBuf>(long(format.flag)) {
+                self.0.insert(format.flag, path.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for ReportFiles {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        report::FORMATS.iter().fold(command, |command, format| {
+            command.arg(
+                clap::Arg::new(long(format.flag))
+                    .long(long(format.flag))
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(format!("{} [env: {}]", format.help, format.variable)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        ReportFiles::augment_args(command)
+    }
+}
+
 /// The flags of a run; each falls back to its variable (named in its help).
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
 #[command(next_help_heading = "Run options (each overrides its OPSPEC_* variable)")]
@@ -251,12 +330,9 @@ pub struct Options {
     /// Known-failures file of the backend [env: OPSPEC_EXPECTATIONS]
     #[arg(long, value_name = "FILE")]
     pub expectations: Option<PathBuf>,
-    /// Write a JSON report there [env: OPSPEC_REPORT_JSON]
-    #[arg(long, value_name = "FILE")]
-    pub report_json: Option<PathBuf>,
-    /// Write a JUnit XML report there [env: OPSPEC_JUNIT]
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    /// The report files (`--report-json FILE`, `--junit FILE`, ...: `report::FORMATS`).
+    #[command(flatten)]
+    pub report_files: ReportFiles,
     /// Where the backend's stderr goes, emptied at each run and kept to 16 MiB (default:
     /// target/opspec-backend.log)
     /// [env: OPSPEC_BACKEND_LOG]
@@ -332,8 +408,8 @@ pub struct Config {
     /// The deadline of each backend process's hello.
     pub hello_timeout: Duration,
     pub expectations: Option<PathBuf>,
-    pub report_json: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
+    /// The report files to write, by format.
+    pub report_files: ReportFiles,
     pub backend_log: PathBuf,
     pub dump_requests: Option<PathBuf>,
     pub max_elements: u64,
@@ -650,11 +726,7 @@ impl Options {
                 .expectations
                 .or_else(|| path("OPSPEC_EXPECTATIONS"))
                 .map(absolute),
-            report_json: self
-                .report_json
-                .or_else(|| path("OPSPEC_REPORT_JSON"))
-                .map(absolute),
-            junit: self.junit.or_else(|| path("OPSPEC_JUNIT")).map(absolute),
+            report_files: self.report_files.or_variables(path).absolute(absolute),
             backend_log: self
                 .backend_log
                 .or_else(|| path("OPSPEC_BACKEND_LOG"))
@@ -728,13 +800,9 @@ impl Config {
     /// The report files the run writes ([`report::FORMATS`]): each one's flag, path and
     /// writer.
     pub(crate) fn report_files(&self) -> impl Iterator<Item = (&'static str, &Path, Writer)> {
-        report::FORMATS.into_iter().filter_map(|(flag, write)| {
-            let path = match flag {
-                "--report-json" => self.report_json.as_deref(),
-                "--junit" => self.junit.as_deref(),
-                _ => None,
-            };
-            path.map(|path| (flag, path, write))
+        report::FORMATS.iter().filter_map(|format| {
+            let path = self.report_files.0.get(format.flag)?;
+            Some((format.flag, path.as_path(), format.write))
         })
     }
 
@@ -916,6 +984,43 @@ mod tests {
         assert!(options.resolve_with(base, |_| None).unwrap().bless);
     }
 
+    /// Each report format of `report::FORMATS` is a flag of the run, in its help with its
+    /// variable, and its variable names the file when the flag is not given; the flag wins.
+    #[test]
+    fn every_report_format_has_its_flag_and_variable() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            options: Options,
+        }
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        let base = Path::new("/base");
+        for format in &report::FORMATS {
+            assert!(
+                help.contains(&format!("{} <FILE>", format.flag))
+                    && help.contains(&format!("[env: {}]", format.variable)),
+                "{} is not in the help:\n{help}",
+                format.flag
+            );
+            let cli = <Cli as clap::Parser>::try_parse_from(["runner", format.flag, "given"]);
+            let config = cli.unwrap().options.resolve_with(base, |_| None).unwrap();
+            let files: Vec<_> = config.report_files().map(|(f, p, _)| (f, p)).collect();
+            assert_eq!(files, [(format.flag, Path::new("/base/given"))]);
+            let variable = |name: &str| (name == format.variable).then(|| "named".into());
+            let config = Options::default().resolve_with(base, variable).unwrap();
+            let files: Vec<_> = config.report_files().map(|(f, p, _)| (f, p)).collect();
+            assert_eq!(files, [(format.flag, Path::new("/base/named"))]);
+            let cli = <Cli as clap::Parser>::try_parse_from(["runner", format.flag, "given"]);
+            let config = cli.unwrap().options.resolve_with(base, variable).unwrap();
+            assert_eq!(
+                config.report_files().map(|(_, p, _)| p).collect::<Vec<_>>(),
+                [Path::new("/base/given")]
+            );
+        }
+    }
+
     #[test]
     fn a_budget_the_memory_cannot_hold_is_refused_with_the_bound() {
         let memory = Some(24 << 30);
@@ -967,7 +1072,7 @@ mod tests {
         let known = scratch.path().join("k.txt");
         let options = Options {
             expectations: Some(known.clone()),
-            report_json: Some(known.clone()),
+            report_files: ReportFiles::default().with("--report-json", known.clone()),
             ..Options::default()
         };
         let config = options.resolve_with(scratch.path(), |_| None).unwrap();
@@ -978,7 +1083,10 @@ mod tests {
         );
         let options = Options {
             specs: Some(PathList(vec![scratch.path().join("specs")])),
-            report_json: Some(scratch.path().join("specs/shuffle/basic.yaml")),
+            report_files: ReportFiles::default().with(
+                "--report-json",
+                scratch.path().join("specs/shuffle/basic.yaml"),
+            ),
             ..Options::default()
         };
         let config = options.resolve_with(scratch.path(), |_| None).unwrap();
