@@ -88,18 +88,18 @@ impl Class {
     }
 }
 
-/// One declared known failure.
+/// One declared known failure: the entry as its line writes it, which every report names, and
+/// what the matching reads of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// Its line, selector, clause, class, reason and condition as written.
+    pub(crate) written: EntryLine,
     /// The trial name or `prefix*` it matches; with `by_clause`, the one it is limited to, if
     /// any.
     pub(crate) pattern: Option<String>,
-    /// The entry covers the trials whose cases cite `clause` (`clause`, `clause in ...`).
+    /// The entry covers the trials whose cases cite its clause (`clause`, `clause in ...`).
     pub(crate) by_clause: bool,
-    pub(crate) clause: String,
     pub(crate) class: Class,
-    pub(crate) reason: String,
-    pub(crate) line: usize,
     /// The entry's condition, if it has one.
     pub(crate) condition: Option<Condition>,
     /// Whether the condition held on the run's facts ([`Expectations::resolve`]); true for an
@@ -134,16 +134,49 @@ pub(crate) struct EntryLine {
 }
 
 impl Entry {
-    /// The entry as its line writes it.
-    pub(crate) fn written(&self) -> EntryLine {
-        EntryLine {
-            line: self.line,
-            selector: self.selector(),
-            clause: self.clause.clone(),
-            class: self.class.name().to_owned(),
-            reason: self.reason.clone(),
-            condition: self.condition.as_ref().map(|c| c.text.clone()),
+    /// The entry of line `line` (its condition not yet resolved on a run's facts).
+    pub(crate) fn new(
+        line: usize,
+        pattern: Option<String>,
+        by_clause: bool,
+        clause: String,
+        class: Class,
+        reason: String,
+        condition: Option<Condition>,
+    ) -> Entry {
+        let selector = match (&pattern, by_clause) {
+            (Some(pattern), false) => pattern.clone(),
+            (Some(pattern), true) => format!("clause in {pattern}"),
+            (None, _) => "clause".to_owned(),
+        };
+        Entry {
+            written: EntryLine {
+                line,
+                selector,
+                clause,
+                class: class.name().to_owned(),
+                reason,
+                condition: condition.as_ref().map(|c| c.text.clone()),
+            },
+            pattern,
+            by_clause,
+            class,
+            condition,
+            holds: true,
+            unknown_facts: Vec::new(),
         }
+    }
+
+    pub(crate) fn line(&self) -> usize {
+        self.written.line
+    }
+
+    pub(crate) fn clause(&self) -> &str {
+        &self.written.clause
+    }
+
+    pub(crate) fn reason(&self) -> &str {
+        &self.written.reason
     }
 
     /// Whether the entry covers a trial named `trial` whose case cites `clauses`, whether or
@@ -153,16 +186,12 @@ impl Entry {
             .pattern
             .as_deref()
             .map_or(true, |pattern| name_matches(pattern, trial));
-        named && (!self.by_clause || clauses.contains(&self.clause))
+        named && (!self.by_clause || clauses.contains(&self.written.clause))
     }
 
     /// The selector as the file writes it.
-    pub(crate) fn selector(&self) -> String {
-        match (&self.pattern, self.by_clause) {
-            (Some(pattern), false) => pattern.clone(),
-            (Some(pattern), true) => format!("clause in {pattern}"),
-            (None, _) => "clause".to_owned(),
-        }
+    pub(crate) fn selector(&self) -> &str {
+        &self.written.selector
     }
 }
 
@@ -412,17 +441,15 @@ impl Expectations {
                     op: op.to_owned(),
                 });
             }
-            entries.push(Entry {
-                pattern: pattern.map(str::to_owned),
-                by_clause,
-                clause: clause.to_owned(),
-                class,
-                reason: reason.to_owned(),
+            entries.push(Entry::new(
                 line,
+                pattern.map(str::to_owned),
+                by_clause,
+                clause.to_owned(),
+                class,
+                reason.to_owned(),
                 condition,
-                holds: true,
-                unknown_facts: Vec::new(),
-            });
+            ));
         }
         let error_clauses = catalogue
             .iter()
@@ -487,14 +514,14 @@ impl Expectations {
             let Some(pattern) = &entry.pattern else {
                 continue;
             };
-            let stray = trials
-                .iter()
-                .find(|t| name_matches(pattern, &t.name) && !t.clauses.contains(&entry.clause));
+            let stray = trials.iter().find(|t| {
+                name_matches(pattern, &t.name) && !t.clauses.iter().any(|c| c == entry.clause())
+            });
             if let Some(trial) = stray {
                 errors.push(ExpectationsError::NotCited {
-                    line: entry.line,
+                    line: entry.line(),
                     pattern: pattern.clone(),
-                    clause: entry.clause.clone(),
+                    clause: entry.clause().to_owned(),
                     trial: trial.name.clone(),
                     // Each clause once: a case may cite one itself and through its error kind.
                     cites: trial.clauses.iter().fold(Vec::new(), |mut once, clause| {
@@ -542,8 +569,8 @@ mod tests {
         let first = e
             .lookup("slice::a::b::float16", &cites("slice.reflect.mirror"))
             .unwrap();
-        assert_eq!(first.reason, "off by one");
-        assert_eq!(first.clause, "slice.reflect.mirror");
+        assert_eq!(first.reason(), "off by one");
+        assert_eq!(first.clause(), "slice.reflect.mirror");
         assert_eq!(first.class, Class::Semantics);
         assert!(e
             .lookup("slice::a::b::float32", &cites("slice.reflect.mirror"))
@@ -551,9 +578,9 @@ mod tests {
         let second = e
             .lookup("shuffle::dtypes::x::int4", &cites("shuffle.dtype.listed"))
             .unwrap();
-        assert_eq!(second.line, 4);
+        assert_eq!(second.line(), 4);
         assert_eq!(second.class, Class::Adapter);
-        assert_eq!(second.reason, "no int4 | not yet");
+        assert_eq!(second.reason(), "no int4 | not yet");
         let trials = vec![TrialClauses {
             name: "slice::a::b::float16".to_owned(),
             clauses: cites("slice.reflect.mirror"),
@@ -614,11 +641,11 @@ mod tests {
         assert_eq!(e.entries[0].selector(), "clause");
         assert_eq!(e.entries[1].selector(), "clause in shuffle::dtypes::*");
         let reflect = trial("slice::reflect::a::int8", &["slice.reflect.mirror"]);
-        assert_eq!(e.lookup(&reflect.name, &reflect.clauses).unwrap().line, 1);
+        assert_eq!(e.lookup(&reflect.name, &reflect.clauses).unwrap().line(), 1);
         // The same name without the clause is not covered.
         assert!(e.lookup(&reflect.name, &[]).is_none());
         let listed = trial("shuffle::dtypes::x::int4", &["shuffle.dtype.listed"]);
-        assert_eq!(e.lookup(&listed.name, &listed.clauses).unwrap().line, 2);
+        assert_eq!(e.lookup(&listed.name, &listed.clauses).unwrap().line(), 2);
         let elsewhere = trial("shuffle::other::x::int4", &["shuffle.dtype.listed"]);
         assert!(e.lookup(&elsewhere.name, &elsewhere.clauses).is_none());
         assert!(e.check(&[reflect, listed, elsewhere]).is_ok());
@@ -678,18 +705,18 @@ mod tests {
             &catalogue(),
         )
         .unwrap();
-        assert_eq!(e.entries[0].reason, "drops -0 | not always");
+        assert_eq!(e.entries[0].reason(), "drops -0 | not always");
         let condition = e.entries[0].condition.as_ref().unwrap();
         assert_eq!(condition.text, "cpu_vendor == AuthenticAMD");
         // `if` in the reason itself, not as the last field, is reason.
-        assert_eq!(e.entries[1].reason, "if only | everywhere");
+        assert_eq!(e.entries[1].reason(), "if only | everywhere");
         assert!(e.entries[1].condition.is_none());
         let cites = ["slice.reflect.mirror".to_owned()];
         e.resolve(&facts("GenuineIntel", &["amx_tile"]));
         assert!(e.lookup("slice::a::x", &cites).is_none());
         assert!(e.lookup("slice::b::x", &cites).is_some());
         e.resolve(&facts("AuthenticAMD", &[]));
-        assert_eq!(e.lookup("slice::a::x", &cites).unwrap().line, 1);
+        assert_eq!(e.lookup("slice::a::x", &cites).unwrap().line(), 1);
         assert_eq!(
             Expectations::parse(
                 "slice::a | slice.reflect.mirror | defect | why | if cpu_vendor is amd",
@@ -738,7 +765,7 @@ mod tests {
             e.entries[0].condition.as_ref().unwrap().text,
             "os == windows"
         );
-        assert_eq!(e.entries[0].reason, "why");
+        assert_eq!(e.entries[0].reason(), "why");
         let e = err("if os == windows | more words").to_string();
         assert_eq!(
             e,
@@ -750,7 +777,7 @@ mod tests {
             &c,
         )
         .unwrap();
-        assert_eq!(e.entries[0].reason, "why | iffy on AMD | ifdef'd out");
+        assert_eq!(e.entries[0].reason(), "why | iffy on AMD | ifdef'd out");
         assert!(e.entries[0].condition.is_none());
         // Through a file, the message names it.
         let dir = tempfile::tempdir().unwrap();
@@ -815,7 +842,7 @@ mod tests {
             &catalogue(),
         )
         .unwrap();
-        assert_eq!(e.entries[0].clause, "common.budget.too-large");
+        assert_eq!(e.entries[0].clause(), "common.budget.too-large");
     }
 
     #[test]

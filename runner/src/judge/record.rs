@@ -101,7 +101,7 @@ pub(crate) struct EntryState {
 impl EntryState {
     pub(crate) fn of(entry: &Entry) -> EntryState {
         EntryState {
-            entry: entry.written(),
+            entry: entry.written.clone(),
             held: entry.holds,
             unknown_facts: entry.unknown_facts.iter().map(|f| f.to_string()).collect(),
         }

@@ -330,10 +330,10 @@ fn decided(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Ver
                 message
             };
             Verdict {
-                known: Some(entry.written()),
+                known: Some(entry.written.clone()),
                 ..Verdict::new(
                     Status::KnownFailure,
-                    format!("known failure: {}\n{report}", entry.reason),
+                    format!("known failure: {}\n{report}", entry.reason()),
                 )
             }
         }
@@ -345,15 +345,15 @@ fn decided(verdict: Verdict, known: Option<&Entry>, replay: Option<&str>) -> Ver
         (Status::Excluded | Status::NotRun, _) | (_, None) => verdict,
         (Status::Passed, Some(entry)) => Verdict::fail(format!(
             "stale expectation: this case now passes; remove line {} (`{}: {}`) from the expectations file",
-            entry.line,
+            entry.line(),
             entry.selector(),
-            entry.reason
+            entry.reason()
         )),
         (status, Some(entry)) => Verdict::fail(format!(
             "stale expectation: line {} (`{}: {}`) says this case fails, but it is {}: {message}",
-            entry.line,
+            entry.line(),
             entry.selector(),
-            entry.reason,
+            entry.reason(),
             status.name()
         )),
     }
@@ -926,17 +926,15 @@ cases:
             decide(verdict.clone(), None, Some("r")).verdict().status,
             Status::ShapeChecked
         );
-        let entry = Entry {
-            pattern: Some("scale::*".into()),
-            by_clause: false,
-            clause: "scale.formula".into(),
-            class: crate::judge::expectations::Class::Semantics,
-            reason: "why".into(),
-            line: 7,
-            condition: None,
-            holds: true,
-            unknown_facts: Vec::new(),
-        };
+        let entry = Entry::new(
+            7,
+            Some("scale::*".into()),
+            false,
+            "scale.formula".into(),
+            crate::judge::expectations::Class::Semantics,
+            "why".into(),
+            None,
+        );
         let stale = decide(verdict, Some(&entry), Some("r")).into_verdict();
         assert_eq!(stale.status, Status::Failed);
         assert!(

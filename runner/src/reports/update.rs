@@ -558,17 +558,15 @@ mod tests {
     fn the_verdicts_stale_messages_name_their_line() {
         use crate::judge::expectations::{Class, Entry};
         use crate::judge::verdict::{decide, Verdict};
-        let entry = Entry {
-            pattern: Some("slice::*".into()),
-            by_clause: false,
-            clause: "slice.reflect.mirror".into(),
-            class: Class::Semantics,
-            reason: "why".into(),
-            line: 17,
-            condition: None,
-            holds: true,
-            unknown_facts: Vec::new(),
-        };
+        let entry = Entry::new(
+            17,
+            Some("slice::*".into()),
+            false,
+            "slice.reflect.mirror".into(),
+            Class::Semantics,
+            "why".into(),
+            None,
+        );
         for verdict in [
             Verdict::of_status(Status::Passed, String::new()),
             Verdict::of_status(Status::ImplementationDefined, "differs".into()),

@@ -119,11 +119,11 @@ pub(crate) fn plan(
                 .unmatched(cited)
                 .into_iter()
                 .map(|entry| PlannedTrial {
-                    name: format!("expectations::line_{}", entry.line),
+                    name: format!("expectations::line_{}", entry.line()),
                     kind: TrialKind::StaleExpectation {
                         message: format!(
                             "stale expectation: line {} (`{}`) matches no case; remove it",
-                            entry.line,
+                            entry.line(),
                             entry.selector()
                         ),
                     },

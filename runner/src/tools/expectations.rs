@@ -4,19 +4,14 @@
 use crate::backend::facts::Facts;
 use std::path::Path;
 
-use crate::judge::expectations::{Expectations, EXPECTATIONS_LIMIT};
+use crate::judge::expectations::{EntryLine, Expectations, EXPECTATIONS_LIMIT};
 
 /// An entry as `runner expectations` lists it: what the file says, and whether its condition
 /// holds on the facts given (`held` is absent for a condition not evaluated).
 #[derive(Debug, serde::Serialize)]
 struct Listed<'a> {
-    line: usize,
-    selector: String,
-    clause: &'a str,
-    class: &'static str,
-    reason: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    condition: Option<&'a str>,
+    #[serde(flatten)]
+    entry: &'a EntryLine,
     #[serde(skip_serializing_if = "Option::is_none")]
     held: Option<bool>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -69,12 +64,7 @@ pub fn list_main(
         facts: facts.as_ref(),
         entries: (expectations.entries.iter())
             .map(|entry| Listed {
-                line: entry.line,
-                selector: entry.selector(),
-                clause: &entry.clause,
-                class: entry.class.name(),
-                reason: &entry.reason,
-                condition: entry.condition.as_ref().map(|c| c.text.as_str()),
+                entry: &entry.written,
                 held: match (&entry.condition, &facts) {
                     (None, _) => Some(true),
                     (Some(_), Some(_)) => Some(entry.holds),
@@ -91,8 +81,9 @@ pub fn list_main(
         let text = serde_json::to_string_pretty(&listing).expect("listings serialize");
         let _ = writeln!(out, "{text}");
     } else {
-        for entry in &listing.entries {
-            let condition = match (entry.condition, entry.held) {
+        for listed in &listing.entries {
+            let entry = listed.entry;
+            let condition = match (&entry.condition, listed.held) {
                 (None, _) => String::new(),
                 (Some(c), Some(true)) => format!(" | if {c}  [holds]"),
                 (Some(c), Some(false)) => format!(" | if {c}  [does not hold]"),
