@@ -207,14 +207,15 @@ fn split_paths(text: &OsStr) -> Result<PathList, ValueError> {
 pub struct PathList(pub Vec<PathBuf>);
 
 /// The report files of a run, by the flag of their format (`--report-json`, `--junit`): one flag,
-/// one variable and one help line per entry of [`report::FORMATS`], made from it, so that a new
+/// one variable and one help line per entry of `report::FORMATS`, made from it, so that a new
 /// format is one line there.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReportFiles(BTreeMap<&'static str, PathBuf>);
 
 impl ReportFiles {
     /// The files with `path` for the format whose flag is `flag` (`--report-json`).
-    pub fn with(mut self, flag: &str, path: PathBuf) -> ReportFiles {
+    #[cfg(test)]
+    fn with(mut self, flag: &str, path: PathBuf) -> ReportFiles {
         let format = (report::FORMATS.iter())
             .find(|format| format.flag == flag)
             .unwrap_or_else(|| panic!("no report format has the flag {flag}"));
