@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """The engine adapters, read from their manifests `runner/backends/<name>/engine.toml`: the only
-list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh` and
+list of engines. `.ci/run`, `scripts/engines/engines_md.py`, `scripts/engines/engines_report.sh` and
 `runner/tests/engines.rs` read the manifests through this script.
 
-    python3 scripts/engines.py list                  the engines' names, one a line
-    python3 scripts/engines.py show NAME FIELD       one field (a list: one item a line; a table: JSON)
-    python3 scripts/engines.py json                  every manifest, as one JSON object by name
-    python3 scripts/engines.py install NAME          runs the engine's install command
-    python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
-    python3 scripts/engines.py check-hello NAME      the hello leaves out what `not_declared` says
-    python3 scripts/engines.py check NAME [--runner PATH]
+    python3 scripts/engines/engines.py list                  the engines' names, one a line
+    python3 scripts/engines/engines.py show NAME FIELD       one field (a list: one item a line; a table: JSON)
+    python3 scripts/engines/engines.py json                  every manifest, as one JSON object by name
+    python3 scripts/engines/engines.py install NAME          runs the engine's install command
+    python3 scripts/engines/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
+    python3 scripts/engines/engines.py check-hello NAME      the hello leaves out what `not_declared` says
+    python3 scripts/engines/engines.py check NAME [--runner PATH]
                                                      what runner/tests/engines.rs checks of the
                                                      folder, without the engine's suite
 
@@ -28,7 +28,7 @@ names; the known-failures file as the runner reads it (`runner --expectations FI
 line's fields, class and clause id, and that every trial an entry names cites its clause); every
 `defect` entry naming a `repro/<file>.py` that exists; the run without the engine's packages
 stopping with the install command; the hello against `not_declared` (when the engine is
-installed); docs/engines.md and README.md's list as scripts/engines_md.py writes them. It prints a
+installed); docs/engines.md and README.md's list as scripts/engines/engines_md.py writes them. It prints a
 line per check and exits 1 when one fails. Left to `cargo test --test engines`, which run the
 engine: its reproducers, its `test_*.py` and `check_*.py`, and its batched run.
 
@@ -61,7 +61,7 @@ import sys
 import tempfile
 import tomllib
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BACKENDS = os.path.join(ROOT, "runner", "backends")
 # key -> (type, required)
 KEYS = {
@@ -173,7 +173,7 @@ def run_command(manifest, runner=None, ci=False, extra=()):
 
 
 # The op vocabulary, generated from the Rust definitions (crates/spec/src/vocabulary.rs).
-with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "vocabulary.json"), encoding="utf-8") as _f:
+with open(os.path.join(ROOT, "schema", "vocabulary.json"), encoding="utf-8") as _f:
     VOCABULARY = json.load(_f)
 OPS = [op["name"] for op in VOCABULARY["ops"]]
 SLICE_MODES = [m.upper() for m in VOCABULARY["slice_modes"]]
@@ -300,11 +300,11 @@ def check(name, manifest, runner=None, backends=BACKENDS):
             said, declared = undeclared(hello_of(manifest)), set(manifest.get("not_declared", []))
             results.append((said == declared, "the hello leaves out what `not_declared` says",
                             "" if said == declared else f"not_declared {sorted(declared)} but the hello leaves out {sorted(said)}"))
-    page = subprocess.run([sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check", "--runner", runner[0]]
-                          if len(runner) == 1 else [sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check"],
+    page = subprocess.run([sys.executable, os.path.join(root, "scripts", "engines", "engines_md.py"), "--check", "--runner", runner[0]]
+                          if len(runner) == 1 else [sys.executable, os.path.join(root, "scripts", "engines", "engines_md.py"), "--check"],
                           cwd=root, capture_output=True, text=True)
-    results.append((page.returncode == 0, "docs/engines.md and README.md's list are what scripts/engines_md.py writes",
-                    (page.stdout + page.stderr).strip() + ("\nrun: python3 scripts/engines_md.py" if page.returncode else "")))
+    results.append((page.returncode == 0, "docs/engines.md and README.md's list are what scripts/engines/engines_md.py writes",
+                    (page.stdout + page.stderr).strip() + ("\nrun: python3 scripts/engines/engines_md.py" if page.returncode else "")))
     return results
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of scripts/version_matrix.py's checks of what it reads: a report filed under a version
+"""Tests of scripts/engines/version_matrix.py's checks of what it reads: a report filed under a version
 its run was not of is refused, and a corrupt report or times.json is a message, not a traceback.
 Run by runner/tests/engines.rs; exit 0 when every test passes.
 
-    python3 scripts/test_version_matrix.py
+    python3 scripts/engines/test_version_matrix.py
 """
 
 import contextlib

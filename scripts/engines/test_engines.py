@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of scripts/engines.py, the reader of the engine manifests: the repository's manifests are
+"""Tests of scripts/engines/engines.py, the reader of the engine manifests: the repository's manifests are
 valid and name files that exist, a manifest with an unknown, missing or mistyped key stops every
 command naming the file and the key, and a run's command line is the manifest's. Run by
 runner/tests/engines.rs; exit 0 when every test passes.
 
-    python3 scripts/test_engines.py
+    python3 scripts/engines/test_engines.py
 """
 
 import contextlib

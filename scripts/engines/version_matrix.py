@@ -2,7 +2,7 @@
 """Runs an engine adapter at several released versions of its engine, each in a virtual
 environment of its own, and shows what changed from one version to the next, clause by clause.
 
-    python3 scripts/version_matrix.py [ENGINE ...] [--runner PATH] [--docs] [--no-run]
+    python3 scripts/engines/version_matrix.py [ENGINE ...] [--runner PATH] [--docs] [--no-run]
 
 ENGINE is a folder of runner/backends/ listed in MATRIX below (default: all of them). For each
 version, `python3 -m venv target/version-matrix/<engine>-<version>/` gets that version of the
@@ -21,7 +21,7 @@ section is the change table: README.md, "Reports across engines") goes to
 target/version-matrix/<engine>-<old>-to-<new>.diff.txt, and `runner report` draws every report
 on target/version-matrix/index.html, whose "Across versions" section has a per-clause change
 table per engine. With --docs the summary is written to docs/versions.md, which
-scripts/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
+scripts/engines/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
 reports (and times, target/version-matrix/times.json) of the last run are taken as they are, to
 redraw the page and the summary. Every report must be of the version it is filed under (its
 `facts.version`, from the adapter's hello, compared as versions): a report copied under another
@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 OUT = os.path.join(ROOT, "target", "version-matrix")
 DOC = os.path.join(ROOT, "docs", "versions.md")
 
@@ -303,9 +303,9 @@ def main(argv=None):
 
 def write_doc(results, steps, total):
     out = [
-        "<!-- Written by `python3 scripts/version_matrix.py --docs`; docs/engines.md includes it. -->",
+        "<!-- Written by `python3 scripts/engines/version_matrix.py --docs`; docs/engines.md includes it. -->",
         "",
-        "`python3 scripts/version_matrix.py` runs each adapter below at several released versions of",
+        "`python3 scripts/engines/version_matrix.py` runs each adapter below at several released versions of",
         "its engine, each in a virtual environment of its own under `target/version-matrix/`, without",
         "an expectations file (the pinned known-failures file describes the pinned version only), so",
         "each report holds the engine's raw statuses. Between consecutive versions, `runner diff`'s",
