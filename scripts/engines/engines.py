@@ -76,10 +76,18 @@ KEYS = {
     "build_only": (bool, False),
     "composed": (dict, False),
     "not_declared": (list, False),
+    "version_matrix": (dict, False),
+}
+# The table `version_matrix` (scripts/engines/version_matrix.py): its keys -> (what, required).
+VERSION_MATRIX_KEYS = {
+    "package": ("the engine's pip package, a string", True),
+    "versions": ("the released versions to run, a list of strings", True),
+    "overrides": ("per version, a table of the pins that replace requirements.txt's (package = version)", False),
+    "notes": ("per version, a string: what its row of docs/versions.md needs said", False),
 }
 RUNNER = ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
 # What an optional key means when a manifest leaves it out.
-DEFAULTS = {"build_only": False, "composed": {}, "not_declared": []}
+DEFAULTS = {"build_only": False, "composed": {}, "not_declared": [], "version_matrix": {}}
 # An engine's name, its folder's: what `list` prints one a line and CI loops over.
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # The largest manifest read: a real one is under 2 KiB.
@@ -128,6 +136,11 @@ def load(path):
                 raise ManifestError(f"{name}: missing key `{key}`")
             continue
         value = manifest[key]
+        if key == "version_matrix":
+            problem = version_matrix_problem(value)
+            if problem:
+                raise ManifestError(f"{name}: {problem}")
+            continue
         strings = value.values() if kind is dict and isinstance(value, dict) else value
         if not isinstance(value, kind) or (kind in (list, dict) and not all(isinstance(v, str) for v in strings)):
             wanted = {str: "a string", list: "a list of strings", bool: "true or false", dict: "a table of strings"}[kind]
@@ -136,6 +149,36 @@ def load(path):
             raise ManifestError(f"{name}: key `{key}` is empty")
     manifest.setdefault("build_only", False)
     return manifest
+
+
+def version_matrix_problem(table):
+    """What is wrong with a manifest's `version_matrix` table (naming the key), or None."""
+    def strings(value):
+        return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+
+    if not isinstance(table, dict):
+        return f"key `version_matrix` must be a table ({', '.join(VERSION_MATRIX_KEYS)}), not {table!r}"
+    for key in table:
+        if key not in VERSION_MATRIX_KEYS:
+            return f"unknown key `version_matrix.{key}` (the keys: {', '.join(VERSION_MATRIX_KEYS)})"
+    for key, (what, required) in VERSION_MATRIX_KEYS.items():
+        if required and key not in table:
+            return f"missing key `version_matrix.{key}` ({what})"
+    if not isinstance(table["package"], str) or not table["package"].strip():
+        return f"key `version_matrix.package` must be {VERSION_MATRIX_KEYS['package'][0]}, not {table['package']!r}"
+    if not strings(table["versions"]) or not table["versions"]:
+        return f"key `version_matrix.versions` must be {VERSION_MATRIX_KEYS['versions'][0]}, not {table['versions']!r}"
+    for key in ("overrides", "notes"):
+        per_version = table.get(key, {})
+        if not isinstance(per_version, dict):
+            return f"key `version_matrix.{key}` must be {VERSION_MATRIX_KEYS[key][0]}, not {per_version!r}"
+        for version, value in per_version.items():
+            if version not in table["versions"]:
+                return f"key `version_matrix.{key}.\"{version}\"`: {version!r} is not one of `version_matrix.versions`"
+            right = (isinstance(value, dict) and strings(list(value.values()))) if key == "overrides" else (isinstance(value, str) and value.strip())
+            if not right:
+                return f"key `version_matrix.{key}.\"{version}\"` must be {'a table of strings (package = version)' if key == 'overrides' else 'a string, not empty'}, not {value!r}"
+    return None
 
 
 def manifests(backends=BACKENDS):
