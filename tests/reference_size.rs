@@ -1,6 +1,6 @@
 //! The reference interpreter stays small enough to read: the crate `opspec` (every file of
 //! `src/`) has at most 3,000 code lines, comments, blank lines and tests not counted.
-//! `scripts/reference_lines.py` prints the same count per file, with the public items.
+//! `scripts/audits/reference_lines.py` prints the same count per file, with the public items.
 
 use std::path::{Path, PathBuf};
 

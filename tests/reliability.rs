@@ -47,9 +47,12 @@ fn every_test_the_reliability_page_names_exists() {
     for dir in ["src", "tests", "runner", "crates"] {
         rust_sources(&repo().join(dir), &mut sources);
     }
-    // The scripts' tests (scripts/test_*.py), as `fn name(` too.
+    // The scripts' tests (scripts/*/test_*.py), as `fn name(` too.
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(repo().join("scripts"))
         .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .flat_map(|folder| std::fs::read_dir(folder).unwrap())
         .map(|entry| entry.unwrap().path())
         .filter(|path| {
             let name = path.file_name().unwrap().to_string_lossy();

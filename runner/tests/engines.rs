@@ -1,6 +1,6 @@
 //! The engine adapters of `runner/backends/`, each found by its manifest `engine.toml` (read
-//! through scripts/engines.py): an adapter whose packages are missing makes the run an error that
-//! names the install command, never a pass; docs/engines.md is what scripts/engines_md.py writes
+//! through scripts/engines/engines.py): an adapter whose packages are missing makes the run an error that
+//! names the install command, never a pass; docs/engines.md is what scripts/engines/engines_md.py writes
 //! from their known-failures files; each engine's reproducers and message patterns hold on it.
 //!
 //! The checks that start the engines themselves take minutes, so `cargo test` leaves them out
@@ -25,16 +25,16 @@ struct Engine {
     expectations: String,
 }
 
-/// Every engine, by name, from `python3 scripts/engines.py json` (which validates the manifests).
+/// Every engine, by name, from `python3 scripts/engines/engines.py json` (which validates the manifests).
 fn engines() -> Vec<Engine> {
     let read = Command::new("python3")
         .current_dir(workspace())
-        .args(["scripts/engines.py", "json"])
+        .args(["scripts/engines/engines.py", "json"])
         .output()
         .unwrap();
     assert!(
         read.status.success(),
-        "scripts/engines.py json: {}",
+        "scripts/engines/engines.py json: {}",
         String::from_utf8_lossy(&read.stderr)
     );
     let manifests: serde_json::Map<String, serde_json::Value> =
@@ -69,7 +69,7 @@ fn every_manifest_says_what_its_hello_leaves_out() {
         let (mut python, _scratch) = python("python3");
         let check = python
             .current_dir(workspace())
-            .args(["scripts/engines.py", "check-hello", &engine.name])
+            .args(["scripts/engines/engines.py", "check-hello", &engine.name])
             .output()
             .unwrap();
         assert!(
@@ -80,17 +80,20 @@ fn every_manifest_says_what_its_hello_leaves_out() {
     }
 }
 
-/// The manifests' reader and its checks (scripts/test_engines.py).
+/// The manifests' reader and its checks (scripts/engines/test_engines.py).
 #[test]
 fn the_manifests_reader_validates_them() {
-    assert_script_passes("python3", Path::new("scripts/test_engines.py"));
+    assert_script_passes("python3", Path::new("scripts/engines/test_engines.py"));
 }
 
 /// The version matrix's checks of the reports and times it reads
-/// (scripts/test_version_matrix.py).
+/// (scripts/engines/test_version_matrix.py).
 #[test]
 fn the_version_matrix_checks_what_it_reads() {
-    assert_script_passes("python3", Path::new("scripts/test_version_matrix.py"));
+    assert_script_passes(
+        "python3",
+        Path::new("scripts/engines/test_version_matrix.py"),
+    );
 }
 
 #[test]
@@ -123,29 +126,29 @@ fn an_adapter_without_its_packages_stops_the_run_with_the_install_command() {
     }
 }
 
-/// docs/engines.md's counts are the runs' known failures (scripts/test_engines_md.py: made-up
+/// docs/engines.md's counts are the runs' known failures (scripts/engines/test_engines_md.py: made-up
 /// reports of every engine add up on the page, a missing or stale report stops the script, and
 /// the page adds up to the runs docs/engine-runs.json records).
 #[test]
 fn the_engines_page_counts_what_the_runs_reports_count() {
-    assert_script_passes("python3", Path::new("scripts/test_engines_md.py"));
+    assert_script_passes("python3", Path::new("scripts/engines/test_engines_md.py"));
 }
 
 /// Every time, memory or thread figure of an adapter README and of docs/ is written by the
-/// script that measured it, with its date, machine and command (scripts/test_figures.py).
+/// script that measured it, with its date, machine and command (scripts/benchmarks/test_figures.py).
 #[test]
 fn figures_are_written_by_the_scripts_that_measured_them() {
-    assert_script_passes("python3", Path::new("scripts/test_figures.py"));
+    assert_script_passes("python3", Path::new("scripts/benchmarks/test_figures.py"));
 }
 
-/// The page and README.md's list of engines are what scripts/engines_md.py writes from the
+/// The page and README.md's list of engines are what scripts/engines/engines_md.py writes from the
 /// manifests, the known-failures files (read through `runner expectations`) and the runs it
 /// recorded in docs/engine-runs.json.
 #[test]
 fn the_engines_page_is_generated_from_the_known_failures_files() {
     let check = Command::new("python3")
         .current_dir(workspace())
-        .args(["scripts/engines_md.py", "--check", "--runner"])
+        .args(["scripts/engines/engines_md.py", "--check", "--runner"])
         .arg(env!("CARGO_BIN_EXE_runner"))
         .output()
         .unwrap();
@@ -381,7 +384,7 @@ fn every_claim_checked_on_its_engine_holds() {
 
 /// Batching never changes a verdict (docs/protocol.md, "Batches"): every engine whose hello
 /// declares `batch`, run on a sample of its trials (one part in 16, by name) with its batches
-/// and with `--batch 1`, gives the same report trial for trial (scripts/same_reports.py
+/// and with `--batch 1`, gives the same report trial for trial (scripts/audits/same_reports.py
 /// `batched`; BENCHMARKS.md "Batched trials" has the whole runs).
 #[test]
 #[ignore = "engine checks: cargo test -p opspec-runner --test engines --test engine_settings -- --ignored"]
@@ -394,7 +397,7 @@ fn every_engine_batched_gives_the_verdicts_of_single_requests() {
         let run = python
             .current_dir(workspace())
             .env("OPSPEC_RUNNER", env!("CARGO_BIN_EXE_runner"))
-            .args(["scripts/same_reports.py", "batched", &engine.name])
+            .args(["scripts/audits/same_reports.py", "batched", &engine.name])
             .args(["--partition", "1/16"])
             .output()
             .unwrap();

@@ -1,6 +1,6 @@
 //! Offline cases (docs/protocol.md, "Offline cases"): `runner export --cases DIR` writes the
 //! cases as files, a harness that reads only those files answers them
-//! (`scripts/offline_answer.py`), and `runner judge DIR` makes of the answers the run a live
+//! (`scripts/audits/offline_answer.py`), and `runner judge DIR` makes of the answers the run a live
 //! backend makes: the same JSON report trial for trial, the same JUnit file and exit code, known
 //! failures and their conditions included; a wrong answer fails exactly its trial, and a missing
 //! or malformed answer fails its trial naming the file and the field.
@@ -53,13 +53,13 @@ fn export(dir: &Path, args: &[&str]) {
     assert!(output.status.success(), "{}", text(&output));
 }
 
-/// Answers the cases of `dir` through `backend` with scripts/offline_answer.py, wrong on the
+/// Answers the cases of `dir` through `backend` with scripts/audits/offline_answer.py, wrong on the
 /// cases `wrong` names.
 fn answer(dir: &Path, backend: &str, wrong: &[&str]) {
     let mut command = Command::new("python3");
     command
         .current_dir(repository())
-        .arg("scripts/offline_answer.py")
+        .arg("scripts/audits/offline_answer.py")
         .arg(dir)
         .args(["--backend", backend]);
     for id in wrong {
@@ -113,11 +113,11 @@ fn replay_flags(report: &serde_json::Value) -> String {
     replay.split_once(name).unwrap().1.to_owned()
 }
 
-/// scripts/same_reports.py `pair`, leaving out what names how the answers were had.
+/// scripts/audits/same_reports.py `pair`, leaving out what names how the answers were had.
 fn differences(live: &Path, judged: &Path) -> String {
     let output = Command::new("python3")
         .current_dir(repository())
-        .args(["scripts/same_reports.py", "pair"])
+        .args(["scripts/audits/same_reports.py", "pair"])
         .arg(live)
         .arg(judged)
         .args(["--except", "replay", "--except", "run.backend_command"])

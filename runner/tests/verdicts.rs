@@ -214,7 +214,7 @@ fn a_known_failure_entry_whose_trials_do_not_cite_its_clause_is_refused() {
         "{all}"
     );
     // `--list` checks the file the same way, starting no backend: a quick check of an
-    // engine's known failures (`python3 scripts/engines.py check NAME`).
+    // engine's known failures (`python3 scripts/engines/engines.py check NAME`).
     let output = runner(scratch.path())
         .args(["--specs", "specs", "--list", "--expectations"])
         .arg(&expectations)

@@ -3,14 +3,14 @@
 //! suite's wall time and peak RSS.
 //!
 //! ```text
-//! scripts/bench.sh                      regenerates BENCHMARKS.md (builds the runner first)
+//! scripts/benchmarks/bench.sh                      regenerates BENCHMARKS.md (builds the runner first)
 //! cargo bench -p opspec-kernels --bench layout            prints the table
 //! cargo bench -p opspec-kernels --bench layout -- slice   only the lines whose name contains `slice`
 //! cargo bench -p opspec-kernels --bench layout -- --markdown   BENCHMARKS.md's sections on stdout
 //! ```
 //! A bench only prints: with `--markdown`, the table goes to stderr and stdout carries the
-//! title and sections of BENCHMARKS.md this bench measures, which `scripts/bench.sh` merges into
-//! the file (`scripts/benchmarks_md.py`, keeping the sections other benches or people wrote).
+//! title and sections of BENCHMARKS.md this bench measures, which `scripts/benchmarks/bench.sh` merges into
+//! the file (`scripts/benchmarks/benchmarks_md.py`, keeping the sections other benches or people wrote).
 //! Variables: `OPSPEC_BENCH_REPS` (timed repetitions per line, default 11; the median is kept),
 //! `OPSPEC_BENCH_RUNS` (whole runs, default 1: each line's row is the run whose ratio to the
 //! copy is the median, the slower middle one for an even count, and a column gives the
@@ -974,9 +974,9 @@ fn main() {
     if markdown {
         let document = format!(
             "# Benchmarks\n\n\
-             Regenerate with `scripts/bench.sh` (builds `target/release/runner`, then runs \
+             Regenerate with `scripts/benchmarks/bench.sh` (builds `target/release/runner`, then runs \
              `OPSPEC_BENCH_RUNS=3 cargo bench -p opspec-kernels --bench layout -- --markdown`, \
-             whose sections `scripts/benchmarks_md.py` merges into this file; about three \
+             whose sections `scripts/benchmarks/benchmarks_md.py` merges into this file; about three \
              minutes). The harness is \
              `crates/kernels/benches/layout.rs`; numpy's side is \
              `crates/kernels/benches/numpy_layout.py`. The same binary's ratios move between whole runs on this \

@@ -13,7 +13,7 @@
 //! shared, so wall time moves with its load). MB/s counts the spec's bytes, the `.npy` files'
 //! included. The peak is the maximum resident set of `runner -q` over the folder (`/usr/bin/time
 //! -f %M`), over those bytes. It prints the section *Loading spec data* of BENCHMARKS.md, which
-//! `scripts/bench.sh` merges into the file (`scripts/benchmarks_md.py`); a bench only prints.
+//! `scripts/benchmarks/bench.sh` merges into the file (`scripts/benchmarks/benchmarks_md.py`); a bench only prints.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -183,7 +183,7 @@ fn main() {
         .unwrap_or_else(|| "?".into());
     let mut section = format!(
         "{SECTION}\n\n\
-         `cargo bench -p opspec-spec --bench spec_load` (`crates/spec/benches/spec_load.rs`; `scripts/bench.sh` runs it after the layout \
+         `cargo bench -p opspec-spec --bench spec_load` (`crates/spec/benches/spec_load.rs`; `scripts/benchmarks/bench.sh` runs it after the layout \
          bench and merges this section into BENCHMARKS.md). One shuffle case whose input and expected output hold the same \
          float32 values: inline as shortest decimals (about 11 bytes a value), or as two `.npy` files. \
          *Load* is `opspec_spec::load_dirs` over the spec's folder, median of {REPS}: wall time, and the \

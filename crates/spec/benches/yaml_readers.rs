@@ -3,7 +3,7 @@
 //! the same files into the same types, with the peak heap of each read and its time.
 //!
 //! ```sh
-//! python3 scripts/big_specs.py /tmp/probe block 66000000
+//! python3 scripts/benchmarks/big_specs.py /tmp/probe block 66000000
 //! cargo bench -p opspec-spec --bench yaml_readers -- $PWD/specs/reformat/vector_major.yaml /tmp/probe/shuffle/load.yaml
 //! ```
 //!

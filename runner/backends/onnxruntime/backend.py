@@ -188,7 +188,7 @@ def ortvalue(wire):
     else:
         array = np.frombuffer(wire.data, dtype=RAW_FEED[wire.dtype]).reshape(wire.shape)
     if not hasattr(ort.OrtValue, "ortvalue_from_numpy_with_onnx_type"):
-        # ONNX Runtime before 1.20 (scripts/version_matrix.py runs 1.18): only the dtypes numpy
+        # ONNX Runtime before 1.20 (scripts/engines/version_matrix.py runs 1.18): only the dtypes numpy
         # has, fed as numpy's own type over the same bytes.
         if wire.dtype not in NUMPY_TYPE:
             raise Unsupported(f"{wire.dtype} inputs need ONNX Runtime 1.20 (OrtValue.ortvalue_from_numpy_with_onnx_type)")

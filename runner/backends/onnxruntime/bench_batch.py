@@ -10,7 +10,7 @@ table (README.md, "Batches").
         [--repeat N] [--write]
 
 `--write` also writes the table, with the date, the machine and the command, into README.md's
-block of this script (scripts/measured.py), where scripts/test_figures.py requires such figures.
+block of this script (scripts/benchmarks/measured.py), where scripts/benchmarks/test_figures.py requires such figures.
 """
 
 import argparse
@@ -71,7 +71,7 @@ def main():
     if args.one is not None:
         measure(args.dump, args.one)
         return
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts", "benchmarks"))
     import measured
 
     where, when = measured.machine(), time.strftime("%Y-%m-%d", time.gmtime())

@@ -30,7 +30,7 @@ try:
 
     try:
         import openvino.opset13 as ops
-    except ImportError:  # OpenVINO before 2025 (scripts/version_matrix.py runs 2024.6) has it here
+    except ImportError:  # OpenVINO before 2025 (scripts/engines/version_matrix.py runs 2024.6) has it here
         import openvino.runtime.opset13 as ops
 except ImportError as missing:  # reported to the runner, never run as a pass
     serve_missing(__file__, missing)

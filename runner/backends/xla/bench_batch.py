@@ -10,7 +10,7 @@ reports of it (`os.wait4`). One size after another, so that they do not share th
 
 DUMP is a file of the suite's requests, one JSON line each (the runner's `--dump-requests`, run
 with the manifest's backend and options; a batch's line stands for its cases). The table goes to standard output; `--write` also puts
-it in README.md as the block this script measured (scripts/measured.py: the date, the machine and
+it in README.md as the block this script measured (scripts/benchmarks/measured.py: the date, the machine and
 the command in its marker). The machine may be shared: CPU time, not wall time, is the figure."""
 
 import argparse
@@ -23,7 +23,7 @@ import tempfile
 sys.dont_write_bytecode = True  # leave no __pycache__ beside the sources
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "benchmarks"))
 import measured  # noqa: E402
 
 README = os.path.join(HERE, "README.md")

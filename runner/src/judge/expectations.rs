@@ -25,7 +25,7 @@
 //!   in which one covers a trial is no pass.
 //!
 //! The engine adapters' files (`runner/backends/*/known-failures.txt`) are what
-//! `scripts/engines_md.py` turns into `docs/engines.md`.
+//! `scripts/engines/engines_md.py` turns into `docs/engines.md`.
 //! A known failure that fails is reported as ignored with its reason; one that passes is a
 //! failure ("stale": remove the entry); an entry that matches no case is a failure too.
 //!

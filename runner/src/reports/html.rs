@@ -26,7 +26,7 @@
 //! facts of their hellos), the page opens, after the totals, on what changed from each version
 //! to the next, in the order the reports are given: a table per engine with a row per clause and
 //! a column per upgrade, counted as `runner diff` counts by clause, each count opening the list of
-//! its trials (`scripts/version_matrix.py` makes such a page).
+//! its trials (`scripts/engines/version_matrix.py` makes such a page).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

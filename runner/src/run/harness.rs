@@ -319,7 +319,7 @@ impl Harness {
     ) -> Result<RunSummary, RunError> {
         if args.list {
             // The known failures are checked as a run checks them: `--list` is the quick
-            // check of a file (`scripts/engines.py check`).
+            // check of a file (`scripts/engines/engines.py check`).
             self.checked_expectations()?;
             return Ok(self.list(&args));
         }

@@ -1,7 +1,7 @@
 """Writes the two large spec folders BENCHMARKS.md measures the spec reader's peak memory on:
 
-    python3 scripts/big_specs.py DIR block 66000000   # data as block-style rows, `- [..]`
-    python3 scripts/big_specs.py DIR line 200000000   # the whole spec on one line
+    python3 scripts/benchmarks/big_specs.py DIR block 66000000   # data as block-style rows, `- [..]`
+    python3 scripts/benchmarks/big_specs.py DIR line 200000000   # the whole spec on one line
 
 Each is one shuffle identity case (DIR/shuffle/load.yaml) whose input and expected output hold
 the same float32 values, written with 4 significant digits; the byte count is the file's

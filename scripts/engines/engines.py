@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """The engine adapters, read from their manifests `runner/backends/<name>/engine.toml`: the only
-list of engines. `.ci/run`, `scripts/engines_md.py`, `scripts/engines_report.sh` and
+list of engines. `.ci/run`, `scripts/engines/engines_md.py`, `scripts/engines/engines_report.sh` and
 `runner/tests/engines.rs` read the manifests through this script.
 
-    python3 scripts/engines.py list                  the engines' names, one a line
-    python3 scripts/engines.py show NAME FIELD       one field (a list: one item a line; a table: JSON)
-    python3 scripts/engines.py json                  every manifest, as one JSON object by name
-    python3 scripts/engines.py install NAME          runs the engine's install command
-    python3 scripts/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
-    python3 scripts/engines.py check-hello NAME      the hello leaves out what `not_declared` says
-    python3 scripts/engines.py check NAME [--runner PATH]
+    python3 scripts/engines/engines.py list                  the engines' names, one a line
+    python3 scripts/engines/engines.py show NAME FIELD       one field (a list: one item a line; a table: JSON)
+    python3 scripts/engines/engines.py json                  every manifest, as one JSON object by name
+    python3 scripts/engines/engines.py install NAME          runs the engine's install command
+    python3 scripts/engines/engines.py run NAME [--ci] [--runner PATH] [--] [RUNNER ARG ...]
+    python3 scripts/engines/engines.py check-hello NAME      the hello leaves out what `not_declared` says
+    python3 scripts/engines/engines.py check NAME [--runner PATH]
                                                      what runner/tests/engines.rs checks of the
                                                      folder, without the engine's suite
 
@@ -28,7 +28,7 @@ names; the known-failures file as the runner reads it (`runner --expectations FI
 line's fields, class and clause id, and that every trial an entry names cites its clause); every
 `defect` entry naming a `repro/<file>.py` that exists; the run without the engine's packages
 stopping with the install command; the hello against `not_declared` (when the engine is
-installed); docs/engines.md and README.md's list as scripts/engines_md.py writes them. It prints a
+installed); docs/engines.md and README.md's list as scripts/engines/engines_md.py writes them. It prints a
 line per check and exits 1 when one fails. Left to `cargo test --test engines`, which run the
 engine: its reproducers, its `test_*.py` and `check_*.py`, and its batched run.
 
@@ -61,7 +61,7 @@ import sys
 import tempfile
 import tomllib
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BACKENDS = os.path.join(ROOT, "runner", "backends")
 # key -> (type, required)
 KEYS = {
@@ -76,10 +76,18 @@ KEYS = {
     "build_only": (bool, False),
     "composed": (dict, False),
     "not_declared": (list, False),
+    "version_matrix": (dict, False),
+}
+# The table `version_matrix` (scripts/engines/version_matrix.py): its keys -> (what, required).
+VERSION_MATRIX_KEYS = {
+    "package": ("the engine's pip package, a string", True),
+    "versions": ("the released versions to run, a list of strings", True),
+    "overrides": ("per version, a table of the pins that replace requirements.txt's (package = version)", False),
+    "notes": ("per version, a string: what its row of docs/versions.md needs said", False),
 }
 RUNNER = ["cargo", "run", "-q", "-p", "opspec-runner", "--bin", "runner", "--"]
 # What an optional key means when a manifest leaves it out.
-DEFAULTS = {"build_only": False, "composed": {}, "not_declared": []}
+DEFAULTS = {"build_only": False, "composed": {}, "not_declared": [], "version_matrix": {}}
 # An engine's name, its folder's: what `list` prints one a line and CI loops over.
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # The largest manifest read: a real one is under 2 KiB.
@@ -128,6 +136,11 @@ def load(path):
                 raise ManifestError(f"{name}: missing key `{key}`")
             continue
         value = manifest[key]
+        if key == "version_matrix":
+            problem = version_matrix_problem(value)
+            if problem:
+                raise ManifestError(f"{name}: {problem}")
+            continue
         strings = value.values() if kind is dict and isinstance(value, dict) else value
         if not isinstance(value, kind) or (kind in (list, dict) and not all(isinstance(v, str) for v in strings)):
             wanted = {str: "a string", list: "a list of strings", bool: "true or false", dict: "a table of strings"}[kind]
@@ -136,6 +149,36 @@ def load(path):
             raise ManifestError(f"{name}: key `{key}` is empty")
     manifest.setdefault("build_only", False)
     return manifest
+
+
+def version_matrix_problem(table):
+    """What is wrong with a manifest's `version_matrix` table (naming the key), or None."""
+    def strings(value):
+        return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+
+    if not isinstance(table, dict):
+        return f"key `version_matrix` must be a table ({', '.join(VERSION_MATRIX_KEYS)}), not {table!r}"
+    for key in table:
+        if key not in VERSION_MATRIX_KEYS:
+            return f"unknown key `version_matrix.{key}` (the keys: {', '.join(VERSION_MATRIX_KEYS)})"
+    for key, (what, required) in VERSION_MATRIX_KEYS.items():
+        if required and key not in table:
+            return f"missing key `version_matrix.{key}` ({what})"
+    if not isinstance(table["package"], str) or not table["package"].strip():
+        return f"key `version_matrix.package` must be {VERSION_MATRIX_KEYS['package'][0]}, not {table['package']!r}"
+    if not strings(table["versions"]) or not table["versions"]:
+        return f"key `version_matrix.versions` must be {VERSION_MATRIX_KEYS['versions'][0]}, not {table['versions']!r}"
+    for key in ("overrides", "notes"):
+        per_version = table.get(key, {})
+        if not isinstance(per_version, dict):
+            return f"key `version_matrix.{key}` must be {VERSION_MATRIX_KEYS[key][0]}, not {per_version!r}"
+        for version, value in per_version.items():
+            if version not in table["versions"]:
+                return f"key `version_matrix.{key}.\"{version}\"`: {version!r} is not one of `version_matrix.versions`"
+            right = (isinstance(value, dict) and strings(list(value.values()))) if key == "overrides" else (isinstance(value, str) and value.strip())
+            if not right:
+                return f"key `version_matrix.{key}.\"{version}\"` must be {'a table of strings (package = version)' if key == 'overrides' else 'a string, not empty'}, not {value!r}"
+    return None
 
 
 def manifests(backends=BACKENDS):
@@ -173,7 +216,7 @@ def run_command(manifest, runner=None, ci=False, extra=()):
 
 
 # The op vocabulary, generated from the Rust definitions (crates/spec/src/vocabulary.rs).
-with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "vocabulary.json"), encoding="utf-8") as _f:
+with open(os.path.join(ROOT, "schema", "vocabulary.json"), encoding="utf-8") as _f:
     VOCABULARY = json.load(_f)
 OPS = [op["name"] for op in VOCABULARY["ops"]]
 SLICE_MODES = [m.upper() for m in VOCABULARY["slice_modes"]]
@@ -300,11 +343,11 @@ def check(name, manifest, runner=None, backends=BACKENDS):
             said, declared = undeclared(hello_of(manifest)), set(manifest.get("not_declared", []))
             results.append((said == declared, "the hello leaves out what `not_declared` says",
                             "" if said == declared else f"not_declared {sorted(declared)} but the hello leaves out {sorted(said)}"))
-    page = subprocess.run([sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check", "--runner", runner[0]]
-                          if len(runner) == 1 else [sys.executable, os.path.join(root, "scripts", "engines_md.py"), "--check"],
+    page = subprocess.run([sys.executable, os.path.join(root, "scripts", "engines", "engines_md.py"), "--check", "--runner", runner[0]]
+                          if len(runner) == 1 else [sys.executable, os.path.join(root, "scripts", "engines", "engines_md.py"), "--check"],
                           cwd=root, capture_output=True, text=True)
-    results.append((page.returncode == 0, "docs/engines.md and README.md's list are what scripts/engines_md.py writes",
-                    (page.stdout + page.stderr).strip() + ("\nrun: python3 scripts/engines_md.py" if page.returncode else "")))
+    results.append((page.returncode == 0, "docs/engines.md and README.md's list are what scripts/engines/engines_md.py writes",
+                    (page.stdout + page.stderr).strip() + ("\nrun: python3 scripts/engines/engines_md.py" if page.returncode else "")))
     return results
 
 

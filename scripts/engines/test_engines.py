@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of scripts/engines.py, the reader of the engine manifests: the repository's manifests are
+"""Tests of scripts/engines/engines.py, the reader of the engine manifests: the repository's manifests are
 valid and name files that exist, a manifest with an unknown, missing or mistyped key stops every
 command naming the file and the key, and a run's command line is the manifest's. Run by
 runner/tests/engines.rs; exit 0 when every test passes.
 
-    python3 scripts/test_engines.py
+    python3 scripts/engines/test_engines.py
 """
 
 import contextlib
@@ -82,6 +82,16 @@ class Manifests(unittest.TestCase):
             (VALID + "build_only = 1\n", "key `build_only` must be true or false"),
             (VALID.replace('modules = "engine"', 'modules = " "'), "key `modules` is empty"),
             ("display = \n", "not TOML"),
+            (VALID + 'version_matrix = "1.0"\n', "key `version_matrix` must be a table"),
+            (VALID + '[version_matrix]\npackage = "engine"\n', "missing key `version_matrix.versions`"),
+            (VALID + '[version_matrix]\npackage = "engine"\nversions = ["1.0"]\nnumpy = "2"\n', "unknown key `version_matrix.numpy`"),
+            (VALID + '[version_matrix]\npackage = "engine"\nversions = "1.0"\n', "key `version_matrix.versions` must be the released versions to run, a list of strings"),
+            (VALID + '[version_matrix]\npackage = "engine"\nversions = ["1.0"]\noverrides = { "2.0" = { numpy = "2" } }\n',
+             'key `version_matrix.overrides."2.0"`: \'2.0\' is not one of `version_matrix.versions`'),
+            (VALID + '[version_matrix]\npackage = "engine"\nversions = ["1.0"]\noverrides = { "1.0" = { numpy = 2 } }\n',
+             'key `version_matrix.overrides."1.0"` must be a table of strings'),
+            (VALID + '[version_matrix]\npackage = "engine"\nversions = ["1.0"]\nnotes = { "1.0" = "" }\n',
+             'key `version_matrix.notes."1.0"` must be a string, not empty'),
         ]:
             with self.subTest(message=message):
                 code, _, err = self.main(self.backends(engine=text), "list")
@@ -178,6 +188,7 @@ class Manifests(unittest.TestCase):
         backends = self.backends(engine=VALID)
         self.assertEqual(self.main(backends, "show", "engine", "not_declared"), (0, "", ""))
         self.assertEqual(self.main(backends, "show", "engine", "composed"), (0, "{}\n", ""))
+        self.assertEqual(self.main(backends, "show", "engine", "version_matrix"), (0, "{}\n", ""))
         with_them = VALID + 'not_declared = ["as_strided"]\n[composed]\nslice = "Gather"\n'
         backends = self.backends(engine=with_them)
         self.assertEqual(self.main(backends, "show", "engine", "not_declared"), (0, "as_strided\n", ""))

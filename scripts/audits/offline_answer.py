@@ -4,7 +4,7 @@
 `runner judge DIR` reads (docs/protocol.md, "Offline cases"). A harness on a device does the
 same in its own language, calling its engine where this one asks a protocol backend.
 
-    python3 scripts/offline_answer.py DIR --backend CMD [--wrong ID ...]
+    python3 scripts/audits/offline_answer.py DIR --backend CMD [--wrong ID ...]
 
 Each case of DIR/index.json is sent to the backend process CMD (any protocol backend, such as
 `target/release/runner --serve`) as the `run` request a live run sends, its tensors read from

@@ -16,14 +16,14 @@ constant or static, a module, a re-export, a field; plus each enum variant of a 
 each `#[macro_export]` macro. It is a count of declarations, not `cargo public-api`'s listing
 (which also counts trait impls).
 
-Usage: scripts/reference_lines.py [--limit N] [--crate] [--root DIR]   (default limit 3000)
+Usage: scripts/audits/reference_lines.py [--limit N] [--crate] [--root DIR]   (default limit 3000)
 """
 
 import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 3000
 PUB_ITEM = re.compile(r"^\s*pub\s+(unsafe\s+)?(const\s+)?(fn|struct|enum|trait|type|const|static|mod|use|[a-z_][a-z0-9_]*\s*:)")
 

@@ -4,9 +4,9 @@
 # did. The tests wait for processes to appear or disappear by polling to a deadline, so a
 # loaded machine may make them slower but never makes them fail.
 #
-#   scripts/fault_tests_under_load.sh [ROUNDS]
+#   scripts/audits/fault_tests_under_load.sh [ROUNDS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 rounds=${1:-10}
 load=${LOAD:-$((2 * $(nproc)))}

@@ -3,9 +3,9 @@
 title and introduction, then `## ` sections) replaces the file's title and introduction when it
 has one, and each of the file's sections of the same heading; its other sections are added at
 the end, and the file's other sections are kept as they are, in their order. The benches only
-print (`cargo bench ... -- --markdown`); scripts/bench.sh runs them and this.
+print (`cargo bench ... -- --markdown`); scripts/benchmarks/bench.sh runs them and this.
 
-Usage: scripts/benchmarks_md.py FILE < sections.md
+Usage: scripts/benchmarks/benchmarks_md.py FILE < sections.md
 """
 
 import sys

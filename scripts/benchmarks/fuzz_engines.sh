@@ -4,9 +4,9 @@
 # times (default 3), and prints each run's cases/s, each engine's median, and fast / plain of
 # each round with its median.
 # Alternating runs see the same spells of a loaded machine: compare the ratio, not the figures.
-# Usage: scripts/fuzz_engines.sh [ROUNDS] [CASES]
+# Usage: scripts/benchmarks/fuzz_engines.sh [ROUNDS] [CASES]
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 cases=${2:-100000}
 cargo build -q --release -p opspec-runner --bin opspec-fuzz

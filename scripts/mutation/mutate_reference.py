@@ -14,11 +14,11 @@ it breaks) or is listed with the reason no case can kill it in `mutants-equivale
 repository root, keyed by the mutant's name without its line and column
 (`src/ops/slice.rs: replace < with <= in check_axis`).
 
-    python3 scripts/mutate_reference.py list                  # the mutants, by group
-    python3 scripts/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1] [--build NAME]
-    python3 scripts/mutate_reference.py summary               # target/mutation/reference.json
-    python3 scripts/mutate_reference.py report                # docs/mutation.md (its section)
-    python3 scripts/mutate_reference.py check                 # the configuration is consistent
+    python3 scripts/mutation/mutate_reference.py list                  # the mutants, by group
+    python3 scripts/mutation/mutate_reference.py run [--group G...] [--shard K/N] [--only REGEX] [--jobs 1] [--build NAME]
+    python3 scripts/mutation/mutate_reference.py summary               # target/mutation/reference.json
+    python3 scripts/mutation/mutate_reference.py report                # docs/mutation.md (its section)
+    python3 scripts/mutation/mutate_reference.py check                 # the configuration is consistent
 
 `run` runs cargo-mutants once per group (ops, float, compare, tensor: the order of priority),
 under `nice -n 10`, its output in target/mutation/reference/<group>/mutants.out and its builds
@@ -29,7 +29,7 @@ groups) need two folders, e.g. `--group ops` beside `--group float compare tenso
 `--shard K/N` runs cargo-mutants' slice K of N of each group (a fixed, reproducible subset).
 `summary` gathers the verdicts of every group into target/mutation/reference.json, and
 `report` writes this campaign's section of docs/mutation.md from it (the numpy backend's
-sections are scripts/mutate_numpy.py's; both go through scripts/mutation_page.py). `check`
+sections are scripts/mutation/mutate_numpy.py's; both go through scripts/mutation/mutation_page.py). `check`
 needs no cargo-mutants: every file .cargo/mutants.toml examines exists and belongs to one group,
 every function its `exclude_re` names and every function an entry of mutants-equivalent.toml
 names is still in the examined source.
@@ -49,7 +49,7 @@ import tomllib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mutation_page import KINDS, ORDER, header_lines, md_cell, replace_sections  # noqa: E402,F401
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "target", "mutation", "reference")
 BUILD = os.path.join(ROOT, "target", "mutation", "build")
 RESULTS = os.path.join(ROOT, "target", "mutation", "reference.json")
@@ -73,7 +73,7 @@ BUILD_TIMEOUT = 900
 # huge size fails its allocation instead of taking the machine's memory.
 MEMORY_LIMIT = 8 << 30
 
-COMMAND = "python3 scripts/mutate_reference.py run && python3 scripts/mutate_reference.py report"
+COMMAND = "python3 scripts/mutation/mutate_reference.py run && python3 scripts/mutation/mutate_reference.py report"
 
 
 def cargo_mutants(args, check=True, capture=False):
@@ -419,7 +419,7 @@ def reference_section():
         f"| **score** (killed / non-equivalent) | **{100 * score:.1f} %** |",
         "",
         # The time per mutant goes to stderr, not to the page: it has no date or machine with it
-        # (scripts/test_figures.py).
+        # (scripts/benchmarks/test_figures.py).
         "",
         "Per group:",
         "",
@@ -485,7 +485,7 @@ def check():
     for path in examined:
         groups = [g for g, (include, _) in GROUPS.items() if re.search(include, path + ":")]
         if not groups and not re.search(GROUPS["ops"][0], path):
-            problems.append(f"{path}: examined, but in no group of scripts/mutate_reference.py")
+            problems.append(f"{path}: examined, but in no group of scripts/mutation/mutate_reference.py")
     source = {}
     for path in examined:
         with open(os.path.join(ROOT, path)) as f:

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Every time, memory or thread figure of an adapter README (runner/backends/*/README.md) and of
-docs/*.md is written by the script that measured it: inside a block of scripts/measured.py,
+docs/*.md is written by the script that measured it: inside a block of scripts/benchmarks/measured.py,
 whose marker names the script, the date, the machine and the command, and whose digest matches
 the text (a figure edited by hand in a block fails too). A figure outside such a block is a
 hand-written one and fails, named with its file and line, unless NOT_MEASURED says why it is no
 measurement (a limit or a default the code sets, a package's size). Run by runner/tests/engines.rs;
 exit 0 when every test passes.
 
-    python3 scripts/test_figures.py
+    python3 scripts/benchmarks/test_figures.py
 """
 
 import glob
@@ -81,7 +81,7 @@ class Figures(unittest.TestCase):
         if found:
             self.fail(
                 "figures of time, memory or threads not written by the script that measured them "
-                "(scripts/measured.py; scripts/engine_run_stats.py --write ENGINE writes an adapter's run):\n" + "\n".join(found)
+                "(scripts/benchmarks/measured.py; scripts/engines/engine_run_stats.py --write ENGINE writes an adapter's run):\n" + "\n".join(found)
             )
 
     def scratch(self, text):
@@ -99,16 +99,16 @@ class Figures(unittest.TestCase):
         self.assertEqual(problems, [])
 
     def test_the_script_s_block_passes_and_an_edit_by_hand_inside_it_fails(self):
-        path = self.scratch("# x\n\n<!-- measured by scripts/engine_run_stats.py -->\n<!-- end of measured -->\n\nafter\n")
+        path = self.scratch("# x\n\n<!-- measured by scripts/engines/engine_run_stats.py -->\n<!-- end of measured -->\n\nafter\n")
         figures, problems = hand_written(path)
         self.assertEqual(len(problems), 1, "an empty marker is no measurement yet")
-        measured.write_block(path, "scripts/engine_run_stats.py", "python3 scripts/engine_run_stats.py --write x", "Peak 1880 MB, 11.6 s.", when="2026-12-04", where="a CPU (2 cores, load average 1.0)")
+        measured.write_block(path, "scripts/engines/engine_run_stats.py", "python3 scripts/engines/engine_run_stats.py --write x", "Peak 1880 MB, 11.6 s.", when="2026-12-04", where="a CPU (2 cores, load average 1.0)")
         text = read(path)
-        self.assertIn("<!-- measured by scripts/engine_run_stats.py on 2026-12-04, a CPU (2 cores, load average 1.0): `python3 scripts/engine_run_stats.py --write x`; digest ", text)
+        self.assertIn("<!-- measured by scripts/engines/engine_run_stats.py on 2026-12-04, a CPU (2 cores, load average 1.0): `python3 scripts/engines/engine_run_stats.py --write x`; digest ", text)
         self.assertTrue(text.endswith("<!-- end of measured -->\n\nafter\n"), text)
         self.assertEqual(hand_written(path), ([], []))
         # Written again, the block is replaced, not repeated.
-        measured.write_block(path, "scripts/engine_run_stats.py", "python3 scripts/engine_run_stats.py --write x", "Peak 79 MB.", when="2026-12-05", where="m")
+        measured.write_block(path, "scripts/engines/engine_run_stats.py", "python3 scripts/engines/engine_run_stats.py --write x", "Peak 79 MB.", when="2026-12-05", where="m")
         text = read(path)
         self.assertEqual(text.count("measured by"), 1)
         self.assertEqual(hand_written(path), ([], []))
@@ -120,8 +120,8 @@ class Figures(unittest.TestCase):
     def test_a_block_of_a_script_that_does_not_write_it_is_refused(self):
         path = self.scratch("x\n")
         with self.assertRaises(SystemExit) as refused:
-            measured.write_block(path, "scripts/engine_run_stats.py", "c", "t")
-        self.assertIn("put `<!-- measured by scripts/engine_run_stats.py -->`", str(refused.exception))
+            measured.write_block(path, "scripts/engines/engine_run_stats.py", "c", "t")
+        self.assertIn("put `<!-- measured by scripts/engines/engine_run_stats.py -->`", str(refused.exception))
 
     def test_limits_and_package_sizes_are_no_measurements(self):
         self.assertTrue(exempt(os.path.join(ROOT, "runner/backends/mnn/README.md"), "MNN 3.6.1's wheel is 17.7 MB and needs numpy."))

@@ -5,15 +5,15 @@ largest resident set of one of them and of all together (sampled every 0.1 s fro
 process's own peak, VmHWM, counts too). Prints a markdown table for BENCHMARKS.md ("Engine runs:
 time and threads", "Batched trials").
 
-Usage: scripts/engine_run_stats.py [--runner target/release/runner] [--batch N] [--as BYTES]
+Usage: scripts/engines/engine_run_stats.py [--runner target/release/runner] [--batch N] [--as BYTES]
        [--reports DIR] [--write] [ENGINE ...]
 (every engine of runner/backends/*/engine.toml when none is named; Linux only). `--batch N` is
 passed to the runner (`--batch 1`: every case alone); `--as BYTES` runs it under `prlimit --as`.
-`--reports DIR` keeps each run's JSON report as DIR/<engine>.json (what `scripts/engines_md.py
+`--reports DIR` keeps each run's JSON report as DIR/<engine>.json (what `scripts/engines/engines_md.py
 --reports DIR` counts docs/engines.md from). `--write` also writes each engine's figures into its
-README, runner/backends/<engine>/README.md, as the block this script measured (scripts/measured.py:
-the date, the machine, the command; scripts/test_figures.py fails on a figure outside such a
-block), in place of the block's markers `<!-- measured by scripts/engine_run_stats.py -->` and
+README, runner/backends/<engine>/README.md, as the block this script measured (scripts/benchmarks/measured.py:
+the date, the machine, the command; scripts/benchmarks/test_figures.py fails on a figure outside such a
+block), in place of the block's markers `<!-- measured by scripts/engines/engine_run_stats.py -->` and
 `<!-- end of measured -->`.
 """
 
@@ -26,9 +26,11 @@ import subprocess
 import sys
 import time
 
-import measured
+# measured.py, the marked blocks of figures, is in scripts/benchmarks/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import measured  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def descendants(pid):
@@ -79,7 +81,7 @@ def memory(pids):
 
 
 def engines():
-    out = subprocess.run([sys.executable, "scripts/engines.py", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "scripts/engines/engines.py", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
@@ -136,15 +138,15 @@ def main():
         if args.write:
             shown = shlex.join(base)
             text = (
-                f"Measured on {when} on {where} by `scripts/engine_run_stats.py`: "
+                f"Measured on {when} on {where} by `scripts/engines/engine_run_stats.py`: "
                 f"the whole run as CI makes it (`{shown}`) took {wall:.1f} s of wall time and {cpu:.1f} s of CPU "
                 f"(the runner and the adapter's processes); the largest resident set of one process was "
                 f"{mb(largest)} MB and of all together {mb(total)} MB, with at most {peak} threads at once "
                 f"(sampled every 0.1 s from /proc), in batches of {batch}: {summary}{status}. The wall time "
                 f"grows with the machine's load (its load average at the start, above)."
             )
-            again = "python3 scripts/engine_run_stats.py --write" + (f" --runner {args.runner}" if args.runner != "target/release/runner" else "") + f" {name}"
-            measured.write_block(os.path.join(ROOT, "runner", "backends", name, "README.md"), "scripts/engine_run_stats.py", again, text, when=when, where=where)
+            again = "python3 scripts/engines/engine_run_stats.py --write" + (f" --runner {args.runner}" if args.runner != "target/release/runner" else "") + f" {name}"
+            measured.write_block(os.path.join(ROOT, "runner", "backends", name, "README.md"), "scripts/engines/engine_run_stats.py", again, text, when=when, where=where)
 
 
 if __name__ == "__main__":

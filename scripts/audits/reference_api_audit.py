@@ -17,7 +17,7 @@ libraries and binaries only: items only tests or benches need show too. `--crate
 `--crate runner` audits one of them. `--write` leaves the narrowed declarations in the
 working tree.
 
-Usage: scripts/reference_api_audit.py [--lib] [--crate reference|runner] [--write]
+Usage: scripts/audits/reference_api_audit.py [--lib] [--crate reference|runner] [--write]
 """
 
 import json
@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The audited crates: their library sources, binaries left out.
 CRATES = {
     "reference": ("src", lambda relative: True),

@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Writes docs/engines.md from the engine adapters' manifests, their known-failures files and the
-JSON reports of their runs (runner/backends/*/engine.toml, read by scripts/engines.py): where each
+JSON reports of their runs (runner/backends/*/engine.toml, read by scripts/engines/engines.py): where each
 engine differs from TensorRT, per clause, with the number of trials of its run each entry
 matched; and the list of engines in README.md, between its `<!-- engines` markers. Neither is
 edited by hand; `--check` fails when either is not what this script writes (runner/tests/engines.rs).
-Its section "Across versions" is docs/versions.md, which `scripts/version_matrix.py --docs` writes.
+Its section "Across versions" is docs/versions.md, which `scripts/engines/version_matrix.py --docs` writes.
 
-    python3 scripts/engines_md.py --reports DIR [--runner PATH]    counts from the runs' reports
-    python3 scripts/engines_md.py [--check] [--runner PATH]        from docs/engine-runs.json
+    python3 scripts/engines/engines_md.py --reports DIR [--runner PATH]    counts from the runs' reports
+    python3 scripts/engines/engines_md.py [--check] [--runner PATH]        from docs/engine-runs.json
 
 The known-failures files are read through the runner (`runner expectations FILE --facts REPORT
 --json`: PATH, or `cargo run -q -p opspec-runner --bin runner`), never parsed here. The counts are
 the runs' own: DIR holds `<engine>.json` for every engine, the JSON report of its run as CI makes
-it (`python3 scripts/engines.py run ENGINE --ci -- -q --report-json DIR/ENGINE.json`, or
-scripts/engines_report.sh, which writes target/engines-report/), and a trial counts for the entry
+it (`python3 scripts/engines/engines.py run ENGINE --ci -- -q --report-json DIR/ENGINE.json`, or
+scripts/engines/engines_report.sh, which writes target/engines-report/), and a trial counts for the entry
 that made it a known failure in that run (the report's `known_failure_entries`); trials the
 engine's hello excludes are never counted. A missing report, a report of a part of a run, or one
 made with another version of the known-failures file stops the script. What it takes from the
@@ -38,7 +38,7 @@ import engines as manifests
 ROOT = manifests.ROOT
 PAGE = os.path.join(ROOT, "docs", "engines.md")
 README = os.path.join(ROOT, "README.md")
-README_BEGIN = "<!-- engines: written by scripts/engines_md.py from runner/backends/*/engine.toml -->"
+README_BEGIN = "<!-- engines: written by scripts/engines/engines_md.py from runner/backends/*/engine.toml -->"
 README_END = "<!-- end of engines -->"
 CLASSES = {
     "semantics": "the engine's semantics differ from TensorRT's",
@@ -57,7 +57,7 @@ def runner_command(runner):
 
 
 RUNS = os.path.join(ROOT, "docs", "engine-runs.json")
-REPORT_COMMAND = "python3 scripts/engines.py run {engine} --ci -- -q --report-json {folder}/{engine}.json"
+REPORT_COMMAND = "python3 scripts/engines/engines.py run {engine} --ci -- -q --report-json {folder}/{engine}.json"
 
 
 def listing(runner, path, report=None):
@@ -88,7 +88,7 @@ def from_report(runner, engine, manifest, folder):
     path = os.path.join(folder, f"{engine}.json")
     again = REPORT_COMMAND.format(engine=engine, folder=os.path.relpath(folder, ROOT) if os.path.isabs(folder) else folder)
     if not os.path.isfile(path):
-        sys.exit(f"{path}: no report of {engine}'s run; make it with `{again}` (or scripts/engines_report.sh for every engine)")
+        sys.exit(f"{path}: no report of {engine}'s run; make it with `{again}` (or scripts/engines/engines_report.sh for every engine)")
     try:
         report = json.load(open(path, encoding="utf-8"))
     except ValueError as e:
@@ -146,11 +146,11 @@ def read_runs(runner, folder):
         runs = {engine: from_report(runner, engine, manifest, folder) for engine, manifest in ENGINES.items()}
     else:
         if not os.path.exists(RUNS):
-            sys.exit(f"{os.path.relpath(RUNS, ROOT)} is missing: run the engines and `python3 scripts/engines_md.py --reports DIR`")
+            sys.exit(f"{os.path.relpath(RUNS, ROOT)} is missing: run the engines and `python3 scripts/engines/engines_md.py --reports DIR`")
         runs = json.load(open(RUNS, encoding="utf-8"))
         absent = [engine for engine in ENGINES if engine not in runs]
         if absent:
-            sys.exit(f"{os.path.relpath(RUNS, ROOT)} has no run of {', '.join(absent)}: make the reports ({REPORT_COMMAND.format(engine='ENGINE', folder='DIR')}) and run `python3 scripts/engines_md.py --reports DIR`")
+            sys.exit(f"{os.path.relpath(RUNS, ROOT)} has no run of {', '.join(absent)}: make the reports ({REPORT_COMMAND.format(engine='ENGINE', folder='DIR')}) and run `python3 scripts/engines/engines_md.py --reports DIR`")
     return runs
 
 
@@ -166,7 +166,7 @@ def entries(runner, engine, manifest, run):
         changed = sorted(now - then)[:3] + sorted(then - now)[:3]
         sys.exit(
             f"{manifest['expectations']}: its entries are not those its run counted ({'; '.join(changed) or 'their order changed'}): "
-            f"make {engine}'s report again (`{REPORT_COMMAND.format(engine=engine, folder='DIR')}`) and run `python3 scripts/engines_md.py --reports DIR`"
+            f"make {engine}'s report again (`{REPORT_COMMAND.format(engine=engine, folder='DIR')}`) and run `python3 scripts/engines/engines_md.py --reports DIR`"
         )
     return [(e, c["trials"], c["held"]) for e, c in zip(listed, counted)]
 
@@ -262,7 +262,7 @@ def native_and_composed():
 
 
 def across_versions():
-    """The section "Across versions": docs/versions.md, which `scripts/version_matrix.py --docs`
+    """The section "Across versions": docs/versions.md, which `scripts/engines/version_matrix.py --docs`
     writes (its first line, a comment naming the writer, left out)."""
     path = os.path.join(ROOT, "docs", "versions.md")
     if not os.path.exists(path):
@@ -317,7 +317,7 @@ def page(runner, runs):
     out = [
         "# Where the engines differ from TensorRT",
         "",
-        "Generated by `scripts/engines_md.py` from the engine adapters' known-failures files and the JSON",
+        "Generated by `scripts/engines/engines_md.py` from the engine adapters' known-failures files and the JSON",
         "reports of their runs; do not edit by hand (a test checks it is up to date). Each row is a clause",
         "of `specs/*.clauses.yaml` that the engine breaks, the class of the difference, the number of",
         "trials its run made known failures under its entries (trials the engine's hello excludes are",
@@ -325,10 +325,10 @@ def page(runner, runs):
         "known failures; its section below names the run. To count again after the runs:",
         "",
         "```sh",
-        "for engine in $(python3 scripts/engines.py list); do",
+        "for engine in $(python3 scripts/engines/engines.py list); do",
         "    " + REPORT_COMMAND.format(engine="$engine", folder="target/engines-report"),
         "done",
-        "python3 scripts/engines_md.py --reports target/engines-report",
+        "python3 scripts/engines/engines_md.py --reports target/engines-report",
         "```",
         "",
         "Classes: " + "; ".join(f"`{c}`: {text}" for c, text in CLASSES.items()) + ".",
@@ -343,12 +343,12 @@ def page(runner, runs):
         "the trials its manifest names for CI, when not all):",
         "",
         "```sh",
-        "python3 scripts/engines.py install xla",
-        "python3 scripts/engines.py run xla --runner target/release/runner",
+        "python3 scripts/engines/engines.py install xla",
+        "python3 scripts/engines/engines.py run xla --runner target/release/runner",
         "```",
         "",
         "The runs side by side (the reference and every engine), as `runner report --html` draws them (a",
-        "build-only engine's trials are shape-checked, never passed); `scripts/engines_report.sh` makes",
+        "build-only engine's trials are shape-checked, never passed); `scripts/engines/engines_report.sh` makes",
         "the runs, the page and this screenshot:",
         "",
         "![The cross-engine conformance page](images/engines-report.png)",
@@ -470,7 +470,7 @@ def main():
         if args.check:
             current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
             if current != text:
-                how = f"python3 scripts/engines_md.py --reports {args.reports}" if args.reports else "python3 scripts/engines_md.py"
+                how = f"python3 scripts/engines/engines_md.py --reports {args.reports}" if args.reports else "python3 scripts/engines/engines_md.py"
                 sys.exit(f"{name} is not up to date: run {how}")
             continue
         with open(path, "w", encoding="utf-8") as f:

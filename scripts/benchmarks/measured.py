@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Figures written by the script that measured them: a marked block of a markdown file,
 
-    <!-- measured by scripts/engine_run_stats.py on 2026-12-04, AMD EPYC 9R14 (2 cores, load
-         average 11.9): `python3 scripts/engine_run_stats.py --write mnn`; digest 0123456789ab -->
+    <!-- measured by scripts/engines/engine_run_stats.py on 2026-12-04, AMD EPYC 9R14 (2 cores, load
+         average 11.9): `python3 scripts/engines/engine_run_stats.py --write mnn`; digest 0123456789ab -->
     ...the figures, as the script wrote them...
     <!-- end of measured -->
 
@@ -10,10 +10,10 @@
 the machine and the command that measured the figures, and a digest of the text between the
 markers, so that a figure edited by hand in the block no longer matches. A time, memory or thread
 figure of an adapter README or of docs/ outside such a block is a hand-written one, and
-scripts/test_figures.py fails on it.
+scripts/benchmarks/test_figures.py fails on it.
 
     import measured
-    measured.write_block(path, "scripts/engine_run_stats.py", command, text, key="run")
+    measured.write_block(path, "scripts/engines/engine_run_stats.py", command, text, key="run")
 
 `key` tells apart the blocks one script writes in one file (`... measured by SCRIPT [key] on ...`).
 """
@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 END = "<!-- end of measured -->"
 # The opening marker: script, optional [key], date, machine, command, digest.
 OPEN = re.compile(

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The cross-engine conformance page and its screenshot (docs/engines.md links it): runs the suite
-# on the reference and on every engine of runner/backends/*/engine.toml, as scripts/engines.py
+# on the reference and on every engine of runner/backends/*/engine.toml, as scripts/engines/engines.py
 # runs it (its known failures and flags; a build-only engine's trials are shape-checked, never
 # passed), writes one `runner report` page of the JSON reports, and takes a screenshot of it in
 # headless Chromium (the Debian package).
 #
-#   scripts/engines_report.sh [--reuse]
+#   scripts/engines/engines_report.sh [--reuse]
 #
 # Writes target/engines-report/reference.json, <engine>.json for each engine, and engines.html,
 # and docs/images/engines-report.png. --reuse keeps the JSON reports already there (an engine's
 # run can take minutes: BENCHMARKS.md). The engines must be installed (`python3
-# scripts/engines.py install NAME`).
+# scripts/engines/engines.py install NAME`).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 reuse=false
 case "${1:-}" in
@@ -47,12 +47,12 @@ run() {
 }
 reports=()
 run reference "$runner"
-# An assignment, so that a manifest scripts/engines.py refuses stops the script; then one name a
+# An assignment, so that a manifest scripts/engines/engines.py refuses stops the script; then one name a
 # line into an array, so that no name is split or globbed.
-engine_list=$(python3 scripts/engines.py list)
+engine_list=$(python3 scripts/engines/engines.py list)
 mapfile -t engines <<< "$engine_list"
 for engine in "${engines[@]}"; do
-    run "$engine" python3 scripts/engines.py run "$engine" --runner "$runner" --
+    run "$engine" python3 scripts/engines/engines.py run "$engine" --runner "$runner" --
 done
 "$runner" report "${reports[@]}" --html "$out/engines.html"
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """JSON reports of the same runs before and after a change that must change no behaviour.
 
-    python3 scripts/same_reports.py make DIR [--runner PATH]   four runs, their reports in DIR
-    python3 scripts/same_reports.py compare BEFORE AFTER       exit 1 unless they are the same
-    python3 scripts/same_reports.py pair A.json B.json [--except FIELD ...]
+    python3 scripts/audits/same_reports.py make DIR [--runner PATH]   four runs, their reports in DIR
+    python3 scripts/audits/same_reports.py compare BEFORE AFTER       exit 1 unless they are the same
+    python3 scripts/audits/same_reports.py pair A.json B.json [--except FIELD ...]
                                                                two reports of one run's trials
-    python3 scripts/same_reports.py batched ENGINE [ARGS...]   the engine batched and with --batch 1
+    python3 scripts/audits/same_reports.py batched ENGINE [ARGS...]   the engine batched and with --batch 1
 
 The four runs: the built-in reference, the numpy backend, a failing backend (the test backend
 whose REFLECT is wrong, runner/test-backends) and ONNX Runtime with its known failures. A run
@@ -33,7 +33,7 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Fields whose values are measured, not decided: they differ between two runs of one commit.
 TIMES = {"seconds"}  # a trial's time; the report has no other
@@ -47,7 +47,7 @@ RUNS = {
 
 
 def engine_args(name):
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    sys.path.insert(0, os.path.join(ROOT, "scripts", "engines"))
     import engines  # noqa: E402
 
     manifest = engines.manifests()[name]
@@ -155,7 +155,7 @@ def batched(engine, extra, runner):
     import resource
     import tempfile
 
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    sys.path.insert(0, os.path.join(ROOT, "scripts", "engines"))
     import engines  # noqa: E402
 
     manifest = engines.manifests()[engine]

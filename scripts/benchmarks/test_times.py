@@ -4,7 +4,7 @@ runs it (from its package's folder, one after another, with the environment give
 time and the CPU time of it and its children. The tests' time is the sum of the walls; the build
 is timed apart (`cargo test --no-run`).
 
-    python3 scripts/test_times.py [--ignored] [--env NAME=VALUE ...] [--path-first DIR] [--write [--key KEY]] [-- CARGO_TEST_ARGS]
+    python3 scripts/benchmarks/test_times.py [--ignored] [--env NAME=VALUE ...] [--path-first DIR] [--write [--key KEY]] [-- CARGO_TEST_ARGS]
 
 `--ignored` runs the tests `cargo test` leaves out (the engine checks: pass their `-p ... --test
 ...` after `--`). `--write` writes the table into BENCHMARKS.md ("The tests' time") with the date,
@@ -95,9 +95,9 @@ def main():
         print("failed:\n" + "\n".join(failed), file=sys.stderr)
         return 1
     if options.write:
-        command = "python3 scripts/test_times.py " + " ".join(sys.argv[1:])
+        command = "python3 scripts/benchmarks/test_times.py " + " ".join(sys.argv[1:])
         key = options.key
-        measured.write_block(os.path.join(ROOT, "BENCHMARKS.md"), "scripts/test_times.py", command.strip(), body, key=key)
+        measured.write_block(os.path.join(ROOT, "BENCHMARKS.md"), "scripts/benchmarks/test_times.py", command.strip(), body, key=key)
     return 0
 
 

@@ -10,7 +10,7 @@ Runs the reformat trials (about 1,300, some sending two requests) through the te
 
 Exit 0 when both hold, 1 otherwise; prints the figures BENCHMARKS.md records.
 
-    scripts/pool_speedup.py [--repeat N] [--filter PREFIX] [--sleep-ms MS]
+    scripts/benchmarks/pool_speedup.py [--repeat N] [--filter PREFIX] [--sleep-ms MS]
 """
 
 import argparse
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIN_SPEEDUP = 3.5
 
 

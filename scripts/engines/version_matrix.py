@@ -2,12 +2,14 @@
 """Runs an engine adapter at several released versions of its engine, each in a virtual
 environment of its own, and shows what changed from one version to the next, clause by clause.
 
-    python3 scripts/version_matrix.py [ENGINE ...] [--runner PATH] [--docs] [--no-run]
+    python3 scripts/engines/version_matrix.py [ENGINE ...] [--runner PATH] [--docs] [--no-run]
 
-ENGINE is a folder of runner/backends/ listed in MATRIX below (default: all of them). For each
-version, `python3 -m venv target/version-matrix/<engine>-<version>/` gets that version of the
-engine and the adapter's other pins (runner/backends/<engine>/requirements.txt, with the
-version's overrides below); an environment whose `.requirements` file lists the same packages is
+ENGINE is an engine whose manifest, runner/backends/<engine>/engine.toml, has a table
+`version_matrix` (default: all of them): its pip package, the versions to run besides the pinned
+one, per version the pins that replace the adapter's, and notes for docs/versions.md
+(CONTRIBUTING.md, "Adding an engine"). For each version, `python3 -m venv
+target/version-matrix/<engine>-<version>/` gets that version of the engine and the adapter's
+other pins (runner/backends/<engine>/requirements.txt, with the version's overrides); an environment whose `.requirements` file lists the same packages is
 reused. Each version then runs the whole suite with the adapter as it is in the work tree
 (`nice`, one backend process) and writes target/version-matrix/<engine>-<version>.json.
 
@@ -21,7 +23,7 @@ section is the change table: README.md, "Reports across engines") goes to
 target/version-matrix/<engine>-<old>-to-<new>.diff.txt, and `runner report` draws every report
 on target/version-matrix/index.html, whose "Across versions" section has a per-clause change
 table per engine. With --docs the summary is written to docs/versions.md, which
-scripts/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
+scripts/engines/engines_md.py includes in docs/engines.md under "Across versions". With --no-run the
 reports (and times, target/version-matrix/times.json) of the last run are taken as they are, to
 redraw the page and the summary. Every report must be of the version it is filed under (its
 `facts.version`, from the adapter's hello, compared as versions): a report copied under another
@@ -40,37 +42,27 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import engines as manifests  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 OUT = os.path.join(ROOT, "target", "version-matrix")
 DOC = os.path.join(ROOT, "docs", "versions.md")
 
-# Per engine: its pip package, the versions to run besides the pinned one (oldest first), and
-# per version the pins that replace the adapter's (`None` drops one).
-MATRIX = {
-    "onnxruntime": {
-        "package": "onnxruntime",
-        # 1.18 is the oldest release that reads the adapter's models (IR version 10, opset 21).
-        "versions": ["1.18.1", "1.20.1", "1.23.2"],
-        # ONNX Runtime 1.18 was built against numpy 1.x.
-        "overrides": {"1.18.1": {"numpy": "1.26.4"}},
-        "notes": {
-            "1.18.1": "Before 1.20, ONNX Runtime's Python API cannot make an input of a type numpy "
-            "lacks (`OrtValue.ortvalue_from_numpy_with_onnx_type` came in 1.20), so on 1.18.1 the "
-            "adapter feeds no bfloat16, fp8 or int4 input and its hello leaves those dtypes out: "
-            "their trials are excluded there, and most of the changes to 1.20.1 are those trials "
-            "being run at all (`excluded → ...`), the adapter's limit, not the engine's.",
-        },
-    },
-    "openvino": {
-        "package": "openvino",
-        "versions": ["2024.6.0", "2025.4.1"],
-        # OpenVINO 2024.6 takes numpy below 2.2, 2025.4 below 2.4.
-        "overrides": {"2024.6.0": {"numpy": "2.1.3"}, "2025.4.1": {"numpy": "2.3.5"}},
-        "notes": {},
-    },
-}
 
-NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
+
+def matrix():
+    """{engine: its manifest's `version_matrix` table, `overrides` and `notes` filled in} of
+    every engine that has one, by name; a manifest engines.py refuses stops the script."""
+    try:
+        found = manifests.manifests()
+    except manifests.ManifestError as e:
+        fail(str(e))
+    return {
+        name: {"overrides": {}, "notes": {}, **manifest["version_matrix"], "display": manifest["display"]}
+        for name, manifest in found.items()
+        if "version_matrix" in manifest
+    }
 
 
 def pins(engine):
@@ -85,33 +77,28 @@ def pins(engine):
     return found
 
 
-def versions(engine):
+def versions(engine, spec):
     """The versions to run, oldest first, the pinned one last."""
-    package = MATRIX[engine]["package"]
-    pinned = dict(pins(engine))[package]
-    return [v for v in MATRIX[engine]["versions"] if v != pinned] + [pinned]
+    pinned = dict(pins(engine)).get(spec["package"])
+    if pinned is None:
+        fail(f"runner/backends/{engine}/requirements.txt pins no {spec['package']} (`version_matrix.package` of its engine.toml)")
+    return [v for v in spec["versions"] if v != pinned] + [pinned]
 
 
-def requirements(engine, version):
+def requirements(engine, spec, version):
     """The pip requirements of `version`: the adapter's pins with the engine's and the
     overrides replaced."""
-    spec = MATRIX[engine]
     overrides = dict(spec["overrides"].get(version, {}))
     overrides[spec["package"]] = version
-    found = []
-    for name, pinned in pins(engine):
-        chosen = overrides.pop(name, pinned)
-        if chosen is not None:
-            found.append(f"{name}=={chosen}")
-    found += [f"{name}=={v}" for name, v in overrides.items() if v is not None]
-    return found
+    found = [f"{name}=={overrides.pop(name, pinned)}" for name, pinned in pins(engine)]
+    return found + [f"{name}=={v}" for name, v in overrides.items()]
 
 
-def environment(engine, version, log):
+def environment(engine, spec, version, log):
     """The python of `version`'s environment, made if missing or not of these requirements."""
     folder = os.path.join(OUT, f"{engine}-{version}")
     python = os.path.join(folder, "bin", "python")
-    wanted = "\n".join(requirements(engine, version)) + "\n"
+    wanted = "\n".join(requirements(engine, spec, version)) + "\n"
     marker = os.path.join(folder, ".requirements")
     if os.path.exists(marker) and open(marker, encoding="utf-8").read() == wanted:
         return python
@@ -233,16 +220,17 @@ def by_clause(diff_text):
 
 
 def main(argv=None):
+    specs = matrix()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("engines", nargs="*", metavar="ENGINE", help="of: " + ", ".join(MATRIX))
+    parser.add_argument("engines", nargs="*", metavar="ENGINE", help="of: " + ", ".join(specs))
     parser.add_argument("--runner", help="the runner binary (default: target/release/runner)")
     parser.add_argument("--docs", action="store_true", help="write docs/versions.md")
     parser.add_argument("--no-run", action="store_true", help="take the last run's reports")
     args = parser.parse_args(argv)
     for engine in args.engines:
-        if engine not in MATRIX:
-            parser.error(f"unknown engine {engine!r} (known: {', '.join(MATRIX)})")
-    args.engines = args.engines or list(MATRIX)
+        if engine not in specs:
+            parser.error(f"no engine {engine!r} with a `version_matrix` in its engine.toml (those that have one: {', '.join(specs)})")
+    args.engines = args.engines or list(specs)
     os.makedirs(OUT, exist_ok=True)
     runner = args.runner or os.path.join(ROOT, "target", "release", "runner")
     if not os.path.exists(runner):
@@ -258,14 +246,14 @@ def main(argv=None):
     times = read_times(times_path, args.no_run)
     for engine in args.engines:
         results[engine] = []
-        for version in versions(engine):
+        for version in versions(engine, specs[engine]):
             key = f"{engine}-{version}"
             if args.no_run:
                 report, seconds = os.path.join(OUT, f"{key}.json"), times.get(key, 0.0)
                 if not os.path.exists(report):
                     fail(f"--no-run: no report {os.path.relpath(report, ROOT)}")
             else:
-                python = environment(engine, version, log)
+                python = environment(engine, specs[engine], version, log)
                 report, seconds = run(runner, engine, version, python, log)
                 times[key] = seconds
             check_version(engine, version, report)
@@ -297,15 +285,15 @@ def main(argv=None):
             json.dump(times, f, indent=1)
     log(f"page: {os.path.relpath(page, ROOT)}; the whole matrix: {total:.0f} s")
     if args.docs:
-        write_doc(results, steps, total)
+        write_doc(specs, results, steps, total)
         log(f"wrote {os.path.relpath(DOC, ROOT)}")
 
 
-def write_doc(results, steps, total):
+def write_doc(specs, results, steps, total):
     out = [
-        "<!-- Written by `python3 scripts/version_matrix.py --docs`; docs/engines.md includes it. -->",
+        "<!-- Written by `python3 scripts/engines/version_matrix.py --docs`; docs/engines.md includes it. -->",
         "",
-        "`python3 scripts/version_matrix.py` runs each adapter below at several released versions of",
+        "`python3 scripts/engines/version_matrix.py` runs each adapter below at several released versions of",
         "its engine, each in a virtual environment of its own under `target/version-matrix/`, without",
         "an expectations file (the pinned known-failures file describes the pinned version only), so",
         "each report holds the engine's raw statuses. Between consecutive versions, `runner diff`'s",
@@ -313,8 +301,8 @@ def write_doc(results, steps, total):
         "clause of its case that the most changed trials cite. `runner report` draws every report on",
         "`target/version-matrix/index.html`, whose \"Across versions\" section has the same table per",
         "engine, a column per upgrade, each trial listed. The adapters ran as they are in the",
-        "repository; the pins besides the engine's are the adapter's (`MATRIX` in the script gives",
-        "the exceptions). The whole matrix's time, with the machine and `/usr/bin/time -v`, is in",
+        "repository; the pins besides the engine's are the adapter's (the `version_matrix` table of",
+        "its engine.toml gives the versions and the exceptions). The whole matrix's time, with the machine and `/usr/bin/time -v`, is in",
         "BENCHMARKS.md, \"Version matrix\" (the script prints it; the page keeps no figure without its date",
         "and machine).",
         "",
@@ -325,12 +313,12 @@ def write_doc(results, steps, total):
         found = {version: counts(report) for version, report, _ in runs}
         # The statuses no version of the engine has are left out.
         shown = [s for s in STATUSES if any(c[s] for c, _, _ in found.values())]
-        out += [f"### {NAMES.get(engine, engine)}", "", "| version | trials | " + " | ".join(s.replace("_", " ") for s in shown) + " | run (s) |", "|---|---:|" + "---:|" * (len(shown) + 1)]
+        out += [f"### {specs[engine]['display']}", "", "| version | trials | " + " | ".join(s.replace("_", " ") for s in shown) + " | run (s) |", "|---|---:|" + "---:|" * (len(shown) + 1)]
         for version, report, seconds in runs:
             statuses, total_trials, _ = found[version]
             out.append(f"| {version} | {total_trials} | " + " | ".join(str(statuses[s]) for s in shown) + f" | {seconds:.1f} |")
         out.append("")
-        for version, note in MATRIX[engine]["notes"].items():
+        for version, note in specs[engine]["notes"].items():
             out += [note, ""]
         for old, new, section, last in steps[engine]:
             out.append(f"{old} → {new}: {last}.")

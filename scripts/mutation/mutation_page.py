@@ -1,11 +1,11 @@
-"""What the two mutation campaigns share (scripts/mutate_numpy.py, scripts/mutate_reference.py):
+"""What the two mutation campaigns share (scripts/mutation/mutate_numpy.py, scripts/mutation/mutate_reference.py):
 the kinds of reason a mutant cannot be killed, and docs/mutation.md, whose title and whose
 own sections each campaign rewrites, keeping the other's as they are. Neither campaign imports
 the other."""
 
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "mutation.md")
 
 # Why a listed mutant cannot be killed, the first word of its reason in an equivalents file.
@@ -26,10 +26,10 @@ def header_lines():
         "# Mutation testing",
         "",
         "How many wrong implementations get past the suite. Generated from the campaigns' last",
-        "verdicts by `python3 scripts/mutate_numpy.py report` (the numpy backend's sections) and",
-        "`python3 scripts/mutate_reference.py report` (the reference's section); do not edit.",
-        "Each campaign is rerun by `python3 scripts/mutate_numpy.py run` and",
-        "`python3 scripts/mutate_reference.py run` (the reference's section says how).",
+        "verdicts by `python3 scripts/mutation/mutate_numpy.py report` (the numpy backend's sections) and",
+        "`python3 scripts/mutation/mutate_reference.py report` (the reference's section); do not edit.",
+        "Each campaign is rerun by `python3 scripts/mutation/mutate_numpy.py run` and",
+        "`python3 scripts/mutation/mutate_reference.py run` (the reference's section says how).",
         "",
     ]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of scripts/engines_md.py: docs/engines.md's counts are the runs' own. From a folder of
+"""Tests of scripts/engines/engines_md.py: docs/engines.md's counts are the runs' own. From a folder of
 JSON reports (made up here, one per engine, each entry of its known-failures file matching a
 number of trials of its own), every engine's column and section add up to its report's known
 failures, trials the hello excluded count nowhere, and docs/engine-runs.json keeps what the page
@@ -10,7 +10,7 @@ runs docs/engine-runs.json records. The known-failures files are read through th
 (`runner expectations`): OPSPEC_RUNNER, target/release/runner, or cargo. Run by
 runner/tests/engines.rs; exit 0 when every test passes.
 
-    python3 scripts/test_engines_md.py
+    python3 scripts/engines/test_engines_md.py
 """
 
 import contextlib
@@ -143,7 +143,7 @@ class Counts(unittest.TestCase):
     def test_a_missing_report_stops_the_script_with_the_command_that_makes_it(self):
         engine = next(iter(engines_md.ENGINES))
         os.remove(os.path.join(self.folder, f"{engine}.json"))
-        self.refused(f"no report of {engine}'s run", f"python3 scripts/engines.py run {engine} --ci -- -q --report-json")
+        self.refused(f"no report of {engine}'s run", f"python3 scripts/engines/engines.py run {engine} --ci -- -q --report-json")
 
     def test_a_report_of_another_known_failures_file_stops_the_script(self):
         engine = next(iter(engines_md.ENGINES))

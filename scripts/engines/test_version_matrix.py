@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of scripts/version_matrix.py's checks of what it reads: a report filed under a version
-its run was not of is refused, and a corrupt report or times.json is a message, not a traceback.
-Run by runner/tests/engines.rs; exit 0 when every test passes.
+"""Tests of scripts/engines/version_matrix.py's checks of what it reads: a report filed under a version
+its run was not of is refused, and a corrupt report or times.json is a message, not a traceback;
+the engines, versions and pins are the `version_matrix` tables of their engine.toml. Run by runner/tests/engines.rs; exit 0 when every test passes.
 
-    python3 scripts/test_version_matrix.py
+    python3 scripts/engines/test_version_matrix.py
 """
 
 import contextlib
@@ -30,8 +30,8 @@ class NoRun(unittest.TestCase):
         self.out = scratch.name
         for patch in [
             mock.patch.object(version_matrix, "OUT", self.out),
-            mock.patch.object(version_matrix, "MATRIX", {"engine": {"package": "engine", "versions": VERSIONS, "overrides": {}, "notes": {}}}),
-            mock.patch.object(version_matrix, "versions", lambda engine: VERSIONS),
+            mock.patch.object(version_matrix, "matrix", lambda: {"engine": {"package": "engine", "versions": VERSIONS, "overrides": {}, "notes": {}, "display": "Engine"}}),
+            mock.patch.object(version_matrix, "versions", lambda engine, spec: VERSIONS),
         ]:
             patch.start()
             self.addCleanup(patch.stop)
@@ -100,6 +100,35 @@ class NoRun(unittest.TestCase):
         self.assertTrue(same("1.2", "1.2.0"))
         self.assertFalse(same("2.0.0-rc1", "2.0.0"))
         self.assertFalse(same("1.20.1", "1.2.1"))
+
+
+class Matrix(unittest.TestCase):
+    """The engines, versions and pins come from the manifests' `version_matrix` tables."""
+
+    def test_the_matrix_is_the_manifests_tables(self):
+        specs = version_matrix.matrix()
+        self.assertEqual(list(specs), ["onnxruntime", "openvino"])
+        self.assertEqual(specs["onnxruntime"]["display"], "ONNX Runtime")
+        self.assertEqual(specs["openvino"]["notes"], {})
+        pinned = dict(version_matrix.pins("onnxruntime"))["onnxruntime"]
+        runs = version_matrix.versions("onnxruntime", specs["onnxruntime"])
+        self.assertEqual(runs[-1], pinned)
+        self.assertEqual(runs[0], "1.18.1")
+        wanted = version_matrix.requirements("onnxruntime", specs["onnxruntime"], "1.18.1")
+        self.assertIn("onnxruntime==1.18.1", wanted)
+        self.assertIn("numpy==1.26.4", wanted)
+
+    def test_an_engine_without_a_table_or_a_package_it_does_not_pin_stops_the_script(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), self.assertRaises(SystemExit) as stop:
+            version_matrix.main(["numpy", "--no-run"])
+        self.assertEqual(stop.exception.code, 2)
+        self.assertIn("no engine 'numpy' with a `version_matrix` in its engine.toml", err.getvalue())
+        spec = {"package": "no-such-package", "versions": ["1.0"], "overrides": {}, "notes": {}}
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as stop:
+            version_matrix.versions("onnxruntime", spec)
+        self.assertEqual(stop.exception.code, 2)
+        self.assertIn("runner/backends/onnxruntime/requirements.txt pins no no-such-package", err.getvalue())
 
 
 if __name__ == "__main__":

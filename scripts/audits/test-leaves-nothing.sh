@@ -3,7 +3,7 @@
 # left in it or if a process of the run survives: one whose command line names this build's
 # target folder or that TMPDIR (CONTRIBUTING.md, "Tests leave nothing behind").
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 scratch=$(mktemp -d)
 # Failing tests are checked too: what they leave is the point.
