@@ -610,3 +610,47 @@ fn an_empty_part_says_so_and_shard_status_problems_are_reported() {
         text(&ran)
     );
 }
+
+/// The faulty backend's `--starts` gives copies started at the same moment a number each: the
+/// pool tests above rely on exactly one start being the first (a lost count once made every
+/// copy of a run a later start, and the run fail its handshake).
+#[test]
+fn copies_started_at_once_each_count_their_own_start() {
+    let scratch = scratch("starts-at-once");
+    let starts = scratch.path().join("at-once.starts");
+    let copies = 16;
+    let every_start = (1..=copies)
+        .map(|k| k.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let command = format!(
+        "{} --starts {} --exit-before-hello {every_start}",
+        faulty_backend(),
+        starts.display()
+    );
+    let children: Vec<_> = (0..copies)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", &command])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut numbers: Vec<usize> = children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&output.stderr).into_owned();
+            text.split("start ")
+                .nth(1)
+                .and_then(|rest| rest.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no start number in {text:?}"))
+        })
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=copies).collect::<Vec<_>>());
+}

@@ -112,8 +112,14 @@ fn main() -> std::io::Result<()> {
             .create(true)
             .append(true)
             .open(&starts)?;
+        // Copies started at once must each get their own number: counting and appending are
+        // one step under an exclusive lock (released when the file is closed).
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor this process holds open.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        let count = std::fs::read_to_string(&starts)?.lines().count() + 1;
         writeln!(file, "started")?;
-        let count = std::fs::read_to_string(&starts)?.lines().count();
+        drop(file);
         let limit: usize = named("--hang-hello-after").parse().unwrap_or(usize::MAX);
         if count > limit {
             eprintln!("faulty backend: start {count}, hanging on the hello");
